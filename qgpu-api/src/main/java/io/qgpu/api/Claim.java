@@ -1,0 +1,150 @@
+package io.qgpu.api;
+
+import java.util.Optional;
+
+/**
+ * What a workload asks for: the same slice (memory and compute) on each of {@code gpuCount} GPUs of
+ * one node, or {@code gpuCount} whole GPUs ({@link #exclusive()}).
+ *
+ * <p>Compute is in percent of one GPU: {@code computeRequest} is guaranteed (admitted per priority
+ * class, each class up to 100% per GPU), {@code computeLimit} is the most it may use. An exclusive
+ * claim takes a GPU's whole memory and 100% compute, and shares the GPU with nobody.
+ *
+ * <pre>{@code
+ * Claim online = Claim.builder("infer-1")
+ *         .memoryGiB(8).compute(40, 70).priority(PriorityClass.ONLINE)
+ *         .locality(Locality.none().withAntiAffinity("replicas-of-infer"))
+ *         .build();
+ * Claim training = Claim.builder("train-1").gpus(4).exclusive().priority(PriorityClass.OFFLINE).build();
+ * }</pre>
+ *
+ * @param tenantId          unique id of the tenant (container, process, in-JVM workload)
+ * @param gpuCount          number of GPUs, all on one node
+ * @param memoryPerGpuBytes memory on each GPU; 0 for an exclusive claim (it takes the whole device)
+ * @param computeRequest    guaranteed compute per GPU in percent, 0..100
+ * @param computeLimit      maximum compute per GPU in percent, computeRequest..100 and at least 1
+ * @param priority          online or offline
+ * @param exclusive         whole GPUs, shared with nobody
+ * @param selectors         node and GPU selectors
+ * @param locality          affinity, anti-affinity and exclusion labels
+ * @param nodePolicy        overrides the engine's node-level policy for this claim
+ * @param gpuPolicy         overrides the engine's GPU-level policy for this claim
+ *
+ * <p>Thread safety: immutable.
+ */
+public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
+                    PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
+                    Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy) {
+
+    public Claim {
+        Validate.notBlank("claim.tenantId", tenantId);
+        String f = "claim[" + tenantId + "]";
+        Validate.between(f + ".gpuCount", gpuCount, 1, 1024);
+        Validate.notNull(f + ".priority", priority);
+        Validate.notNull(f + ".selectors", selectors);
+        Validate.notNull(f + ".locality", locality);
+        Validate.notNull(f + ".nodePolicy", nodePolicy);
+        Validate.notNull(f + ".gpuPolicy", gpuPolicy);
+        if (exclusive) {
+            if (memoryPerGpuBytes != 0) {
+                throw new InvalidValueException(f + ".memoryPerGpuBytes", memoryPerGpuBytes,
+                        "must be 0 for an exclusive claim (it takes the whole GPU)");
+            }
+            if (computeRequest != 100 || computeLimit != 100) {
+                throw new InvalidValueException(f + ".computeRequest", computeRequest,
+                        "an exclusive claim has request and limit 100");
+            }
+        } else {
+            Validate.atLeast(f + ".memoryPerGpuBytes", memoryPerGpuBytes, 1);
+            Validate.between(f + ".computeRequest", computeRequest, 0, 100);
+            if (computeLimit < Math.max(1, computeRequest) || computeLimit > 100) {
+                throw new InvalidValueException(f + ".computeLimit", computeLimit,
+                        "must be between max(1, computeRequest=" + computeRequest + ") and 100");
+            }
+        }
+    }
+
+    /** Total memory over all GPUs (0 for exclusive claims: it depends on the devices chosen). */
+    public long totalMemoryBytes() {
+        return memoryPerGpuBytes * gpuCount;
+    }
+
+    public static Builder builder(String tenantId) {
+        return new Builder(tenantId);
+    }
+
+    /** A builder seeded from this claim, for example to rename it. */
+    public Builder toBuilder() {
+        Builder b = new Builder(tenantId).gpus(gpuCount).priority(priority).selectors(selectors).locality(locality);
+        nodePolicy.ifPresent(b::nodePolicy);
+        gpuPolicy.ifPresent(b::gpuPolicy);
+        if (exclusive) {
+            b.exclusive();
+        } else {
+            b.memoryBytes(memoryPerGpuBytes).compute(computeRequest, computeLimit);
+        }
+        return b;
+    }
+
+    /**
+     * Fail-fast builder. Defaults: 1 GPU, compute request 0 and limit 100 (best effort), offline,
+     * no selectors, no locality labels. Memory must be given unless {@link #exclusive()}.
+     */
+    public static final class Builder {
+        private String tenantId;
+        private int gpuCount = 1;
+        private long memoryPerGpuBytes;
+        private int computeRequest = 0;
+        private int computeLimit = 100;
+        private PriorityClass priority = PriorityClass.OFFLINE;
+        private boolean exclusive;
+        private Selectors selectors = Selectors.none();
+        private Locality locality = Locality.none();
+        private PlacementPolicy nodePolicy;
+        private PlacementPolicy gpuPolicy;
+
+        private Builder(String tenantId) {
+            this.tenantId = tenantId;
+        }
+
+        public Builder tenantId(String id) { this.tenantId = id; return this; }
+        public Builder gpus(int count) { this.gpuCount = count; return this; }
+        public Builder memoryBytes(long bytes) { this.memoryPerGpuBytes = bytes; return this; }
+
+        public Builder memoryGiB(long gib) {
+            if (gib < 0 || gib > Long.MAX_VALUE / GpuDevice.GIB) {
+                throw new InvalidValueException("claim[" + tenantId + "].memoryGiB", gib, "must be between 0 and 8589934591");
+            }
+            this.memoryPerGpuBytes = gib * GpuDevice.GIB;
+            return this;
+        }
+
+        /** Guaranteed and maximum compute, percent of one GPU. */
+        public Builder compute(int request, int limit) {
+            this.computeRequest = request;
+            this.computeLimit = limit;
+            return this;
+        }
+
+        public Builder priority(PriorityClass p) { this.priority = p; return this; }
+
+        /** Whole GPUs: memory 0 (all of it), compute 100/100. */
+        public Builder exclusive() {
+            this.exclusive = true;
+            this.memoryPerGpuBytes = 0;
+            this.computeRequest = 100;
+            this.computeLimit = 100;
+            return this;
+        }
+
+        public Builder selectors(Selectors s) { this.selectors = s; return this; }
+        public Builder locality(Locality l) { this.locality = l; return this; }
+        public Builder nodePolicy(PlacementPolicy p) { this.nodePolicy = p; return this; }
+        public Builder gpuPolicy(PlacementPolicy p) { this.gpuPolicy = p; return this; }
+
+        public Claim build() {
+            return new Claim(tenantId, gpuCount, memoryPerGpuBytes, computeRequest, computeLimit, priority, exclusive,
+                    selectors, locality, Optional.ofNullable(nodePolicy), Optional.ofNullable(gpuPolicy));
+        }
+    }
+}

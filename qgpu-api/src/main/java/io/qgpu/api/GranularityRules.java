@@ -1,0 +1,134 @@
+package io.qgpu.api;
+
+/**
+ * Units in which GPU slices are handed out, and how many tenants one GPU may hold.
+ * qGPU's rules are the default: memory in 1 GiB units (minimum 1 GiB), compute in 5% units,
+ * at most 16 tenants per GPU and at most one tenant per 4 GiB of device memory.
+ *
+ * <pre>{@code
+ * GranularityRules qgpu = GranularityRules.ofDefaults();
+ * GranularityRules hami = GranularityRules.hami();
+ * GranularityRules mine = GranularityRules.custom()
+ *         .memoryUnitBytes(512 * GpuDevice.MIB).computeUnit(1).maxTenantsPerGpu(32).build();
+ * qgpu.maxTenants(t4);   // 4 for a 16 GiB T4: min(16, 16 GiB / 4 GiB)
+ * }</pre>
+ *
+ * @param name                     a label for reports
+ * @param memoryUnitBytes          memory requests must be a multiple of this
+ * @param minMemoryBytes           smallest memory request (for a non-exclusive claim)
+ * @param computeUnit              compute requests and limits (percent) must be a multiple of this
+ * @param maxTenantsPerGpu         hard cap on tenants per GPU
+ * @param memoryPerTenantSlotBytes if {@code > 0}, a GPU also holds at most {@code memory / this} tenants
+ *
+ * <p>Thread safety: immutable.
+ */
+public record GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
+                               int maxTenantsPerGpu, long memoryPerTenantSlotBytes) {
+
+    public GranularityRules {
+        Validate.notBlank("rules.name", name);
+        Validate.atLeast("rules.memoryUnitBytes", memoryUnitBytes, 1);
+        Validate.atLeast("rules.minMemoryBytes", minMemoryBytes, 0);
+        Validate.between("rules.computeUnit", computeUnit, 1, 100);
+        if (100 % computeUnit != 0) {
+            throw new InvalidValueException("rules.computeUnit", computeUnit, "must divide 100");
+        }
+        Validate.atLeast("rules.maxTenantsPerGpu", maxTenantsPerGpu, 1);
+        Validate.atLeast("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes, 0);
+    }
+
+    /** qGPU: 1 GiB memory units (min 1 GiB), 5% compute units, at most min(16, memory / 4 GiB) tenants. */
+    public static GranularityRules ofDefaults() {
+        return new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16, 4 * GpuDevice.GIB);
+    }
+
+    /** HAMi: memory in MiB, compute in 1% units, 10 tenants per GPU. */
+    public static GranularityRules hami() {
+        return new GranularityRules("hami", GpuDevice.MIB, GpuDevice.MIB, 1, 10, 0);
+    }
+
+    /** gpu-manager: memory in 256 MiB units, compute in 1% units. */
+    public static GranularityRules gpuManager() {
+        return new GranularityRules("gpu-manager", 256 * GpuDevice.MIB, 256 * GpuDevice.MIB, 1, 100, 0);
+    }
+
+    /** Looks a preset up by name: {@code qgpu}, {@code hami}, {@code gpu-manager}. */
+    public static GranularityRules preset(String name) {
+        return switch (Validate.notNull("rules.preset", name)) {
+            case "qgpu" -> ofDefaults();
+            case "hami" -> hami();
+            case "gpu-manager" -> gpuManager();
+            default -> throw new InvalidValueException("rules.preset", name, "must be one of qgpu, hami, gpu-manager");
+        };
+    }
+
+    /** The most tenants {@code gpu} may hold under these rules (at least 1). */
+    public int maxTenants(GpuDevice gpu) {
+        if (memoryPerTenantSlotBytes == 0) {
+            return maxTenantsPerGpu;
+        }
+        long bySlots = gpu.memoryBytes() / memoryPerTenantSlotBytes;
+        return (int) Math.max(1, Math.min(maxTenantsPerGpu, bySlots));
+    }
+
+    /** Refuses a claim whose sizes do not fit these units, naming the field. */
+    public void validate(Claim claim) {
+        String f = "claim[" + claim.tenantId() + "]";
+        if (!claim.exclusive()) {
+            if (claim.memoryPerGpuBytes() < minMemoryBytes) {
+                throw new InvalidValueException(f + ".memoryPerGpuBytes", claim.memoryPerGpuBytes(),
+                        "must be at least " + minMemoryBytes + " under the " + name + " rules");
+            }
+            if (claim.memoryPerGpuBytes() % memoryUnitBytes != 0) {
+                throw new InvalidValueException(f + ".memoryPerGpuBytes", claim.memoryPerGpuBytes(),
+                        "must be a multiple of " + memoryUnitBytes + " under the " + name + " rules");
+            }
+        }
+        if (claim.computeRequest() % computeUnit != 0) {
+            throw new InvalidValueException(f + ".computeRequest", claim.computeRequest(),
+                    "must be a multiple of " + computeUnit + " under the " + name + " rules");
+        }
+        if (claim.computeLimit() % computeUnit != 0) {
+            throw new InvalidValueException(f + ".computeLimit", claim.computeLimit(),
+                    "must be a multiple of " + computeUnit + " under the " + name + " rules");
+        }
+    }
+
+    public static Builder custom() {
+        return new Builder(ofDefaults());
+    }
+
+    public static Builder from(GranularityRules base) {
+        return new Builder(base);
+    }
+
+    public static final class Builder {
+        private String name;
+        private long memoryUnitBytes;
+        private long minMemoryBytes;
+        private int computeUnit;
+        private int maxTenantsPerGpu;
+        private long memoryPerTenantSlotBytes;
+
+        private Builder(GranularityRules base) {
+            this.name = "custom";
+            this.memoryUnitBytes = base.memoryUnitBytes;
+            this.minMemoryBytes = base.minMemoryBytes;
+            this.computeUnit = base.computeUnit;
+            this.maxTenantsPerGpu = base.maxTenantsPerGpu;
+            this.memoryPerTenantSlotBytes = base.memoryPerTenantSlotBytes;
+        }
+
+        public Builder name(String v) { this.name = v; return this; }
+        public Builder memoryUnitBytes(long v) { this.memoryUnitBytes = v; return this; }
+        public Builder minMemoryBytes(long v) { this.minMemoryBytes = v; return this; }
+        public Builder computeUnit(int v) { this.computeUnit = v; return this; }
+        public Builder maxTenantsPerGpu(int v) { this.maxTenantsPerGpu = v; return this; }
+        public Builder memoryPerTenantSlotBytes(long v) { this.memoryPerTenantSlotBytes = v; return this; }
+
+        public GranularityRules build() {
+            return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
+                    memoryPerTenantSlotBytes);
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package io.qgpu.api;
+
+/**
+ * The PCIe common-ancestor level of two GPUs, as NVML's {@code nvmlGpuTopologyLevel_t} reports it.
+ * Lower is closer.
+ */
+public enum TopologyLevel {
+    /** Same board (multi-GPU card). */
+    INTERNAL(0),
+    /** Behind a single PCIe switch. */
+    SINGLE(10),
+    /** Behind several PCIe switches, no host bridge crossed. */
+    MULTIPLE(20),
+    /** Behind the same host bridge. */
+    HOSTBRIDGE(30),
+    /** Same NUMA node, across host bridges. */
+    NODE(40),
+    /** Across NUMA nodes (SMP interconnect). */
+    SYSTEM(50);
+
+    private final int nvmlValue;
+
+    TopologyLevel(int nvmlValue) {
+        this.nvmlValue = nvmlValue;
+    }
+
+    /** The value NVML uses for this level. */
+    public int nvmlValue() {
+        return nvmlValue;
+    }
+
+    /** Maps an NVML level value; an unknown value is refused. */
+    public static TopologyLevel fromNvml(int value) {
+        for (TopologyLevel l : values()) {
+            if (l.nvmlValue == value) {
+                return l;
+            }
+        }
+        throw new InvalidValueException("topologyLevel", value, "must be one of 0, 10, 20, 30, 40, 50");
+    }
+}

@@ -1,0 +1,83 @@
+package io.qgpu.api;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Validation helpers that throw {@link InvalidValueException} naming the field and the value.
+ * Used by every constructor in the model; public so that extensions validate the same way.
+ *
+ * <p>Thread safety: stateless.
+ */
+public final class Validate {
+    private Validate() {
+    }
+
+    public static <T> T notNull(String field, T value) {
+        if (value == null) {
+            throw new InvalidValueException(field, null, "must not be null");
+        }
+        return value;
+    }
+
+    public static String notBlank(String field, String value) {
+        notNull(field, value);
+        if (value.isBlank()) {
+            throw new InvalidValueException(field, value, "must not be blank");
+        }
+        return value;
+    }
+
+    public static int atLeast(String field, int value, int min) {
+        if (value < min) {
+            throw new InvalidValueException(field, value, "must be at least " + min);
+        }
+        return value;
+    }
+
+    public static long atLeast(String field, long value, long min) {
+        if (value < min) {
+            throw new InvalidValueException(field, value, "must be at least " + min);
+        }
+        return value;
+    }
+
+    public static int between(String field, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new InvalidValueException(field, value, "must be between " + min + " and " + max);
+        }
+        return value;
+    }
+
+    /** Immutable copy of a list, refusing null elements with the element's index in the field name. */
+    public static <T> List<T> list(String field, Collection<T> values) {
+        notNull(field, values);
+        int i = 0;
+        for (T v : values) {
+            notNull(field + "[" + i + "]", v);
+            i++;
+        }
+        return List.copyOf(values);
+    }
+
+    /** Immutable copy of a set of non-blank strings. */
+    public static Set<String> names(String field, Collection<String> values) {
+        notNull(field, values);
+        for (String v : values) {
+            notBlank(field + "[]", v);
+        }
+        return Set.copyOf(values);
+    }
+
+    /** Immutable copy of a map of non-blank keys to non-null values. */
+    public static Map<String, String> labels(String field, Map<String, String> values) {
+        notNull(field, values);
+        for (Map.Entry<String, String> e : values.entrySet()) {
+            notBlank(field + " key", e.getKey());
+            notNull(field + "[" + e.getKey() + "]", e.getValue());
+        }
+        return Map.copyOf(values);
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * qgpu engines: the ledger, the placement engine, compute policy engines, the preemption state
+ * machine, the token scheduler, the runtime gate, and JSON state.
+ */
+module io.qgpu.core {
+    requires transitive io.qgpu.api;
+    requires org.slf4j;
+    requires com.fasterxml.jackson.databind;
+
+    exports io.qgpu.core.ledger;
+}
