@@ -1,0 +1,75 @@
+package io.qgpu.cli;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** Minimal parser: {@code --flag}, {@code --key value} or {@code --key=value}, and positionals. */
+final class Args {
+    private final Map<String, String> options = new LinkedHashMap<>();
+    private final List<String> positionals = new ArrayList<>();
+
+    private Args() {
+    }
+
+    /**
+     * @param flags   options that take no value
+     * @param valued  options that take a value
+     */
+    static Args parse(List<String> args, Set<String> flags, Set<String> valued) {
+        Args a = new Args();
+        for (int i = 0; i < args.size(); i++) {
+            String s = args.get(i);
+            if (s.startsWith("--")) {
+                String key = s;
+                String value = null;
+                int eq = s.indexOf('=');
+                if (eq > 0) {
+                    key = s.substring(0, eq);
+                    value = s.substring(eq + 1);
+                }
+                if (flags.contains(key)) {
+                    if (value != null) {
+                        throw new UsageException(key + " takes no value");
+                    }
+                    a.options.put(key, "true");
+                } else if (valued.contains(key)) {
+                    if (value == null) {
+                        if (i + 1 >= args.size()) {
+                            throw new UsageException(key + " needs a value");
+                        }
+                        value = args.get(++i);
+                    }
+                    a.options.put(key, value);
+                } else {
+                    throw new UsageException("unknown option " + key);
+                }
+            } else {
+                a.positionals.add(s);
+            }
+        }
+        return a;
+    }
+
+    boolean flag(String name) {
+        return options.containsKey(name);
+    }
+
+    Optional<String> option(String name) {
+        return Optional.ofNullable(options.get(name));
+    }
+
+    List<String> positionals() {
+        return positionals;
+    }
+
+    String positional(int i, String what) {
+        if (i >= positionals.size()) {
+            throw new UsageException("missing " + what);
+        }
+        return positionals.get(i);
+    }
+}
