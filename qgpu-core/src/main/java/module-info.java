@@ -7,5 +7,5 @@ module io.qgpu.core {
     requires org.slf4j;
     requires com.fasterxml.jackson.databind;
 
-    exports io.qgpu.core.ledger;
+    // exports are added as packages land
 }

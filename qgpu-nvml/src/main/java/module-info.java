@@ -4,5 +4,5 @@ module io.qgpu.nvml {
     requires com.sun.jna;
     requires org.slf4j;
 
-    exports io.qgpu.nvml;
+    // exports are added as packages land
 }
