@@ -7,5 +7,8 @@ module io.qgpu.core {
     requires org.slf4j;
     requires com.fasterxml.jackson.databind;
 
-    // exports are added as packages land
+    exports io.qgpu.core.ledger;
+    exports io.qgpu.core.json;
+
+    opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }
