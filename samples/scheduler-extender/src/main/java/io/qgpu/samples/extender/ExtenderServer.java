@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the extender, on the JDK's {@link HttpServer}: {@code POST {urlPrefix}/filter},
- * {@code POST {urlPrefix}/prioritize} and {@code POST {urlPrefix}/bind}, plus {@code GET /healthz}.
+ * {@code POST {urlPrefix}/prioritize} and {@code POST {urlPrefix}/bind}, plus {@code GET /healthz} and,
+ * when a view is given, {@code GET {urlPrefix}/ledger}.
  *
  * <p>Answers: 200 with the protocol's JSON; 400 for a malformed or invalid request, 404 for an
  * unknown path, 405 for a wrong method (with {@code Allow}), 413 for a body over the limit, 415 for a
@@ -49,6 +50,7 @@ public final class ExtenderServer implements AutoCloseable {
     private final String prefix;
     private final int maxBodyBytes;
     private final int threads;
+    private final java.util.function.Supplier<String> ledgerView;
     private HttpServer server;
     private ExecutorService pool;
 
@@ -59,6 +61,7 @@ public final class ExtenderServer implements AutoCloseable {
         this.prefix = b.urlPrefix;
         this.maxBodyBytes = b.maxBodyBytes;
         this.threads = b.threads;
+        this.ledgerView = b.ledgerView;
     }
 
     public static Builder builder(Extender extender) {
@@ -143,6 +146,11 @@ public final class ExtenderServer implements AutoCloseable {
         if (path.equals("/healthz")) {
             requireMethod(ex, method, "GET");
             reply(ex, 200, "ok\n".getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
+            return;
+        }
+        if (ledgerView != null && path.equals(prefix + "/ledger")) {
+            requireMethod(ex, method, "GET");
+            reply(ex, 200, ledgerView.get().getBytes(StandardCharsets.UTF_8));
             return;
         }
         String verb = verbOf(path);
@@ -236,6 +244,7 @@ public final class ExtenderServer implements AutoCloseable {
         private String urlPrefix = "";
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private int threads = 8;
+        private java.util.function.Supplier<String> ledgerView;
 
         private Builder(Extender extender) {
             this.extender = Validate.notNull("extender", extender);
@@ -263,6 +272,9 @@ public final class ExtenderServer implements AutoCloseable {
 
         public Builder maxBodyBytes(int n) { this.maxBodyBytes = Validate.between("server.maxBodyBytes", n, 1024, Integer.MAX_VALUE - 16384); return this; }
         public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 1, 1024); return this; }
+
+        /** Serves {@code GET {urlPrefix}/ledger} with this JSON (for example the ledger's snapshot); off by default. */
+        public Builder ledgerView(java.util.function.Supplier<String> view) { this.ledgerView = view; return this; }
 
         public ExtenderServer build() {
             return new ExtenderServer(this);
