@@ -101,10 +101,13 @@ public final class ExtenderServer implements AutoCloseable {
         return "http://" + (host.equals("0.0.0.0") ? "127.0.0.1" : host) + ":" + port() + prefix;
     }
 
-    /** Stops serving, waiting at most a second for exchanges in flight. */
+    /**
+     * Stops serving: closes the listener and idle connections at once, then waits up to five seconds
+     * for the exchanges already being handled (a scheduler retries a call cut short).
+     */
     public synchronized void stop() {
         if (server != null) {
-            server.stop(1);
+            server.stop(0);
             pool.shutdown();
             try {
                 pool.awaitTermination(5, TimeUnit.SECONDS);

@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  *       model, open to the pod's class and large enough; no qgpu inventory at all), else to
  *       {@code FailedNodes} with the engine's reasons (what was short, by how much).</li>
  *   <li><b>prioritize</b>: each feasible node's engine total (node policy term plus its best GPU
- *       set's topology and load terms), as a fraction of the most it could score, times 10 and
- *       rounded; 0 for nodes that do not fit.</li>
+ *       set's topology and load terms), min-max normalised over the feasible candidates to 1..10
+ *       ({@link #scores}); 0 for nodes that do not fit.</li>
  *   <li><b>bind</b>: commits first (the engine places the pod on the chosen node and reserves it in
  *       the ledger), then records the decision on the pod and binds it through the
  *       {@link ClusterApi}. If that fails, the reservation is released and the answer carries the
@@ -152,12 +152,7 @@ public final class GpuExtender implements Extender {
     @Override
     public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);
-        Map<String, Long> scores = new HashMap<>();
-        if (claim.isPresent()) {
-            for (PlacementExplanation.Candidate c : explain(claim.get(), args.nodeNames()).candidates()) {
-                scores.put(c.node(), score(c));
-            }
-        }
+        Map<String, Long> scores = claim.isPresent() ? scores(explain(claim.get(), args.nodeNames()).candidates()) : Map.of();
         List<ExtenderProtocol.HostPriority> out = new ArrayList<>(args.nodeNames().size());
         for (String name : args.nodeNames()) {
             out.add(new ExtenderProtocol.HostPriority(name, scores.getOrDefault(name, ExtenderProtocol.MIN_PRIORITY)));
@@ -165,14 +160,28 @@ public final class GpuExtender implements Extender {
         return out;
     }
 
-    /** A candidate's engine total as a share of the most its terms could give, on the 0..10 scale. */
-    static long score(PlacementExplanation.Candidate c) {
-        double max = c.terms().stream().mapToDouble(PlacementExplanation.Term::weight).sum();
-        if (!(max > 0)) {
-            return ExtenderProtocol.MAX_PRIORITY;
+    /**
+     * The engine's totals on the extender's 0..10 scale, min-max normalised over the feasible
+     * candidates: the best total scores 10, the worst feasible one 1, the others in proportion
+     * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit are
+     * not in the map (they score 0). So the ranking is the engine's, at the scale's resolution.
+     */
+    static Map<String, Long> scores(List<PlacementExplanation.Candidate> candidates) {
+        Map<String, Long> out = new HashMap<>();
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        for (PlacementExplanation.Candidate c : candidates) {
+            min = Math.min(min, c.total());
+            max = Math.max(max, c.total());
         }
-        double share = Math.max(0, Math.min(1, c.total() / max));
-        return Math.round(share * ExtenderProtocol.MAX_PRIORITY);
+        double range = max - min;
+        for (PlacementExplanation.Candidate c : candidates) {
+            long s = range > 1e-12
+                    ? 1 + Math.round((c.total() - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
+                    : ExtenderProtocol.MAX_PRIORITY;
+            out.put(c.node(), s);
+        }
+        return out;
     }
 
     private Optional<Claim> prepare(ExtenderRequests.Args args) {
