@@ -118,7 +118,7 @@ public final class ExtenderRequests {
             for (int i = 0; i < namesJson.size(); i++) {
                 JsonNode n = namesJson.get(i);
                 if (!n.isTextual() || n.asText().isBlank()) {
-                    throw BadRequestException.badValue("ExtenderArgs.NodeNames[" + i + "]", n.toString(), "must be a non-blank string");
+                    throw BadRequestException.badValue("ExtenderArgs.NodeNames[" + i + "]", n, "must be a non-blank string");
                 }
                 if (!names.add(n.asText())) {
                     throw BadRequestException.badValue("ExtenderArgs.NodeNames[" + i + "]", n.asText(), "is listed twice");
@@ -230,7 +230,7 @@ public final class ExtenderRequests {
             }
             String before = spelled.putIfAbsent(k, e.getKey());
             if (before != null) {
-                throw BadRequestException.badValue(what + "." + e.getKey(), e.getValue().toString(),
+                throw BadRequestException.badValue(what + "." + e.getKey(), e.getValue(),
                         "duplicates key " + before + " (keys are matched case-insensitively)");
             }
             out.put(k, e.getValue());
@@ -247,7 +247,7 @@ public final class ExtenderRequests {
             return null;
         }
         if (!n.isTextual()) {
-            throw BadRequestException.badValue(field, n.toString(), "must be a string");
+            throw BadRequestException.badValue(field, n, "must be a string");
         }
         if (required && n.asText().isBlank()) {
             throw BadRequestException.badValue(field, n.asText(), "must not be blank");

@@ -41,6 +41,14 @@ import org.slf4j.LoggerFactory;
 public final class ExtenderServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
 
+    static {
+        // the JDK server writes headers and body separately; without TCP_NODELAY, Nagle's algorithm and
+        // the client's delayed ACK add about 40 ms to every answer
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     /** Default body limit: 4 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = 4 << 20;
 

@@ -80,7 +80,7 @@ public final class PodClaims {
         }
         for (List<Container> list : List.of(nullSafe(pod.getSpec().getContainers()), nullSafe(pod.getSpec().getInitContainers()))) {
             for (Container c : list) {
-                if (!qgpuResources(c).isEmpty()) {
+                if (c != null && !qgpuResources(c).isEmpty()) {
                     return true;
                 }
             }
@@ -99,6 +99,8 @@ public final class PodClaims {
             throw BadRequestException.badValue("Pod.spec", null, "is required");
         }
         List<Container> init = nullSafe(pod.getSpec().getInitContainers());
+        noNulls("Pod.spec.initContainers", init);
+        noNulls("Pod.spec.containers", nullSafe(pod.getSpec().getContainers()));
         for (int i = 0; i < init.size(); i++) {
             Map<String, Quantity> r = qgpuResources(init.get(i));
             if (!r.isEmpty()) {
@@ -194,13 +196,29 @@ public final class PodClaims {
 
     // ------------------------------------------------------------ helpers
 
+    private static void noNulls(String field, List<Container> list) {
+        for (int i = 0; i < list.size(); i++) {
+            if (list.get(i) == null) {
+                throw BadRequestException.badValue(field + "[" + i + "]", null, "must be a container");
+            }
+        }
+    }
+
     private static <T> List<T> nullSafe(List<T> l) {
         return l == null ? List.of() : l;
     }
 
     private static Map<String, String> annotations(Pod pod) {
         Map<String, String> a = pod.getMetadata().getAnnotations();
-        return a == null ? Map.of() : a;
+        if (a == null) {
+            return Map.of();
+        }
+        for (Map.Entry<String, String> e : a.entrySet()) {
+            if (e.getValue() == null) {
+                throw BadRequestException.badValue("Pod.metadata.annotations[" + e.getKey() + "]", null, "must be a string");
+            }
+        }
+        return a;
     }
 
     private static void checkAnnotations(Map<String, String> annotations) {
@@ -238,6 +256,7 @@ public final class PodClaims {
         Map<String, Quantity> out = new LinkedHashMap<>();
         for (Map.Entry<String, Quantity> e : limits.entrySet()) {
             if (e.getKey().startsWith(QgpuAnnotations.PREFIX)) {
+                amount(where + ".resources.limits[" + e.getKey() + "]", e.getValue());
                 out.put(e.getKey(), e.getValue());
             }
         }
@@ -245,6 +264,7 @@ public final class PodClaims {
             if (!e.getKey().startsWith(QgpuAnnotations.PREFIX)) {
                 continue;
             }
+            amount(where + ".resources.requests[" + e.getKey() + "]", e.getValue());
             Quantity lim = out.get(e.getKey());
             if (lim == null) {
                 out.put(e.getKey(), e.getValue());
