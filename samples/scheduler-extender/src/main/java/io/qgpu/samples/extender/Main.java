@@ -76,6 +76,10 @@ public final class Main {
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "qgpu-extender-shutdown"));
             stop.await();
+        } catch (IllegalArgumentException e) {
+            err.println("qgpu-scheduler-extender: " + e.getMessage());
+            err.println(usage());
+            return 2;
         } catch (QgpuException | IOException e) {
             err.println("qgpu-scheduler-extender: " + e.getMessage());
             return 1;
@@ -84,7 +88,7 @@ public final class Main {
     }
 
     /** What {@link #start} brought up; closing stops it all. */
-    record Running(ExtenderServer server, GpuExtender extender, KubernetesClient client, KubernetesSync sync)
+    record Running(ExtenderServer server, GpuExtender extender, KubernetesClient client, KubernetesSync sync, boolean ownsClient)
             implements AutoCloseable {
         @Override
         public void close() {
@@ -92,13 +96,18 @@ public final class Main {
             if (sync != null) {
                 sync.close();
             }
-            if (client != null) {
+            if (client != null && ownsClient) {
                 client.close();
             }
         }
     }
 
     static Running start(Map<String, String> opts) throws Exception {
+        return start(opts, null);
+    }
+
+    /** With {@code given} (tests), that client is used instead of one built from the kubeconfig. */
+    static Running start(Map<String, String> opts, KubernetesClient given) throws Exception {
         boolean demo = opts.containsKey("demo");
         Inventory inventory;
         if (opts.containsKey("inventory")) {
@@ -118,6 +127,9 @@ public final class Main {
         ClusterApi cluster;
         if (demo) {
             cluster = new DemoCluster();
+        } else if (given != null) {
+            client = given;
+            cluster = new KubernetesCluster(client);
         } else {
             Config cfg = opts.containsKey("kubeconfig")
                     ? Config.fromKubeconfig(Files.readString(Path.of(opts.get("kubeconfig"))))
@@ -126,11 +138,27 @@ public final class Main {
             cluster = new KubernetesCluster(client);
         }
         GpuExtender extender = new GpuExtender(ledger, config, cluster);
-        if (client != null) {
-            sync = new KubernetesSync(client, extender);
-            sync.start(Duration.ofSeconds(Long.parseLong(opts.getOrDefault("sync-timeout", "60"))));
+        ExtenderServer server;
+        try {
+            if (client != null) {
+                sync = new KubernetesSync(client, extender);
+                sync.start(Duration.ofSeconds(Long.parseLong(opts.getOrDefault("sync-timeout", "60"))));
+            }
+            server = server(opts, extender, ledger);
+        } catch (Exception | Error e) {
+            if (sync != null) {
+                sync.close();
+            }
+            if (client != null && given == null) {
+                client.close();
+            }
+            throw e;
         }
-        ExtenderServer server = ExtenderServer.builder(extender)
+        return new Running(server, extender, client, sync, given == null);
+    }
+
+    private static ExtenderServer server(Map<String, String> opts, GpuExtender extender, Ledger ledger) throws IOException {
+        return ExtenderServer.builder(extender)
                 .host(opts.getOrDefault("host", "0.0.0.0"))
                 .port(Integer.parseInt(opts.getOrDefault("port", "8888")))
                 .urlPrefix(opts.getOrDefault("url-prefix", "/qgpu"))
@@ -139,7 +167,6 @@ public final class Main {
                 .ledgerView(() -> QgpuJson.writeSnapshot(ledger.snapshot()))
                 .build()
                 .start();
-        return new Running(server, extender, client, sync);
     }
 
     private static final List<String> FLAGS = List.of("demo", "help");
