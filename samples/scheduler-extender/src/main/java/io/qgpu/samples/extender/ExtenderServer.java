@@ -49,6 +49,9 @@ public final class ExtenderServer implements AutoCloseable {
         }
     }
 
+    /** How much of a refused body is read and dropped, in multiples of the limit. */
+    static final int DRAIN_LIMIT_FACTOR = 4;
+
     /** Default body limit: 4 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = 4 << 20;
 
@@ -204,13 +207,10 @@ public final class ExtenderServer implements AutoCloseable {
             throw new BadRequestException(415, "Content-Type " + type + " is not supported; send application/json");
         }
         String length = ex.getRequestHeaders().getFirst("Content-Length");
+        long declared = -1;
         if (length != null) {
             try {
-                long declared = Long.parseLong(length.trim());
-                if (declared > maxBodyBytes) {
-                    throw new BadRequestException(413, "request body of " + declared + " bytes is over the limit of "
-                            + maxBodyBytes + " bytes (--max-body-bytes)");
-                }
+                declared = Long.parseLong(length.trim());
             } catch (NumberFormatException e) {
                 throw new BadRequestException(400, "Content-Length " + length + " is not a number");
             }
@@ -218,9 +218,15 @@ public final class ExtenderServer implements AutoCloseable {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[16384];
         try (InputStream in = ex.getRequestBody()) {
+            if (declared > maxBodyBytes) {
+                discard(in, buf);
+                throw new BadRequestException(413, "request body of " + declared + " bytes is over the limit of "
+                        + maxBodyBytes + " bytes (--max-body-bytes)");
+            }
             int r;
             while ((r = in.read(buf)) >= 0) {
                 if (out.size() + r > maxBodyBytes) {
+                    discard(in, buf);
                     throw new BadRequestException(413, "request body is over the limit of " + maxBodyBytes
                             + " bytes (--max-body-bytes)");
                 }
@@ -228,6 +234,18 @@ public final class ExtenderServer implements AutoCloseable {
             }
         }
         return out.toByteArray();
+    }
+
+    /**
+     * Reads and drops what is left of a refused body, up to {@value #DRAIN_LIMIT_FACTOR} times the limit,
+     * so that a client still sending gets to read the 413 (the connection is closed past that).
+     */
+    private void discard(InputStream in, byte[] buf) throws IOException {
+        long budget = (long) maxBodyBytes * DRAIN_LIMIT_FACTOR;
+        int r;
+        while (budget > 0 && (r = in.read(buf)) >= 0) {
+            budget -= r;
+        }
     }
 
     private static void reply(HttpExchange ex, int status, byte[] body) {

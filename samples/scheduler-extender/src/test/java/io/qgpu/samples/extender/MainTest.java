@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 @EnableKubernetesMockClient(crud = true)
 class MainTest {
 
-    KubernetesMockServer server;
-    KubernetesClient client;
+    static KubernetesMockServer server;
+    static KubernetesClient client;
 
     @TempDir
     Path dir;
