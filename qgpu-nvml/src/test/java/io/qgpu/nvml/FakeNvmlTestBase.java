@@ -15,12 +15,12 @@ public abstract class FakeNvmlTestBase {
     }
 
     @BeforeEach
-    void selectMachine() {
+    public void selectMachine() {
         FakeNvml.machine(FAKE, machine());
     }
 
     @AfterEach
-    void noSessionLeft() {
+    public void noSessionLeft() {
         FAKE.fake_nvml_clear_faults();
         assertEquals(0, FAKE.fake_nvml_init_count(), "a test left an NVML session open");
     }
