@@ -394,6 +394,15 @@ class NvmlBindingTest extends FakeNvmlTestBase {
                     () -> set.register(nvml.device(0), 1L << 40));
             assertEquals(NvmlReturn.NOT_SUPPORTED, notSupported.result());
         }
+        try (Nvml nvml = open()) {
+            NvmlEventSet set = nvml.createEventSet();
+            set.close();
+            long waits = FAKE.fake_nvml_calls("nvmlEventSetWait_v2");
+            NvmlException closed = assertThrows(NvmlException.class, () -> set.await(0));
+            assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+            assertThrows(NvmlException.class, () -> set.register(nvml.device(0), NvmlEventSet.XID_CRITICAL_ERROR));
+            assertEquals(waits, FAKE.fake_nvml_calls("nvmlEventSetWait_v2"), "a freed handle never reaches NVML");
+        }
     }
 
     @Test

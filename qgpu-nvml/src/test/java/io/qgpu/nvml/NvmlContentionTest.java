@@ -78,6 +78,44 @@ class NvmlContentionTest extends FakeNvmlTestBase {
         assertEquals(FAKE.fake_nvml_init_calls(), FAKE.fake_nvml_shutdown_calls());
     }
 
+    /**
+     * No session outlives a round, so the reference count crosses zero all the time: a thread whose
+     * open raced with another's last close must still find NVML initialized (the fake answers
+     * UNINITIALIZED otherwise), and inits and shutdowns must pair up.
+     */
+    @Test
+    void sessionsComingAndGoingNeverSeeAnUninitializedNvml() throws Exception {
+        int threads = 8;
+        int rounds = 400;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Integer>> results = new ArrayList<>();
+        try {
+            for (int t = 0; t < threads; t++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    int ok = 0;
+                    for (int r = 0; r < rounds; r++) {
+                        try (Nvml nvml = open()) {
+                            assertEquals(8, nvml.deviceCount());
+                            ok++;
+                        }
+                    }
+                    return ok;
+                }));
+            }
+            start.countDown();
+            for (Future<Integer> f : results) {
+                assertEquals(rounds, f.get(2, TimeUnit.MINUTES));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, FAKE.fake_nvml_init_count());
+        assertEquals(FAKE.fake_nvml_init_calls(), FAKE.fake_nvml_shutdown_calls());
+        assertTrue(FAKE.fake_nvml_init_calls() >= 1);
+    }
+
     @Test
     void closeRacingWithCallsNeverLeaksAnInit() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
