@@ -48,6 +48,7 @@ class NvmlUsageSamplerTest extends FakeNvmlTestBase {
             assertEquals(73, u.gpuUtilPercent());
             assertEquals(20, u.memoryUtilPercent());
             assertEquals(2_000, u.newestSampleMicros());
+            assertTrue(u.smSampled());
             assertEquals(List.of(
                     new ProcessUsage(101, Optional.of("job-a"), 1024 * MIB, 25, 2, true),
                     new ProcessUsage(102, Optional.of("job-a"), 512 * MIB, 0, 0, false),
@@ -114,13 +115,33 @@ class NvmlUsageSamplerTest extends FakeNvmlTestBase {
     }
 
     @Test
+    void gpusWithoutProcessSamplesStillReportMemory() {
+        FAKE.fake_nvml_add_process(2, 101, 64 * MIB);
+        FAKE.fake_nvml_add_sample(2, 101, 1_000, 50, 5);
+        try (Nvml nvml = open()) {
+            String gpu = nvml.device(2).uuid();
+            NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml).tenants(TENANTS).build();
+            // as on a MIG-enabled GPU
+            FAKE.fake_nvml_set_fault("nvmlDeviceGetProcessUtilization", NvmlReturn.NOT_SUPPORTED.code(), 0, -1);
+            GpuUsage u = sampler.sample(gpu);
+            assertFalse(u.smSampled());
+            assertEquals(new TenantUsage("job-a", List.of(101L), 64 * MIB, 0), u.tenants().get("job-a"));
+            NvmlException e = assertThrows(NvmlException.class, () -> sampler.samples(gpu, 0));
+            assertEquals(NvmlReturn.NOT_SUPPORTED, e.result());
+        }
+    }
+
+    @Test
     void nvmlFailuresPassThroughTyped() {
         try (Nvml nvml = open()) {
             String gpu = nvml.device(2).uuid();
             NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml).build();
-            FAKE.fake_nvml_set_fault("nvmlDeviceGetProcessUtilization", NvmlReturn.NOT_SUPPORTED.code(), 0, 1);
+            FAKE.fake_nvml_set_fault("nvmlDeviceGetProcessUtilization", NvmlReturn.NO_PERMISSION.code(), 0, 1);
             NvmlException e = assertThrows(NvmlException.class, () -> sampler.sample(gpu));
-            assertEquals(NvmlReturn.NOT_SUPPORTED, e.result());
+            assertEquals(NvmlReturn.NO_PERMISSION, e.result());
+            FAKE.fake_nvml_set_fault("nvmlDeviceGetComputeRunningProcesses_v3", NvmlReturn.GPU_IS_LOST.code(), 0, 1);
+            assertEquals(NvmlReturn.GPU_IS_LOST, assertThrows(NvmlException.class, () -> sampler.sample(gpu)).result());
+            assertEquals(io.qgpu.api.Health.UNHEALTHY, nvml.health(gpu));
         }
     }
 }
