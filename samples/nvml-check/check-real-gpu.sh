@@ -6,7 +6,7 @@
 #   samples/nvml-check/check-real-gpu.sh [OUTDIR]
 #
 # The CLI classpath comes from QGPU_CLASSPATH, else from samples/qgpu-cli/target (build it once with
-# `./mvnw -pl samples/qgpu-cli -am package -DskipTests`; the script does that itself when a JDK and the
+# `./mvnw -pl samples/qgpu-cli -am package -Dmaven.test.skip=true`; the script does that itself when a JDK and the
 # Maven wrapper are at hand). Extra JVM options (e.g. -Dqgpu.nvml.library=/path/libnvidia-ml.so.1) go in
 # QGPU_JAVA_OPTS; NVIDIA_SMI names another nvidia-smi. Results are written to OUTDIR (default: a temp dir).
 # Exit code: 0 all checks passed, 1 a mismatch, 2 the check could not run.
@@ -31,8 +31,8 @@ if [[ -z "$cp_" ]]; then
     jar=$(ls "$cli"/qgpu-cli-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -n 1 || true)
     if [[ -z "$jar" || ! -d "$cli/lib" ]]; then
         if [[ -x "$root/mvnw" ]] && command -v javac >/dev/null 2>&1; then
-            echo "building the CLI (./mvnw -q -pl samples/qgpu-cli -am package -DskipTests) ..." >&2
-            (cd "$root" && ./mvnw -q -pl samples/qgpu-cli -am package -DskipTests) || die "the build failed"
+            echo "building the CLI (./mvnw -q -pl samples/qgpu-cli -am package -Dmaven.test.skip=true) ..." >&2
+            (cd "$root" && ./mvnw -q -pl samples/qgpu-cli -am package -Dmaven.test.skip=true) || die "the build failed"
             jar=$(ls "$cli"/qgpu-cli-*.jar | grep -v -e sources -e javadoc | head -n 1)
         else
             die "no CLI build in $cli and no JDK to build one: set QGPU_CLASSPATH to the qgpu-cli jar and its dependencies"
