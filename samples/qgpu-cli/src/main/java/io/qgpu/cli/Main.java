@@ -18,8 +18,8 @@ public final class Main {
     static Map<String, Subcommand> subcommands() {
         Map<String, Subcommand> all = new LinkedHashMap<>();
         for (Subcommand s : List.<Subcommand>of(
-                new LedgerCommand()
-                // subcommands register here, one per line
+                new LedgerCommand(),
+                new InventoryCommand()
         )) {
             all.put(s.name(), s);
         }
