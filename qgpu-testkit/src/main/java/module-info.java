@@ -2,7 +2,8 @@
 module io.qgpu.testkit {
     requires transitive io.qgpu.api;
     requires transitive io.qgpu.core;
-    requires org.junit.jupiter.api;
+    requires transitive org.junit.jupiter.api;
 
-    // exports are added as packages land
+    exports io.qgpu.testkit.machines;
+    exports io.qgpu.testkit.property;
 }
