@@ -100,18 +100,18 @@ public final class PlacementInvariants {
                 }
                 checkGpuSelectors(c, gpu, out);
                 if (!gpu.healthy()) {
-                    out.add(new Violation(Invariant.UNHEALTHY, gpu.uuid(), "tenant " + t + " placed on unhealthy "
-                            + where(gpu, p.nodeName())));
+                    out.add(new Violation(Invariant.UNHEALTHY, where(gpu, p.nodeName()), "tenant " + t
+                            + " placed on this unhealthy GPU"));
                 }
                 if (gpu.reservedFor().isPresent() && gpu.reservedFor().get() != c.priority()) {
-                    out.add(new Violation(Invariant.RESERVED_CLASS, gpu.uuid(), where(gpu, p.nodeName()) + " is kept for "
+                    out.add(new Violation(Invariant.RESERVED_CLASS, where(gpu, p.nodeName()), "kept for "
                             + gpu.reservedFor().get().wireName() + " tenants but holds " + c.priority().wireName()
                             + " tenant " + t));
                 }
                 if (c.exclusive() && s.memoryBytes() != gpu.memoryBytes()) {
-                    out.add(new Violation(Invariant.EXCLUSIVE, gpu.uuid(), "exclusive tenant " + t + " holds "
-                            + Describe.bytes(s.memoryBytes()) + " of the " + Describe.bytes(gpu.memoryBytes())
-                            + " of " + where(gpu, p.nodeName()) + " (an exclusive slice is the whole device)"));
+                    out.add(new Violation(Invariant.EXCLUSIVE, where(gpu, p.nodeName()), "exclusive tenant " + t
+                            + " holds " + Describe.bytes(s.memoryBytes()) + " of its " + Describe.bytes(gpu.memoryBytes())
+                            + " (an exclusive slice is the whole device)"));
                 }
                 perGpu.computeIfAbsent(gpu.uuid(), k -> new ArrayList<>()).add(new Held(p, s));
             }
@@ -181,8 +181,7 @@ public final class PlacementInvariants {
     }
 
     private static void checkGpu(GranularityRules rules, GpuDevice gpu, String node, List<Held> held, List<Violation> out) {
-        String id = gpu.uuid();
-        String where = where(gpu, node);
+        String id = where(gpu, node);
         long memory = 0;
         int online = 0;
         int offline = 0;
@@ -197,26 +196,26 @@ public final class PlacementInvariants {
             exclusive |= h.claim().exclusive();
         }
         if (memory > gpu.memoryBytes()) {
-            out.add(new Violation(Invariant.MEMORY, id, where + ": " + Describe.bytes(memory) + " reserved of "
+            out.add(new Violation(Invariant.MEMORY, id, Describe.bytes(memory) + " reserved of "
                     + Describe.bytes(gpu.memoryBytes()) + " by " + list(held, h -> Describe.bytes(h.slice().memoryBytes()))));
         }
         if (online > 100) {
-            out.add(new Violation(Invariant.COMPUTE, id, where + ": online guaranteed compute " + online + "% > 100% by "
+            out.add(new Violation(Invariant.COMPUTE, id, "online guaranteed compute " + online + "% > 100% by "
                     + list(held.stream().filter(h -> h.claim().priority() == PriorityClass.ONLINE).toList(),
                     h -> h.slice().computeRequest() + "%")));
         }
         if (offline > 100) {
-            out.add(new Violation(Invariant.COMPUTE, id, where + ": offline guaranteed compute " + offline + "% > 100% by "
+            out.add(new Violation(Invariant.COMPUTE, id, "offline guaranteed compute " + offline + "% > 100% by "
                     + list(held.stream().filter(h -> h.claim().priority() == PriorityClass.OFFLINE).toList(),
                     h -> h.slice().computeRequest() + "%")));
         }
         int max = maxTenants(rules, gpu);
         if (held.size() > max) {
-            out.add(new Violation(Invariant.TENANTS, id, where + ": " + held.size() + " tenants, at most " + max
+            out.add(new Violation(Invariant.TENANTS, id, held.size() + " tenants, at most " + max
                     + " under the " + rules.name() + " rules: " + list(held, h -> "")));
         }
         if (exclusive && held.size() > 1) {
-            out.add(new Violation(Invariant.EXCLUSIVE, id, where + " is held exclusively but shared by "
+            out.add(new Violation(Invariant.EXCLUSIVE, id, "held exclusively but shared by "
                     + list(held, h -> h.claim().exclusive() ? "exclusive" : "")));
         }
         Map<String, List<String>> anti = new LinkedHashMap<>();
@@ -227,12 +226,12 @@ public final class PlacementInvariants {
         }
         anti.forEach((label, ts) -> {
             if (ts.size() > 1) {
-                out.add(new Violation(Invariant.ANTI_AFFINITY, id, where + " holds " + ts.size()
+                out.add(new Violation(Invariant.ANTI_AFFINITY, id, "holds " + ts.size()
                         + " tenants with anti-affinity label " + label + ": " + ts));
             }
         });
         if (exclusions.size() > 1) {
-            out.add(new Violation(Invariant.EXCLUSION, id, where + " mixes exclusion labels: "
+            out.add(new Violation(Invariant.EXCLUSION, id, "mixes exclusion labels: "
                     + list(held, h -> h.claim().locality().exclusion().map(l -> "excl=" + l).orElse("no label"))));
         }
     }
@@ -267,8 +266,9 @@ public final class PlacementInvariants {
         }
     }
 
+    /** {@code node/gpuN (uuid)}. */
     private static String where(GpuDevice gpu, String node) {
-        return "GPU " + gpu.index() + " of " + node + " (" + gpu.uuid() + ")";
+        return node + "/gpu" + gpu.index() + " (" + gpu.uuid() + ")";
     }
 
     private static String list(List<Held> held, java.util.function.Function<Held, String> detail) {

@@ -38,11 +38,14 @@ public final class Replay {
     private Replay() {
     }
 
-    /** One step: the operation and, for a place, the scheduler's answer. */
-    public record Step(int index, Op op, Optional<PlacementResult> result) {
+    /**
+     * One step: the operation and, for a place, the scheduler's answer; {@code answer} says it in
+     * words, naming GPUs as {@code node/gpuN}.
+     */
+    public record Step(int index, Op op, Optional<PlacementResult> result, String answer) {
         @Override
         public String toString() {
-            return index + ": " + op + result.map(r -> " -> " + describe(r)).orElse("");
+            return index + ": " + op + (answer.isEmpty() ? "" : " -> " + answer);
         }
     }
 
@@ -94,6 +97,7 @@ public final class Replay {
     public static Report run(SchedulerUnderTest scheduler, Scenario scenario) {
         Validate.notNull("replay.scheduler", scheduler);
         Inventory inv = scenario.inventory();
+        Map<String, String> names = gpuNames(inv);
         Map<String, Placement> live = new LinkedHashMap<>();
         List<Step> steps = new ArrayList<>();
         List<Op> ops = scenario.ops();
@@ -102,7 +106,7 @@ public final class Replay {
             List<Violation> found = new ArrayList<>();
             if (op instanceof Op.Place place) {
                 Optional<PlacementResult> r = place(scheduler, place.claim(), live, found);
-                steps.add(new Step(i, op, r));
+                steps.add(new Step(i, op, r, r.map(x -> describe(x, names)).orElse("no answer")));
                 if (found.isEmpty()) {
                     found.addAll(PlacementInvariants.check(inv, live.values()));
                 }
@@ -114,7 +118,7 @@ public final class Replay {
                     found.add(new Violation(Invariant.PROTOCOL, release.tenantId(), "release threw " + e));
                 }
                 live.remove(release.tenantId());
-                steps.add(new Step(i, op, Optional.empty()));
+                steps.add(new Step(i, op, Optional.empty(), ""));
             }
             if (!found.isEmpty()) {
                 return new Report(scenario, steps, live, found, i);
@@ -167,6 +171,7 @@ public final class Replay {
     public static List<Violation> determinism(SchedulerFactory factory, Scenario scenario) {
         Report a = run(factory, scenario);
         Report b = run(factory, scenario);
+        Map<String, String> names = gpuNames(scenario.inventory());
         int n = Math.min(a.steps().size(), b.steps().size());
         for (int i = 0; i < n; i++) {
             Optional<PlacementResult> ra = a.steps().get(i).result();
@@ -174,8 +179,8 @@ public final class Replay {
             if (!sameOutcome(ra, rb)) {
                 Op op = scenario.ops().get(i);
                 return List.of(new Violation(Invariant.DETERMINISM, "step " + i, op + ": first run "
-                        + ra.map(Replay::describe).orElse("no answer") + ", second run "
-                        + rb.map(Replay::describe).orElse("no answer")));
+                        + ra.map(r -> describe(r, names)).orElse("no answer") + ", second run "
+                        + rb.map(r -> describe(r, names)).orElse("no answer")));
             }
         }
         if (a.steps().size() != b.steps().size()) {
@@ -274,23 +279,31 @@ public final class Replay {
         found.addAll(PlacementInvariants.check(inventory, live.values()));
         Optional<String> whyNot = Feasibility.whyNot(inventory.rules(), inventory.nodes(), claim);
         if (whyNot.isEmpty() && r.get() instanceof PlacementResult.Unschedulable u) {
-            found.add(new Violation(Invariant.COMPLETENESS, claim.tenantId(), Describe.claim(claim)
-                    + " fits the empty cluster but was refused: " + u.summary()));
+            found.add(new Violation(Invariant.COMPLETENESS, Describe.claim(claim),
+                    "fits the empty cluster but was refused: " + u.summary()));
         } else if (whyNot.isPresent() && r.get() instanceof PlacementResult.Placed p) {
-            found.add(new Violation(Invariant.COMPLETENESS, claim.tenantId(), Describe.claim(claim)
-                    + " cannot fit (" + whyNot.get() + ") but was placed: " + Describe.placement(p.placement())));
+            found.add(new Violation(Invariant.COMPLETENESS, Describe.claim(claim),
+                    "cannot fit (" + whyNot.get() + ") but was " + describe(p, gpuNames(inventory))));
         }
         return found;
     }
 
-    private static String describe(PlacementResult r) {
+    /** {@code placed on [node/gpu0, node/gpu1]} or {@code unschedulable}; unknown GPUs by UUID. */
+    static String describe(PlacementResult r, Map<String, String> gpuNames) {
         if (r instanceof PlacementResult.Placed p) {
-            return "placed on " + p.placement().nodeName() + " " + gpuIndices(p.placement());
+            return "placed on " + p.placement().gpuUuids().stream().map(u -> gpuNames.getOrDefault(u, u)).toList();
         }
         return "unschedulable";
     }
 
-    private static String gpuIndices(Placement p) {
-        return p.gpuUuids().toString();
+    /** GPU UUID to {@code node/gpuN}. */
+    static Map<String, String> gpuNames(Inventory inv) {
+        Map<String, String> names = new java.util.HashMap<>();
+        for (Node n : inv.nodes()) {
+            for (GpuDevice g : n.gpus()) {
+                names.put(g.uuid(), n.name() + "/gpu" + g.index());
+            }
+        }
+        return names;
     }
 }

@@ -93,11 +93,21 @@ public final class Describe {
             labels.sort(null);
             sb.append(" labels ").append(labels);
         }
+        List<String> unhealthy = new ArrayList<>();
+        List<String> reserved = new ArrayList<>();
         for (GpuDevice g : n.gpus()) {
             if (!g.healthy()) {
-                sb.append(" gpu").append(g.index()).append(" unhealthy");
+                unhealthy.add("gpu" + g.index());
             }
-            g.reservedFor().ifPresent(p -> sb.append(" gpu").append(g.index()).append(" for ").append(p.wireName()));
+            g.reservedFor().ifPresent(p -> reserved.add("gpu" + g.index() + " for " + p.wireName()));
+        }
+        if (!unhealthy.isEmpty()) {
+            sb.append(" unhealthy ").append(unhealthy);
+        }
+        if (!reserved.isEmpty()) {
+            boolean all = reserved.size() == n.gpus().size() && n.gpus().stream()
+                    .map(GpuDevice::reservedFor).distinct().count() == 1;
+            sb.append(all ? " all GPUs for " + n.gpus().get(0).reservedFor().get().wireName() : " kept " + reserved);
         }
         return sb.toString();
     }
