@@ -82,7 +82,7 @@ public final class Ledger implements ClusterView {
 
     /** A ledger restored from a snapshot; refuses an inconsistent one with {@link LedgerStateException}. */
     public static Ledger of(LedgerSnapshot snapshot) {
-        Build b = State.build(snapshot.rules(), snapshot.nodes(), snapshot.placements(), false);
+        Build b = State.build(snapshot.rules(), snapshot.nodes(), byTenant(snapshot.placements()), false);
         b.throwIfRefused("snapshot is inconsistent");
         return new Ledger(b.state());
     }
@@ -396,7 +396,7 @@ public final class Ledger implements ClusterView {
      */
     public void restore(LedgerSnapshot snapshot) {
         Validate.notNull("snapshot", snapshot);
-        Build b = State.build(snapshot.rules(), snapshot.nodes(), snapshot.placements(), false);
+        Build b = State.build(snapshot.rules(), snapshot.nodes(), byTenant(snapshot.placements()), false);
         b.throwIfRefused("snapshot refused, ledger unchanged");
         long stamp = lock.writeLock();
         try {
@@ -421,10 +421,15 @@ public final class Ledger implements ClusterView {
             for (Slot slot : s.slots) {
                 nodes.add(slot.ref.get().node());
             }
-            Build b = State.build(s.rules, nodes, authoritative, true);
+            // what the ledger already holds unchanged goes first, so that a newcomer that does not fit
+            // is the one refused, never a reservation that was already admitted
+            Map<String, Placement> current = s.committed();
+            List<Placement> ordered = new ArrayList<>(byTenant(authoritative));
+            ordered.sort((x, y) -> Boolean.compare(!x.equals(current.get(x.tenantId())), !y.equals(current.get(y.tenantId()))));
+            Build b = State.build(s.rules, nodes, ordered, true);
             State next = b.state();
             List<ReconcileReport.Difference> diffs = new ArrayList<>();
-            Map<String, Placement> before = s.committed();
+            Map<String, Placement> before = current;
             Map<String, Placement> after = next.committed();
             Set<String> all = new java.util.TreeSet<>(before.keySet());
             all.addAll(after.keySet());
@@ -457,6 +462,12 @@ public final class Ledger implements ClusterView {
         } finally {
             lock.unlockWrite(stamp);
         }
+    }
+
+    private static List<Placement> byTenant(Collection<Placement> placements) {
+        List<Placement> ordered = new ArrayList<>(placements);
+        ordered.sort((a, b) -> a.tenantId().compareTo(b.tenantId()));
+        return ordered;
     }
 
     private static ReserveResult refused(String tenantId, Reason reason) {
@@ -554,7 +565,7 @@ public final class Ledger implements ClusterView {
         }
 
         /**
-         * Builds a state by replaying placements onto the nodes with every GPU healthy, then applying
+         * Builds a state by replaying placements, in the order given, onto the nodes with every GPU healthy, then applying
          * the nodes' real health (so tenants displaced by a failure survive a restore). Refused
          * placements are collected; when {@code lenient} they are left out, otherwise the caller throws.
          */
@@ -588,9 +599,7 @@ public final class Ledger implements ClusterView {
                 byName.put(n.name(), new Slot(n.name(), NodeState.empty(healthy)));
             }
             State st = new State(rules, new ArrayList<>(byName.values()), new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
-            List<Placement> ordered = new ArrayList<>(placements);
-            ordered.sort((a, b) -> a.tenantId().compareTo(b.tenantId()));
-            for (Placement p : ordered) {
+            for (Placement p : placements) {
                 Slot slot = st.byName.get(p.nodeName());
                 List<Reason> why = new ArrayList<>();
                 if (slot == null) {
