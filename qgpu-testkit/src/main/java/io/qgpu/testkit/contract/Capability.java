@@ -12,6 +12,8 @@ package io.qgpu.testkit.contract;
  *     return EnumSet.of(Capability.MULTI_GPU, Capability.PRIORITY_CLASSES);
  * }
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum Capability {
     /** Claims of several GPUs of one node, all or nothing (rules 2.x). */

@@ -7,6 +7,8 @@ package io.qgpu.testkit.invariants;
  * <pre>{@code
  * violations.stream().filter(v -> v.invariant() == Invariant.MEMORY).toList();
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum Invariant {
     /** The memory reserved on a GPU never exceeds its device memory. */

@@ -11,6 +11,8 @@ import java.util.List;
  * <pre>{@code
  * SchedulerFactory f = (rules, nodes) -> new MyAdapter(new MyScheduler(rules, nodes));
  * }</pre>
+ *
+ * <p>Thread safety: the checkers call a factory from one thread at a time.
  */
 @FunctionalInterface
 public interface SchedulerFactory {

@@ -11,6 +11,8 @@ package io.qgpu.testkit.property;
  * }
  * }</pre>
  *
+ * <p>Thread safety: immutable records (the cases are whatever the generator made).
+ *
  * @param <T> the case type
  */
 public sealed interface PropertyResult<T> {

@@ -101,7 +101,7 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
         if (!has(Flaw.ACCEPTS_OFF_GRID) && !onGrid(claim)) {
             return refuse(claim, "off the grid");
         }
-        if (has(Flaw.REFUSES_LARGE_CLAIMS) && !claim.exclusive() && claim.memoryPerGpuBytes() > 8 * GpuDevice.GIB) {
+        if (has(Flaw.REFUSES_LARGE_CLAIMS) && !claim.exclusive() && claim.memoryPerGpuBytes() > 4 * GpuDevice.GIB) {
             return refuse(claim, "too large for this scheduler");
         }
         if (!has(Flaw.ALLOWS_DUPLICATE_TENANT) && tenants.containsKey(t)) {
