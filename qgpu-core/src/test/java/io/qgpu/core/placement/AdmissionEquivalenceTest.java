@@ -45,16 +45,26 @@ class AdmissionEquivalenceTest {
             for (int c = 0; c < 4; c++) {
                 Claim claim = Gen.claim(rnd, "t" + c, List.of(node));
                 ClaimShape shape = new ClaimShape(claim, PlacementConfig.defaults());
+                int admits = 0;
                 for (int i = 0; i < states.size(); i++) {
                     GpuState g = states.get(i);
                     long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
                     boolean expected = Admission.checkGpu(g, claim, mem, r).isEmpty();
                     assertEquals(expected, s.admits(i, shape), () -> "seed " + SEED + " " + g + " " + claim);
+                    admits += expected ? 1 : 0;
                     if (expected) {
                         admitted++;
                     } else {
                         refused++;
                     }
+                }
+                // the node prefilters are conservative: a node with k admissible GPUs always passes both
+                if (admits >= claim.gpuCount()) {
+                    assertTrue(s.precheck(shape), () -> "precheck rejected a feasible node, seed " + SEED + " " + ns);
+                    assertTrue(NodeIndex.fits(s.key(shape.online), shape), () -> "key rejected a feasible node, seed " + SEED);
+                }
+                if (s.precheck(shape)) {
+                    assertTrue(NodeIndex.fits(s.key(shape.online), shape), "key must accept whatever the precheck accepts");
                 }
             }
         }

@@ -48,6 +48,11 @@ class PlacementPropertyTest {
         PlacementResult place(Claim claim);
 
         Optional<Placement> release(String tenantId);
+
+        /** What explain says place will choose, when the placer can explain. */
+        default Optional<PlacementExplanation> explain(Claim claim) {
+            return Optional.empty();
+        }
     }
 
     static Placer engine(List<Node> nodes, GranularityRules rules) {
@@ -55,6 +60,7 @@ class PlacementPropertyTest {
         return new Placer() {
             public PlacementResult place(Claim claim) { return e.place(claim); }
             public Optional<Placement> release(String id) { return e.release(id); }
+            public Optional<PlacementExplanation> explain(Claim claim) { return Optional.of(e.explain(claim)); }
         };
     }
 
@@ -108,7 +114,17 @@ class PlacementPropertyTest {
                 Claim claim = Gen.claim(rnd, id, nodes);
                 Ledger reference = replay(nodes, live.values(), violations, where);
                 boolean feasible = !live.containsKey(id) && feasible(reference, claim);
+                Optional<PlacementExplanation> ex = placer.explain(claim);
                 PlacementResult r = placer.place(claim);
+                if (ex.isPresent() && ex.get().chosen().isPresent() != r instanceof PlacementResult.Placed) {
+                    violations.add(where + "explain and place disagree on schedulability: " + ex.get().table() + r);
+                }
+                if (ex.isPresent() && ex.get().chosen().isPresent() && r instanceof PlacementResult.Placed p
+                        && !(ex.get().chosen().get().node().equals(p.placement().nodeName())
+                        && new HashSet<>(ex.get().chosen().get().gpuUuids()).equals(new HashSet<>(p.placement().gpuUuids())))) {
+                    violations.add(where + "explain chose " + ex.get().chosen().get().node() + ex.get().chosen().get().gpuUuids()
+                            + " but place committed " + p.placement().nodeName() + p.placement().gpuUuids());
+                }
                 if (r instanceof PlacementResult.Placed p) {
                     if (live.containsKey(id)) {
                         violations.add(where + "placed duplicate tenant " + id);
