@@ -5,4 +5,5 @@
 module io.qgpu.api {
     exports io.qgpu.api;
     exports io.qgpu.api.spi;
+    exports io.qgpu.api.placement;
 }

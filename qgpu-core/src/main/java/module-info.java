@@ -9,6 +9,7 @@ module io.qgpu.core {
 
     exports io.qgpu.core.ledger;
     exports io.qgpu.core.json;
+    exports io.qgpu.core.placement;
 
     opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }

@@ -19,6 +19,7 @@ public final class Main {
         Map<String, Subcommand> all = new LinkedHashMap<>();
         for (Subcommand s : List.<Subcommand>of(
                 new LedgerCommand(),
+                new PlaceCommand(),
                 new InventoryCommand()
         )) {
             all.put(s.name(), s);

@@ -1,0 +1,48 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.PriorityClass;
+import io.qgpu.api.Selectors;
+
+/** A claim flattened into the fields the hot loop reads, with its resolved policies. */
+final class ClaimShape {
+    final Claim claim;
+    final int k;
+    final boolean exclusive;
+    final long memory;
+    final int compute;
+    final boolean online;
+    /** {@link NodeSummary#RES_ONLINE} or {@link NodeSummary#RES_OFFLINE}. */
+    final byte classCode;
+    final String exclusion;
+    final String anti;
+    final String affinity;
+    final boolean gpuSelectors;
+    final boolean nodeSelectors;
+    final PlacementPolicy nodePolicy;
+    final PlacementPolicy gpuPolicy;
+    final boolean nodeBinpack;
+    final boolean gpuBinpack;
+
+    ClaimShape(Claim claim, PlacementConfig config) {
+        this.claim = claim;
+        this.k = claim.gpuCount();
+        this.exclusive = claim.exclusive();
+        this.memory = claim.memoryPerGpuBytes();
+        this.compute = claim.computeRequest();
+        this.online = claim.priority() == PriorityClass.ONLINE;
+        this.classCode = online ? NodeSummary.RES_ONLINE : NodeSummary.RES_OFFLINE;
+        this.exclusion = claim.locality().exclusion().orElse(null);
+        this.anti = claim.locality().antiAffinity().orElse(null);
+        this.affinity = claim.locality().affinity().orElse(null);
+        Selectors s = claim.selectors();
+        this.gpuSelectors = !s.includeModels().isEmpty() || !s.excludeModels().isEmpty()
+                || !s.includeUuids().isEmpty() || !s.excludeUuids().isEmpty();
+        this.nodeSelectors = !s.nodeLabels().isEmpty();
+        this.nodePolicy = config.nodePolicyFor(claim);
+        this.gpuPolicy = config.gpuPolicyFor(claim);
+        this.nodeBinpack = nodePolicy == PlacementPolicy.BINPACK;
+        this.gpuBinpack = gpuPolicy == PlacementPolicy.BINPACK;
+    }
+}

@@ -1,0 +1,760 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.GpuLink;
+import io.qgpu.api.GpuState;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.NodeRejection;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.PlacementResult;
+import io.qgpu.api.Reason;
+import io.qgpu.api.ReasonCode;
+import io.qgpu.api.Slice;
+import io.qgpu.api.Ticker;
+import io.qgpu.api.Validate;
+import io.qgpu.api.placement.GpuFilter;
+import io.qgpu.api.placement.GpuSet;
+import io.qgpu.api.placement.GpuSetScorer;
+import io.qgpu.api.placement.NodeFilter;
+import io.qgpu.api.placement.NodeScorer;
+import io.qgpu.api.placement.Score;
+import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.ledger.ReserveResult;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides where each claim goes and commits it to the {@link Ledger}: filter, score, select, commit.
+ *
+ * <pre>{@code
+ * Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), nodes);
+ * PlacementEngine engine = PlacementEngine.builder(ledger)
+ *         .config(PlacementConfig.builder()
+ *                 .classPolicy(PriorityClass.ONLINE, PlacementPolicy.SPREAD, PlacementPolicy.SPREAD)
+ *                 .classPolicy(PriorityClass.OFFLINE, PlacementPolicy.BINPACK, PlacementPolicy.BINPACK)
+ *                 .build())
+ *         .nodeFilter((claim, node, view) -> List.of())          // your own rules, if any
+ *         .build();
+ * PlacementResult r = engine.place(Claim.builder("infer-1").memoryGiB(8).compute(40, 70).build());
+ * if (r instanceof PlacementResult.Placed p) {
+ *     p.placement().environment();                             // NVIDIA_VISIBLE_DEVICES=...
+ * } else if (r instanceof PlacementResult.Unschedulable u) {
+ *     u.failedNodes();                                         // per node: what was short, by how much
+ * }
+ * engine.explain(claim).table();                               // every candidate's score and why
+ * engine.release("infer-1");
+ * }</pre>
+ *
+ * <h2>Pipeline</h2>
+ * <ol>
+ *   <li><b>General checks.</b> The claim's sizes follow the ledger's granularity rules
+ *       ({@code GRANULARITY}) and its tenant id is not reserved yet ({@code DUPLICATE_TENANT}).</li>
+ *   <li><b>Filter.</b> A GPU is admissible when the ledger's own admission rules
+ *       ({@link Admission#checkGpu}: health, class reservation, model/UUID selectors, exclusivity,
+ *       memory, guaranteed compute of the claim's class, tenants per GPU, anti-affinity, exclusion)
+ *       and every registered {@link GpuFilter} accept it. A node is a candidate when its labels match
+ *       the node selector ({@link Admission#checkNode}), every {@link NodeFilter} accepts it, and it
+ *       has at least {@code gpuCount} admissible GPUs. <b>Affinity:</b> if tenants with the claim's
+ *       affinity label already hold GPUs, that node and exactly those GPUs are the only candidate
+ *       (and {@code gpuCount} must equal their number); otherwise the first tenant of the label is
+ *       placed like any claim and may open idle GPUs. The hot loop evaluates these rules on a cached
+ *       flattened copy of each node state and builds no {@link Reason} objects; reasons are built only
+ *       when the claim turns out unschedulable (or for {@link #explain}).</li>
+ *   <li><b>Score nodes.</b> {@code nodeScore = nodeWeight * policyTerm(nodePolicy, nodeLoad)} plus
+ *       {@code weight * score} of each registered {@link NodeScorer}. The {@code shortlist} best
+ *       nodes (ties: cluster order) go on.</li>
+ *   <li><b>Score GPU sets.</b> On each shortlisted node the best set {@code S} of {@code gpuCount}
+ *       admissible GPUs maximises
+ *       <pre>
+ *   setScore(S) = cliqueWeight * clique(S)                      1 if every pair of S is NVLink, else 0
+ *               + linkWeight   * mean over pairs of linkScore   (1 for a single GPU)
+ *               + loadWeight   * policyTerm(gpuPolicy, mean load(g) over S)
+ *               + sum of weight * score of each registered GpuSetScorer</pre>
+ *       With the defaults (1, 0.5, 0.5) a set whose pairs are all NVLink always beats a set with a
+ *       PCIe pair (the clique term outweighs link and load together); among equally connected sets,
+ *       link quality and load are balanced half and half. On an NVSwitch node every pair scores the
+ *       same, so load decides. Sets are enumerated exhaustively up to {@code exhaustiveSetLimit}
+ *       candidates per node, else searched greedily with local improvement ({@link SetSearch}).</li>
+ *   <li><b>Select.</b> The shortlisted node with the highest {@code nodeScore + setScore(best set)};
+ *       ties go to the earlier node in cluster order and to the lexicographically first set.</li>
+ *   <li><b>Commit.</b> {@link Ledger#reserve} re-validates atomically. A refusal (another thread took
+ *       the capacity after this one read it) restarts from a fresh view, at most
+ *       {@code maxCommitAttempts} times in all; then the result is {@code Unschedulable} with a
+ *       {@code CONFLICT} reason and the last refusal.</li>
+ * </ol>
+ * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm} and
+ * {@code linkScore}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
+ * {@link PlacementConfig#gpuPolicyFor} describe (claim override, then the class default, then the
+ * engine default), separately at node and GPU level.
+ *
+ * <h2>Cost</h2>
+ * One pass over the nodes, a few primitive comparisons per node (a per-node precheck of the largest
+ * free memory and compute usually decides without looking at GPUs), so the time grows linearly with
+ * the number of nodes; GPU sets are searched on at most {@code shortlist} nodes.
+ *
+ * <h2>Thread safety</h2>
+ * Thread-safe: {@link #place}, {@link #explain} and {@link #release} may be called from any number of
+ * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is a
+ * cache of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
+ * whose races are benign (a lost write only costs a recomputation). Placements never over-commit,
+ * because every commit goes through {@link Ledger#reserve}, which re-checks every slice atomically.
+ * Registered filters and scorers must be thread-safe.
+ */
+public final class PlacementEngine {
+    private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);
+
+    private final Ledger ledger;
+    private final PlacementConfig config;
+    private final NodeFilter[] nodeFilters;
+    private final GpuFilter[] gpuFilters;
+    private final NodeScorer[] nodeScorers;
+    private final double[] nodeScorerWeights;
+    private final GpuSetScorer[] setScorers;
+    private final double[] setScorerWeights;
+    private final Ticker ticker;
+    /** Flattened node states by position in {@link Ledger#nodes()}; entries are checked by identity. */
+    private volatile NodeIndex index = new NodeIndex(0);
+
+    private PlacementEngine(Builder b) {
+        this.ledger = b.ledger;
+        this.config = b.config;
+        this.nodeFilters = b.nodeFilters.toArray(new NodeFilter[0]);
+        this.gpuFilters = b.gpuFilters.toArray(new GpuFilter[0]);
+        this.nodeScorers = b.nodeScorers.toArray(new NodeScorer[0]);
+        this.nodeScorerWeights = b.nodeScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
+        this.setScorers = b.setScorers.toArray(new GpuSetScorer[0]);
+        this.setScorerWeights = b.setScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
+        this.ticker = b.ticker;
+    }
+
+    /** An engine with the default configuration and no extra filters or scorers. */
+    public static PlacementEngine create(Ledger ledger) {
+        return builder(ledger).build();
+    }
+
+    public static Builder builder(Ledger ledger) {
+        return new Builder(ledger);
+    }
+
+    /** The ledger this engine commits to. */
+    public Ledger ledger() {
+        return ledger;
+    }
+
+    public PlacementConfig config() {
+        return config;
+    }
+
+    // ------------------------------------------------------------------ public operations
+
+    /**
+     * Places the claim and commits it to the ledger.
+     *
+     * @return {@link PlacementResult.Placed} with the committed placement, or
+     *         {@link PlacementResult.Unschedulable} naming the reasons for every node and GPU (or a
+     *         general reason: granularity, duplicate tenant, no nodes, or {@code CONFLICT} when the
+     *         commit lost the race {@code maxCommitAttempts} times)
+     */
+    public PlacementResult place(Claim claim) {
+        Validate.notNull("claim", claim);
+        GranularityRules rules = ledger.rules();
+        List<Reason> general = generalReasons(claim, rules);
+        if (!general.isEmpty()) {
+            return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
+        }
+        ClaimShape c = new ClaimShape(claim, config);
+        ReserveResult.Refused last = null;
+        String lastNode = null;
+        for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
+            List<NodeState> nodes = ledger.nodes();
+            rules = ledger.rules();
+            Eval e = evaluate(c, nodes, rules, false, false);
+            if (e.chosen == null) {
+                // the fast pass found nothing: confirm on the nodes' own summaries before saying so
+                e = evaluate(c, nodes, rules, false, true);
+            }
+            if (e.chosen == null) {
+                return unschedulable(c, nodes, rules);
+            }
+            Placement p = placementOf(c, e.chosen, e.positions);
+            ReserveResult r = ledger.reserve(p);
+            if (r instanceof ReserveResult.Reserved reserved) {
+                return new PlacementResult.Placed(reserved.placement());
+            }
+            ReserveResult.Refused refused = (ReserveResult.Refused) r;
+            for (Reason why : refused.reasons()) {
+                if (why.code() == ReasonCode.DUPLICATE_TENANT || why.code() == ReasonCode.GRANULARITY) {
+                    return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), refused.reasons());
+                }
+            }
+            last = refused;
+            lastNode = p.nodeName();
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("{}: commit on {} refused (attempt {} of {}): {}", claim.tenantId(), lastNode, attempt,
+                        config.maxCommitAttempts(), refused.summary());
+            }
+        }
+        return conflict(claim, lastNode, last);
+    }
+
+    /**
+     * Every candidate's score and why, and the reasons every other node was refused, for the current
+     * ledger state. Commits nothing. {@link PlacementExplanation#chosen()} is what {@link #place} would
+     * commit from the same state.
+     */
+    public PlacementExplanation explain(Claim claim) {
+        Validate.notNull("claim", claim);
+        long t0 = ticker.read();
+        GranularityRules rules = ledger.rules();
+        ClaimShape c = new ClaimShape(claim, config);
+        List<Reason> general = generalReasons(claim, rules);
+        if (!general.isEmpty()) {
+            return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
+                    Optional.empty(), ticker.read() - t0);
+        }
+        List<NodeState> nodes = ledger.nodes();
+        Eval e = evaluate(c, nodes, rules, true, true);
+        Set<NodeSummary> shortlisted = Collections.newSetFromMap(new IdentityHashMap<>());
+        shortlisted.addAll(e.shortlist);
+        Set<NodeState> feasibleStates = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<PlacementExplanation.Candidate> candidates = new ArrayList<>();
+        PlacementExplanation.Candidate chosen = null;
+        for (NodeSummary s : e.feasible) {
+            feasibleStates.add(s.state);
+            int[] positions;
+            if (s == e.chosen) {
+                positions = e.positions;
+            } else if (e.group != null) {
+                positions = e.group.positions;
+            } else {
+                int[] cand = new int[s.size];
+                int m = candidates(s, c, cand);
+                positions = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m).positions();
+            }
+            PlacementExplanation.Candidate cd = candidate(s, c, positions, shortlisted.contains(s));
+            candidates.add(cd);
+            if (s == e.chosen) {
+                chosen = cd;
+            }
+        }
+        // best total first; the sort is stable, so ties stay in cluster order
+        candidates.sort((a, b) -> Double.compare(b.total(), a.total()));
+        Map<String, NodeRejection> rejected = new LinkedHashMap<>();
+        Group group = c.affinity == null ? null : findGroup(c, nodes, rules);
+        for (NodeState ns : nodes) {
+            if (!feasibleStates.contains(ns)) {
+                rejected.put(ns.name(), rejection(c, ns, rules, group));
+            }
+        }
+        List<Reason> gen = nodes.isEmpty() ? List.of(noNodes(c)) : List.of();
+        return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, candidates, rejected, gen,
+                Optional.ofNullable(chosen), ticker.read() - t0);
+    }
+
+    /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
+    public Optional<Placement> release(String tenantId) {
+        return ledger.release(tenantId);
+    }
+
+    // ------------------------------------------------------------------ evaluation
+
+    /** Outcome of one pass over a view. */
+    private static final class Eval {
+        NodeSummary chosen;
+        int[] positions;
+        double total = Double.NEGATIVE_INFINITY;
+        Group group;
+        /** explain only: every feasible node, in cluster order. */
+        final List<NodeSummary> feasible = new ArrayList<>();
+        /** explain only: the shortlisted nodes. */
+        final List<NodeSummary> shortlist = new ArrayList<>();
+    }
+
+    /** GPUs already holding an affinity label's tenants. */
+    private record Group(NodeSummary summary, int[] positions) {
+        boolean on(NodeState ns) {
+            return summary.state.name().equals(ns.name());
+        }
+
+        boolean contains(int position) {
+            for (int p : positions) {
+                if (p == position) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
+     * One pass over a view. {@code exact}: every node's own summary is consulted (no key prefilter, no
+     * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
+     * consistent state it chooses what the fast pass chooses.
+     */
+    private Eval evaluate(ClaimShape c, List<NodeState> nodes, GranularityRules rules, boolean explain, boolean exact) {
+        Eval e = new Eval();
+        NodeIndex idx = indexFor(nodes.size());
+        if (c.affinity != null) {
+            Group g = findGroup(c, nodes, rules, idx);
+            if (g != null) {
+                e.group = g;
+                NodeSummary s = g.summary;
+                if (g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)) {
+                    double total = nodeScore(s, c)
+                            + new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).score(g.positions, c.k, true);
+                    e.chosen = s;
+                    e.positions = g.positions;
+                    e.total = total;
+                    if (explain) {
+                        e.feasible.add(s);
+                        e.shortlist.add(s);
+                    }
+                }
+                return e;
+            }
+        }
+        int n = nodes.size();
+        int cap = Math.min(config.shortlist(), Math.max(1, n));
+        NodeSummary[] topS = new NodeSummary[cap];
+        double[] topV = new double[cap];
+        int top = 0;
+        double nodeWeight = config.nodeWeight();
+        for (int i = 0; i < n; i++) {
+            NodeState ns = nodes.get(i);
+            NodeSummary s = null;
+            long key;
+            if (exact) {
+                s = idx.summary(i, ns, rules);
+                key = s.key(c.online);
+            } else {
+                idx.ensure(i, ns, rules);
+                key = idx.key(i, c.online);
+                if (!NodeIndex.fits(key, c)) {
+                    continue;
+                }
+            }
+            // shortlist rank: the node policy term on the key's load (to 1/65535) plus registered scorers
+            double load = NodeIndex.load(key);
+            double v = nodeWeight * (c.nodeBinpack ? load : 1.0 - load);
+            for (int j = 0; j < nodeScorers.length; j++) {
+                v += nodeScorerWeights[j] * Score.check(nodeScorers[j].name() + ".score",
+                        nodeScorers[j].score(c.claim, ns, ledger));
+            }
+            if (!exact && top == cap && v <= topV[cap - 1]) {
+                continue;
+            }
+            if (s == null) {
+                s = idx.summary(i, ns, rules);
+            }
+            if (!feasible(s, c)) {
+                continue;
+            }
+            if (explain) {
+                e.feasible.add(s);
+            }
+            if (top < cap || v > topV[cap - 1]) {
+                int j = top < cap ? top++ : cap - 1;
+                while (j > 0 && topV[j - 1] < v) {
+                    topV[j] = topV[j - 1];
+                    topS[j] = topS[j - 1];
+                    j--;
+                }
+                topV[j] = v;
+                topS[j] = s;
+            }
+        }
+        int[] cand = null;
+        for (int j = 0; j < top; j++) {
+            NodeSummary s = topS[j];
+            if (cand == null || cand.length < s.size) {
+                cand = new int[s.size];
+            }
+            int m = candidates(s, c, cand);
+            SetSearch.Choice choice = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m);
+            double total = nodeScore(s, c) + choice.score();
+            if (total > e.total) {
+                e.total = total;
+                e.chosen = s;
+                e.positions = choice.positions();
+            }
+            if (explain) {
+                e.shortlist.add(s);
+            }
+        }
+        return e;
+    }
+
+    private NodeIndex indexFor(int n) {
+        NodeIndex idx = index;
+        if (idx.size != n) {
+            idx = new NodeIndex(n);
+            index = idx;
+        }
+        return idx;
+    }
+
+    private boolean feasible(NodeSummary s, ClaimShape c) {
+        if (!s.precheck(c)) {
+            return false;
+        }
+        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
+            return false;
+        }
+        int count = 0;
+        for (int g = 0; g < s.size && count < c.k; g++) {
+            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+                count++;
+            }
+        }
+        if (count < c.k) {
+            return false;
+        }
+        for (NodeFilter f : nodeFilters) {
+            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
+        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
+            return false;
+        }
+        for (NodeFilter f : nodeFilters) {
+            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean allAdmitted(NodeSummary s, ClaimShape c, int[] positions) {
+        for (int p : positions) {
+            if (!s.admits(p, c) || !gpuFiltersAccept(s, p, c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {
+        for (GpuFilter f : gpuFilters) {
+            if (!f.check(c.claim, s.state, s.state.gpu(g), ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Writes the admissible positions of {@code s} into {@code out} (ascending) and returns how many. */
+    private int candidates(NodeSummary s, ClaimShape c, int[] out) {
+        int m = 0;
+        for (int g = 0; g < s.size; g++) {
+            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+                out[m++] = g;
+            }
+        }
+        return m;
+    }
+
+    private double nodeScore(NodeSummary s, ClaimShape c) {
+        double v = config.nodeWeight() * (c.nodeBinpack ? s.nodeLoad : 1.0 - s.nodeLoad);
+        for (int i = 0; i < nodeScorers.length; i++) {
+            v += nodeScorerWeights[i] * Score.check(nodeScorers[i].name() + ".score",
+                    nodeScorers[i].score(c.claim, s.state, ledger));
+        }
+        return v;
+    }
+
+    private Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules) {
+        return findGroup(c, nodes, rules, indexFor(nodes.size()));
+    }
+
+    /** The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it so). */
+    private static Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules, NodeIndex idx) {
+        for (int i = 0; i < nodes.size(); i++) {
+            NodeSummary s = idx.summary(i, nodes.get(i), rules);
+            if (!s.anyAffinity) {
+                continue;
+            }
+            int[] pos = new int[s.size];
+            int m = 0;
+            for (int g = 0; g < s.size; g++) {
+                if (s.state.gpu(g).hasAffinity(c.affinity)) {
+                    pos[m++] = g;
+                }
+            }
+            if (m > 0) {
+                return new Group(s, java.util.Arrays.copyOf(pos, m));
+            }
+        }
+        return null;
+    }
+
+    private static Placement placementOf(ClaimShape c, NodeSummary s, int[] positions) {
+        Claim claim = c.claim;
+        List<Slice> slices = new ArrayList<>(positions.length);
+        for (int p : positions) {
+            GpuState g = s.state.gpu(p);
+            long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
+            slices.add(new Slice(g.uuid(), mem, claim.computeRequest(), claim.computeLimit()));
+        }
+        return new Placement(claim, s.state.name(), slices);
+    }
+
+    // ------------------------------------------------------------------ reasons (slow path)
+
+    private List<Reason> generalReasons(Claim claim, GranularityRules rules) {
+        try {
+            rules.validate(claim);
+        } catch (InvalidValueException e) {
+            return List.of(Reason.of(ReasonCode.GRANULARITY, claim.tenantId(), e.getMessage()));
+        }
+        Optional<Placement> held = ledger.placement(claim.tenantId());
+        if (held.isPresent()) {
+            return List.of(Reason.of(ReasonCode.DUPLICATE_TENANT, claim.tenantId(),
+                    "already reserved on " + held.get().nodeName()));
+        }
+        return List.of();
+    }
+
+    private static Reason noNodes(ClaimShape c) {
+        return new Reason(ReasonCode.NOT_ENOUGH_GPUS, c.claim.tenantId(), c.k, 0, "the cluster has no nodes");
+    }
+
+    private PlacementResult.Unschedulable unschedulable(ClaimShape c, List<NodeState> nodes, GranularityRules rules) {
+        Group group = c.affinity == null ? null : findGroup(c, nodes, rules);
+        Map<String, NodeRejection> out = new LinkedHashMap<>();
+        for (NodeState ns : nodes) {
+            out.put(ns.name(), rejection(c, ns, rules, group));
+        }
+        PlacementResult.Unschedulable u = new PlacementResult.Unschedulable(c.claim.tenantId(), out,
+                nodes.isEmpty() ? List.of(noNodes(c)) : List.of());
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("{}", u.summary());
+        }
+        return u;
+    }
+
+    /** Every reason {@code ns} cannot take the claim: the node's own, and each GPU's. */
+    private NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, Group group) {
+        Claim claim = c.claim;
+        List<Reason> nodeReasons = new ArrayList<>(Admission.checkNode(ns.node(), claim));
+        for (NodeFilter f : nodeFilters) {
+            nodeReasons.addAll(f.check(claim, ns, ledger));
+        }
+        boolean groupHere = group != null && group.on(ns);
+        if (group != null && !groupHere) {
+            nodeReasons.add(Reason.of(ReasonCode.AFFINITY, ns.name(), "affinity label " + c.affinity
+                    + " is bound to node " + group.summary.state.name() + " GPUs " + uuids(group.summary.state, group.positions)));
+        } else if (groupHere && group.positions.length != c.k) {
+            nodeReasons.add(new Reason(ReasonCode.AFFINITY, ns.name(), c.k, group.positions.length,
+                    "affinity label " + c.affinity + " holds " + group.positions.length + " GPU(s); a claim with it must ask for as many"));
+        }
+        Map<String, List<Reason>> gpuReasons = new LinkedHashMap<>();
+        int usable = 0;
+        for (int p = 0; p < ns.gpus().size(); p++) {
+            GpuState g = ns.gpu(p);
+            long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
+            List<Reason> rs = new ArrayList<>(Admission.checkGpu(g, claim, mem, rules));
+            for (GpuFilter f : gpuFilters) {
+                rs.addAll(f.check(claim, ns, g, ledger));
+            }
+            if (groupHere && !group.contains(p)) {
+                rs.add(Reason.of(ReasonCode.AFFINITY, g.uuid(), "not one of the GPUs of affinity label " + c.affinity));
+            }
+            if (rs.isEmpty()) {
+                usable++;
+            } else {
+                gpuReasons.put(g.uuid(), rs);
+            }
+        }
+        if (usable < c.k) {
+            nodeReasons.add(new Reason(ReasonCode.NOT_ENOUGH_GPUS, ns.name(), c.k, usable, "usable GPUs"));
+        }
+        if (nodeReasons.isEmpty() && gpuReasons.isEmpty()) {
+            // only when a registered filter answers differently from one call to the next
+            nodeReasons.add(Reason.of(ReasonCode.CONFLICT, ns.name(), "feasible when re-checked; filters are not stable"));
+        }
+        return new NodeRejection(ns.name(), nodeReasons, gpuReasons);
+    }
+
+    private static List<String> uuids(NodeState ns, int[] positions) {
+        List<String> out = new ArrayList<>(positions.length);
+        for (int p : positions) {
+            out.add(ns.gpu(p).uuid());
+        }
+        return out;
+    }
+
+    private PlacementResult.Unschedulable conflict(Claim claim, String node, ReserveResult.Refused last) {
+        Reason why = Reason.of(ReasonCode.CONFLICT, claim.tenantId(), "the capacity chosen was taken by concurrent "
+                + "placements " + config.maxCommitAttempts() + " time(s); last refusal on " + node + ": " + last.summary());
+        List<Reason> nodeReasons = new ArrayList<>();
+        nodeReasons.add(Reason.of(ReasonCode.CONFLICT, node, "lost the commit race"));
+        Map<String, List<Reason>> gpuReasons = new LinkedHashMap<>();
+        for (Reason r : last.reasons()) {
+            if (r.target().equals(node)) {
+                nodeReasons.add(r);
+            } else {
+                gpuReasons.computeIfAbsent(r.target(), k -> new ArrayList<>()).add(r);
+            }
+        }
+        LOG.info("{}: unschedulable after {} lost commit race(s)", claim.tenantId(), config.maxCommitAttempts());
+        return new PlacementResult.Unschedulable(claim.tenantId(),
+                Map.of(node, new NodeRejection(node, nodeReasons, gpuReasons)), List.of(why));
+    }
+
+    // ------------------------------------------------------------------ explain
+
+    private PlacementExplanation.Candidate candidate(NodeSummary s, ClaimShape c, int[] positions, boolean shortlisted) {
+        List<PlacementExplanation.Term> terms = new ArrayList<>();
+        PlacementExplanation.Level node = PlacementExplanation.Level.NODE;
+        PlacementExplanation.Level set = PlacementExplanation.Level.GPU_SET;
+        int healthy = 0;
+        for (GpuState g : s.state.gpus()) {
+            healthy += g.device().healthy() ? 1 : 0;
+        }
+        terms.add(new PlacementExplanation.Term(node, "node-" + c.nodePolicy.wireName(),
+                PlacementScores.policyTerm(c.nodePolicy, s.nodeLoad), config.nodeWeight(),
+                String.format(Locale.ROOT, "node load %.3f (mean over %d healthy GPU(s)); %s", s.nodeLoad, healthy,
+                        c.nodeBinpack ? "binpack prefers the fullest node: score = load" : "spread prefers the emptiest node: score = 1 - load")));
+        for (int i = 0; i < nodeScorers.length; i++) {
+            Score sc = nodeScorers[i].explain(c.claim, s.state, ledger);
+            terms.add(new PlacementExplanation.Term(node, nodeScorers[i].name(), sc.value(), nodeScorerWeights[i], sc.explanation()));
+        }
+        int k = positions.length;
+        NodeSummary.Topo t = s.topo;
+        boolean all = true;
+        double linkSum = 0;
+        List<String> pairs = new ArrayList<>();
+        List<String> notNv = new ArrayList<>();
+        for (int a = 0; a < k; a++) {
+            for (int b = a + 1; b < k; b++) {
+                int pa = positions[a];
+                int pb = positions[b];
+                GpuLink l = t.topology.link(pa, pb);
+                double ls = t.link[pa * t.size + pb];
+                linkSum += ls;
+                all &= t.nv[pa * t.size + pb];
+                String label = pa + "-" + pb + " " + l.label();
+                pairs.add(String.format(Locale.ROOT, "%s %.2f", label, ls));
+                if (!(l instanceof GpuLink.NvLink)) {
+                    notNv.add(label);
+                }
+            }
+        }
+        double clique = k == 1 || all ? 1.0 : 0.0;
+        double link = k == 1 ? 1.0 : linkSum / (k * (k - 1) / 2);
+        terms.add(new PlacementExplanation.Term(set, "nvlink-clique", clique, config.cliqueWeight(),
+                k == 1 ? "single GPU" : all ? "every pair of the set is NVLink" : "pairs without NVLink: " + String.join(", ", notNv)));
+        terms.add(new PlacementExplanation.Term(set, "link-quality", link, config.linkWeight(),
+                k == 1 ? "single GPU" : "mean pair link score (max lanes " + t.maxLanes + "): " + String.join(", ", pairs)));
+        double loadSum = 0;
+        List<String> loads = new ArrayList<>();
+        for (int p : positions) {
+            loadSum += s.load[p];
+            loads.add(String.format(Locale.ROOT, "%d:%.3f", p, s.load[p]));
+        }
+        double mean = loadSum / k;
+        terms.add(new PlacementExplanation.Term(set, "gpu-" + c.gpuPolicy.wireName(), PlacementScores.policyTerm(c.gpuPolicy, mean),
+                config.loadWeight(), String.format(Locale.ROOT, "mean GPU load %.3f (%s); %s", mean, String.join(" ", loads),
+                        c.gpuBinpack ? "binpack: score = load" : "spread: score = 1 - load")));
+        if (setScorers.length > 0) {
+            GpuSet g = GpuSet.of(positions);
+            for (int i = 0; i < setScorers.length; i++) {
+                Score sc = setScorers[i].explain(c.claim, s.state, g, ledger);
+                terms.add(new PlacementExplanation.Term(set, setScorers[i].name(), sc.value(), setScorerWeights[i], sc.explanation()));
+            }
+        }
+        double total = 0;
+        for (PlacementExplanation.Term term : terms) {
+            total += term.weighted();
+        }
+        return new PlacementExplanation.Candidate(s.state.name(), GpuSet.of(positions), uuids(s.state, positions), total,
+                shortlisted, terms);
+    }
+
+    // ------------------------------------------------------------------ builder
+
+    /**
+     * Fail-fast builder. Filters and scorers run in the order registered; scorer weights must be
+     * finite and {@code >= 0}.
+     */
+    public static final class Builder {
+        private final Ledger ledger;
+        private PlacementConfig config = PlacementConfig.defaults();
+        private final List<NodeFilter> nodeFilters = new ArrayList<>();
+        private final List<GpuFilter> gpuFilters = new ArrayList<>();
+        private final List<NodeScorer> nodeScorers = new ArrayList<>();
+        private final List<Double> nodeScorerWeights = new ArrayList<>();
+        private final List<GpuSetScorer> setScorers = new ArrayList<>();
+        private final List<Double> setScorerWeights = new ArrayList<>();
+        private Ticker ticker = Ticker.system();
+
+        private Builder(Ledger ledger) {
+            this.ledger = Validate.notNull("placementEngine.ledger", ledger);
+        }
+
+        public Builder config(PlacementConfig c) {
+            this.config = Validate.notNull("placementEngine.config", c);
+            return this;
+        }
+
+        /** Shorthand for a config with these engine-level default policies. */
+        public Builder policies(PlacementPolicy node, PlacementPolicy gpu) {
+            this.config = config.toBuilder().nodePolicy(node).gpuPolicy(gpu).build();
+            return this;
+        }
+
+        public Builder nodeFilter(NodeFilter f) {
+            nodeFilters.add(Validate.notNull("placementEngine.nodeFilter", f));
+            return this;
+        }
+
+        public Builder gpuFilter(GpuFilter f) {
+            gpuFilters.add(Validate.notNull("placementEngine.gpuFilter", f));
+            return this;
+        }
+
+        public Builder nodeScorer(NodeScorer s, double weight) {
+            Validate.notNull("placementEngine.nodeScorer", s);
+            Validate.notBlank("placementEngine.nodeScorer.name", s.name());
+            nodeScorers.add(s);
+            nodeScorerWeights.add(PlacementConfig.weight("placementEngine.nodeScorer[" + s.name() + "].weight", weight));
+            return this;
+        }
+
+        public Builder gpuSetScorer(GpuSetScorer s, double weight) {
+            Validate.notNull("placementEngine.gpuSetScorer", s);
+            Validate.notBlank("placementEngine.gpuSetScorer.name", s.name());
+            setScorers.add(s);
+            setScorerWeights.add(PlacementConfig.weight("placementEngine.gpuSetScorer[" + s.name() + "].weight", weight));
+            return this;
+        }
+
+        /** The clock for {@link PlacementExplanation#elapsedNanos()}; {@link Ticker#system()} by default. */
+        public Builder ticker(Ticker t) {
+            this.ticker = Validate.notNull("placementEngine.ticker", t);
+            return this;
+        }
+
+        public PlacementEngine build() {
+            return new PlacementEngine(this);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.NodeRejection;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.Reason;
+import io.qgpu.api.Validate;
+import io.qgpu.api.placement.GpuSet;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What {@link PlacementEngine#explain} found for one claim, without committing anything: every
+ * candidate node with its best GPU set and each score term, every other node with the reasons it was
+ * refused, and the candidate {@link PlacementEngine#place} would commit from the same state.
+ *
+ * <pre>{@code
+ * PlacementExplanation e = engine.explain(claim);
+ * e.chosen().ifPresent(c -> System.out.println(c.node() + " " + c.gpuUuids() + " total " + c.total()));
+ * System.out.println(e.table());
+ * }</pre>
+ *
+ * @param tenantId     the claim's tenant
+ * @param nodePolicy   the node-level policy applied (claim override, class default or engine default)
+ * @param gpuPolicy    the GPU-level policy applied
+ * @param candidates   every feasible node, best total first (ties in cluster order)
+ * @param rejected     every other node, by name, with its reasons
+ * @param general      reasons not tied to a node (granularity, duplicate tenant, empty cluster)
+ * @param chosen       the candidate place would commit: the best total among the shortlisted
+ * @param elapsedNanos time the explanation took, from the engine's {@link io.qgpu.api.Ticker}
+ *
+ * <p>Thread safety: immutable.
+ */
+public record PlacementExplanation(String tenantId, PlacementPolicy nodePolicy, PlacementPolicy gpuPolicy,
+                                   List<Candidate> candidates, Map<String, NodeRejection> rejected,
+                                   List<Reason> general, Optional<Candidate> chosen, long elapsedNanos) {
+
+    public PlacementExplanation {
+        Validate.notBlank("explanation.tenantId", tenantId);
+        Validate.notNull("explanation.nodePolicy", nodePolicy);
+        Validate.notNull("explanation.gpuPolicy", gpuPolicy);
+        candidates = Validate.list("explanation.candidates", candidates);
+        rejected = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Validate.notNull("explanation.rejected", rejected)));
+        general = Validate.list("explanation.general", general);
+        Validate.notNull("explanation.chosen", chosen);
+    }
+
+    /** Whether a placement would be found. */
+    public boolean schedulable() {
+        return chosen.isPresent();
+    }
+
+    /** Which part of the pipeline a score term comes from. */
+    public enum Level {
+        /** A node scorer (the node policy term or a registered {@link io.qgpu.api.placement.NodeScorer}). */
+        NODE,
+        /** A GPU set scorer (clique, link quality, GPU policy, or a registered {@link io.qgpu.api.placement.GpuSetScorer}). */
+        GPU_SET
+    }
+
+    /**
+     * One weighted term of a candidate's total.
+     *
+     * @param level  node or GPU set
+     * @param scorer the scorer's name
+     * @param value  its score, 0..1
+     * @param weight its weight
+     * @param why    the reason, in words
+     */
+    public record Term(Level level, String scorer, double value, double weight, String why) {
+        public Term {
+            Validate.notNull("term.level", level);
+            Validate.notBlank("term.scorer", scorer);
+            Validate.notNull("term.why", why);
+        }
+
+        /** {@code value * weight}. */
+        public double weighted() {
+            return value * weight;
+        }
+    }
+
+    /**
+     * A feasible node with its best GPU set.
+     *
+     * @param node        the node's name
+     * @param gpus        the best GPU set, by position
+     * @param gpuUuids    the same GPUs by UUID
+     * @param total       sum of the weighted terms
+     * @param shortlisted whether the node was among the best by node score whose GPU sets place searches
+     * @param terms       every term of the total
+     */
+    public record Candidate(String node, GpuSet gpus, List<String> gpuUuids, double total, boolean shortlisted,
+                            List<Term> terms) {
+        public Candidate {
+            Validate.notBlank("candidate.node", node);
+            Validate.notNull("candidate.gpus", gpus);
+            gpuUuids = Validate.list("candidate.gpuUuids", gpuUuids);
+            terms = Validate.list("candidate.terms", terms);
+        }
+
+        /** The sum of the node-level terms. */
+        public double nodeScore() {
+            return terms.stream().filter(t -> t.level() == Level.NODE).mapToDouble(Term::weighted).sum();
+        }
+
+        /** The sum of the GPU-set terms. */
+        public double setScore() {
+            return terms.stream().filter(t -> t.level() == Level.GPU_SET).mapToDouble(Term::weighted).sum();
+        }
+    }
+
+    /** A text table of the candidates (with each term) and the refused nodes, for people. */
+    public String table() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("claim ").append(tenantId).append("  node policy ").append(nodePolicy.wireName())
+                .append("  gpu policy ").append(gpuPolicy.wireName()).append('\n');
+        for (Reason r : general) {
+            sb.append("  ! ").append(r.message()).append('\n');
+        }
+        if (!candidates.isEmpty()) {
+            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8s %8s %8s  %s%n", "", "node", "gpus", "node", "gpu-set",
+                    "total", "terms"));
+        }
+        for (Candidate c : candidates) {
+            boolean isChosen = chosen.isPresent() && chosen.get().node().equals(c.node());
+            List<String> terms = new ArrayList<>();
+            for (Term t : c.terms()) {
+                terms.add(String.format(Locale.ROOT, "%s=%.3fx%.2f", t.scorer(), t.value(), t.weight()));
+            }
+            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8.3f %8.3f %8.3f  %s%n",
+                    isChosen ? "=>" : (c.shortlisted() ? "" : "-"), c.node(), c.gpus().toString(), c.nodeScore(), c.setScore(),
+                    c.total(), String.join(" ", terms)));
+            for (Term t : c.terms()) {
+                sb.append("        ").append(t.scorer()).append(": ").append(t.why()).append('\n');
+            }
+        }
+        for (NodeRejection r : rejected.values()) {
+            sb.append("  x   ").append(r.nodeName()).append(": ").append(r.summary()).append('\n');
+        }
+        if (chosen.isEmpty()) {
+            sb.append("  unschedulable\n");
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,106 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.GpuLink;
+import io.qgpu.api.GpuState;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.PriorityClass;
+import io.qgpu.api.Topology;
+
+/**
+ * The built-in score formulas of the {@link PlacementEngine}, public so that custom scorers and
+ * reports compute them the same way. Every value is between 0 and 1.
+ *
+ * <h2>Load of a GPU</h2>
+ * What is really bound to it, idle tenants included (a tenant counts from reservation to release,
+ * whether or not it is running work):
+ * <pre>
+ *   load(g) = 1                                                  if a tenant holds g exclusively
+ *   load(g) = ( memUsed/memory
+ *             + min(1, (onlineGuaranteed + offlineGuaranteed) / 200)
+ *             + tenants / maxTenants(g) ) / 3                     otherwise
+ * </pre>
+ * Guaranteed compute is admitted per class up to 100% each, hence the 200.
+ *
+ * <h2>Load of a node</h2>
+ * {@code nodeLoad(n)} = mean of {@code load(g)} over the node's healthy GPUs (1 when none is healthy).
+ *
+ * <h2>Policy term</h2>
+ * {@code BINPACK: load} (the fullest candidate that still fits scores highest);
+ * {@code SPREAD: 1 - load} (the emptiest scores highest).
+ *
+ * <h2>Link score of a GPU pair</h2>
+ * Ordered as {@link GpuLink#quality()}: NVLink lanes first, then the PCIe common-ancestor level.
+ * <pre>
+ *   linkScore(NVLink with l lanes) = 0.5 + 0.5 * l / maxLanes(node)         in (0.5, 1]
+ *   linkScore(PCIe at level L)     = 0.5 * quality(L) / 60                  in (0, 0.5]
+ *                                     (PSB 0.5, PIX 0.42, PXB 0.33, PHB 0.25, NODE 0.17, SYS 0.08)
+ * </pre>
+ * where {@code maxLanes(node)} is the most lanes of any pair of the node (so the best NVLink pair of
+ * any node scores 1, and on an NVSwitch node every pair scores 1). Every NVLink pair scores above
+ * every PCIe pair.
+ *
+ * <pre>{@code
+ * double l = PlacementScores.gpuLoad(gpuState, GranularityRules.ofDefaults());
+ * double s = PlacementScores.policyTerm(PlacementPolicy.SPREAD, l);   // 1 - l
+ * double q = PlacementScores.linkScore(new GpuLink.NvLink(1), 2);      // 0.75
+ * }</pre>
+ *
+ * <p>Thread safety: stateless.
+ */
+public final class PlacementScores {
+
+    private PlacementScores() {
+    }
+
+    /** {@code load(g)} as defined above. */
+    public static double gpuLoad(GpuState g, GranularityRules rules) {
+        if (g.heldExclusively()) {
+            return 1.0;
+        }
+        double mem = Math.min(1.0, (double) g.memoryUsed() / g.device().memoryBytes());
+        double compute = Math.min(1.0, (g.guaranteed(PriorityClass.ONLINE) + g.guaranteed(PriorityClass.OFFLINE)) / 200.0);
+        double slots = Math.min(1.0, (double) g.tenants() / rules.maxTenants(g.device()));
+        return (mem + compute + slots) / 3.0;
+    }
+
+    /** {@code nodeLoad(n)}: mean GPU load over healthy GPUs, 1 when none is healthy. */
+    public static double nodeLoad(NodeState n, GranularityRules rules) {
+        double sum = 0;
+        int healthy = 0;
+        for (GpuState g : n.gpus()) {
+            if (g.device().healthy()) {
+                sum += gpuLoad(g, rules);
+                healthy++;
+            }
+        }
+        return healthy == 0 ? 1.0 : sum / healthy;
+    }
+
+    /** The policy term: {@code load} for binpack, {@code 1 - load} for spread. */
+    public static double policyTerm(PlacementPolicy policy, double load) {
+        return policy == PlacementPolicy.BINPACK ? load : 1.0 - load;
+    }
+
+    /** {@code linkScore(link)} for a node whose best NVLink pair has {@code maxLanes} lanes (1 if none). */
+    public static double linkScore(GpuLink link, int maxLanes) {
+        if (link instanceof GpuLink.NvLink nv) {
+            return 0.5 + 0.5 * Math.min(nv.lanes(), maxLanes) / Math.max(1, maxLanes);
+        }
+        return 0.5 * link.quality() / 60.0;
+    }
+
+    /** The most NVLink lanes of any pair of the topology, or 1 when no pair has NVLink. */
+    public static int maxLanes(Topology t) {
+        int max = 1;
+        for (int a = 0; a < t.size(); a++) {
+            for (int b = a + 1; b < t.size(); b++) {
+                if (t.link(a, b) instanceof GpuLink.NvLink nv) {
+                    max = Math.max(max, nv.lanes());
+                }
+            }
+        }
+        return max;
+    }
+}
