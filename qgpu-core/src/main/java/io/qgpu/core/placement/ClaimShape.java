@@ -13,8 +13,6 @@ final class ClaimShape {
     final long memory;
     final int compute;
     final boolean online;
-    /** 0 online, 1 offline: index of per-class aggregates. */
-    final int cls;
     /** {@link NodeSummary#RES_ONLINE} or {@link NodeSummary#RES_OFFLINE}. */
     final byte classCode;
     final String exclusion;
@@ -34,7 +32,6 @@ final class ClaimShape {
         this.memory = claim.memoryPerGpuBytes();
         this.compute = claim.computeRequest();
         this.online = claim.priority() == PriorityClass.ONLINE;
-        this.cls = online ? 0 : 1;
         this.classCode = online ? NodeSummary.RES_ONLINE : NodeSummary.RES_OFFLINE;
         this.exclusion = claim.locality().exclusion().orElse(null);
         this.anti = claim.locality().antiAffinity().orElse(null);

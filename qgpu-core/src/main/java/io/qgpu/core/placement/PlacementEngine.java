@@ -126,7 +126,7 @@ public final class PlacementEngine {
     private final double[] setScorerWeights;
     private final Ticker ticker;
     /** Flattened node states by position in {@link Ledger#nodes()}; entries are checked by identity. */
-    private volatile NodeSummary[] cache = new NodeSummary[0];
+    private volatile NodeIndex index = new NodeIndex(0);
 
     private PlacementEngine(Builder b) {
         this.ledger = b.ledger;
@@ -181,7 +181,11 @@ public final class PlacementEngine {
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
             List<NodeState> nodes = ledger.nodes();
             rules = ledger.rules();
-            Eval e = evaluate(c, nodes, rules, false);
+            Eval e = evaluate(c, nodes, rules, false, false);
+            if (e.chosen == null) {
+                // the fast pass found nothing: confirm on the nodes' own summaries before saying so
+                e = evaluate(c, nodes, rules, false, true);
+            }
             if (e.chosen == null) {
                 return unschedulable(c, nodes, rules);
             }
@@ -222,7 +226,7 @@ public final class PlacementEngine {
                     Optional.empty(), ticker.read() - t0);
         }
         List<NodeState> nodes = ledger.nodes();
-        Eval e = evaluate(c, nodes, rules, true);
+        Eval e = evaluate(c, nodes, rules, true, true);
         Set<NodeSummary> shortlisted = Collections.newSetFromMap(new IdentityHashMap<>());
         shortlisted.addAll(e.shortlist);
         Set<NodeState> feasibleStates = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -295,11 +299,16 @@ public final class PlacementEngine {
         }
     }
 
-    private Eval evaluate(ClaimShape c, List<NodeState> nodes, GranularityRules rules, boolean explain) {
+    /**
+     * One pass over a view. {@code exact}: every node's own summary is consulted (no key prefilter, no
+     * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
+     * consistent state it chooses what the fast pass chooses.
+     */
+    private Eval evaluate(ClaimShape c, List<NodeState> nodes, GranularityRules rules, boolean explain, boolean exact) {
         Eval e = new Eval();
-        NodeSummary[] arr = cacheFor(nodes.size());
+        NodeIndex idx = indexFor(nodes.size());
         if (c.affinity != null) {
-            Group g = findGroup(c, nodes, rules, arr);
+            Group g = findGroup(c, nodes, rules, idx);
             if (g != null) {
                 e.group = g;
                 NodeSummary s = g.summary;
@@ -322,12 +331,37 @@ public final class PlacementEngine {
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
         int top = 0;
+        double nodeWeight = config.nodeWeight();
         for (int i = 0; i < n; i++) {
-            NodeSummary s = summary(arr, i, nodes.get(i), rules);
+            NodeState ns = nodes.get(i);
+            NodeSummary s = null;
+            long key;
+            if (exact) {
+                s = idx.summary(i, ns, rules);
+                key = s.key(c.online);
+            } else {
+                idx.ensure(i, ns, rules);
+                key = idx.key(i, c.online);
+                if (!NodeIndex.fits(key, c)) {
+                    continue;
+                }
+            }
+            // shortlist rank: the node policy term on the key's load (to 1/65535) plus registered scorers
+            double load = NodeIndex.load(key);
+            double v = nodeWeight * (c.nodeBinpack ? load : 1.0 - load);
+            for (int j = 0; j < nodeScorers.length; j++) {
+                v += nodeScorerWeights[j] * Score.check(nodeScorers[j].name() + ".score",
+                        nodeScorers[j].score(c.claim, ns, ledger));
+            }
+            if (!exact && top == cap && v <= topV[cap - 1]) {
+                continue;
+            }
+            if (s == null) {
+                s = idx.summary(i, ns, rules);
+            }
             if (!feasible(s, c)) {
                 continue;
             }
-            double v = nodeScore(s, c);
             if (explain) {
                 e.feasible.add(s);
             }
@@ -350,7 +384,7 @@ public final class PlacementEngine {
             }
             int m = candidates(s, c, cand);
             SetSearch.Choice choice = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m);
-            double total = topV[j] + choice.score();
+            double total = nodeScore(s, c) + choice.score();
             if (total > e.total) {
                 e.total = total;
                 e.chosen = s;
@@ -363,25 +397,13 @@ public final class PlacementEngine {
         return e;
     }
 
-    private NodeSummary[] cacheFor(int n) {
-        NodeSummary[] arr = cache;
-        if (arr.length != n) {
-            NodeSummary[] grown = new NodeSummary[n];
-            System.arraycopy(arr, 0, grown, 0, Math.min(n, arr.length));
-            arr = grown;
-            cache = arr;
+    private NodeIndex indexFor(int n) {
+        NodeIndex idx = index;
+        if (idx.size != n) {
+            idx = new NodeIndex(n);
+            index = idx;
         }
-        return arr;
-    }
-
-    /** The cached summary of {@code ns} at position {@code i}, recomputed when the node state changed. */
-    private static NodeSummary summary(NodeSummary[] arr, int i, NodeState ns, GranularityRules rules) {
-        NodeSummary s = arr[i];
-        if (s == null || s.state != ns) {
-            s = NodeSummary.of(ns, s, rules);
-            arr[i] = s;
-        }
-        return s;
+        return idx;
     }
 
     private boolean feasible(NodeSummary s, ClaimShape c) {
@@ -459,13 +481,13 @@ public final class PlacementEngine {
     }
 
     private Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules) {
-        return findGroup(c, nodes, rules, cacheFor(nodes.size()));
+        return findGroup(c, nodes, rules, indexFor(nodes.size()));
     }
 
     /** The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it so). */
-    private static Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules, NodeSummary[] arr) {
+    private static Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules, NodeIndex idx) {
         for (int i = 0; i < nodes.size(); i++) {
-            NodeSummary s = summary(arr, i, nodes.get(i), rules);
+            NodeSummary s = idx.summary(i, nodes.get(i), rules);
             if (!s.anyAffinity) {
                 continue;
             }

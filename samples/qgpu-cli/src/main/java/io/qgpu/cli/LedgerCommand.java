@@ -43,7 +43,7 @@ final class LedgerCommand implements Subcommand {
         return """
                 usage: qgpu ledger INVENTORY.json OPERATIONS.json [--json] [--snapshot OUT.json]
 
-                  INVENTORY.json   {"rules": {"name": "qgpu"}, "nodes": [...]}  (see samples/qgpu-cli/examples/)
+                  INVENTORY.json   {"rules": {"name": "qgpu"}, "nodes": [...]}  (see samples/qgpu-cli/examples/ledger-inventory.json)
                   OPERATIONS.json  a JSON array, applied in order:
                                      {"op": "reserve", "node": N, "gpus": [UUID...], "claim": {...}}
                                      {"op": "release", "tenant": T}

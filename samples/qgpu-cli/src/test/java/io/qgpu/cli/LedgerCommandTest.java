@@ -32,7 +32,7 @@ class LedgerCommandTest {
     @Test
     void appliesTheExampleOperationsAndPrintsEveryRefusal(@TempDir Path tmp) throws Exception {
         Path snap = tmp.resolve("snap.json");
-        Run r = run("ledger", EXAMPLES.resolve("inventory.json").toString(),
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(),
                 EXAMPLES.resolve("ledger-operations.json").toString(), "--snapshot", snap.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("#2 reserve too-big on t4-node [GPU-t4-0]: REFUSED"), r.out());
@@ -51,10 +51,10 @@ class LedgerCommandTest {
     void badInputExitsWithTwoAndNamesTheProblem(@TempDir Path tmp) throws Exception {
         Path ops = tmp.resolve("ops.json");
         Files.writeString(ops, "[{\"op\": \"explode\"}]");
-        Run r = run("ledger", EXAMPLES.resolve("inventory.json").toString(), ops.toString());
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
         assertEquals(2, r.code());
         assertTrue(r.err().contains("operations[0].op = \"explode\""), r.err());
-        Run missing = run("ledger", EXAMPLES.resolve("inventory.json").toString());
+        Run missing = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString());
         assertEquals(2, missing.code());
         assertTrue(missing.err().contains("missing OPERATIONS.json"), missing.err());
         assertEquals(2, run("nope").code());

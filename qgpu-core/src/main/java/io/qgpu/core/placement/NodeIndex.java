@@ -1,0 +1,106 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.NodeState;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The engine's cache of {@link NodeSummary}s by node position, with each node's precheck key for
+ * each priority class in one contiguous array, so that the scan over ten thousand nodes streams
+ * through a few hundred kilobytes instead of chasing a pointer per node.
+ *
+ * <p>Key of a node for one class (64 bits; counts saturate, memory is rounded down, so a key never
+ * rejects a node that has room):
+ * <pre>
+ *   bits  0..15  nodeLoad * 65535, rounded
+ *   bits 16..23  open GPUs usable by the class      (255 = 255 or more)
+ *   bits 24..31  empty open GPUs usable by the class
+ *   bits 32..39  largest free guaranteed compute of the class + 1
+ *   bits 40..63  largest free memory, MiB           (2^24 - 1 = that much or more)
+ * </pre>
+ *
+ * <p>Thread safety: shared by all threads of an engine. Entries are published in the order
+ * summary, keys, state (release), and read state (acquire) first; a summary is immutable and is
+ * always re-checked against the node state it was made from before it decides anything. Keys
+ * written concurrently for another state of the same node may be read with a newer state: they
+ * only rank and pre-filter, and the engine re-scans exactly before it reports a claim
+ * unschedulable, so such a race can change which of two good nodes is chosen, never correctness.
+ */
+final class NodeIndex {
+    private static final long MEM_MAX = (1L << 24) - 1;
+
+    private final AtomicReferenceArray<NodeState> states;
+    private final AtomicReferenceArray<NodeSummary> summaries;
+    private final AtomicLongArray keys;
+    final int size;
+
+    NodeIndex(int n) {
+        this.size = n;
+        this.states = new AtomicReferenceArray<>(n);
+        this.summaries = new AtomicReferenceArray<>(n);
+        this.keys = new AtomicLongArray(2 * n);
+    }
+
+    /** Whether the key of node {@code i} was made from {@code ns}; refreshes it if not. */
+    void ensure(int i, NodeState ns, GranularityRules rules) {
+        if (states.getAcquire(i) != ns) {
+            refresh(i, ns, rules);
+        }
+    }
+
+    /** The key of node {@code i} for the claim's class. */
+    long key(int i, boolean online) {
+        return keys.getOpaque(2 * i + (online ? 0 : 1));
+    }
+
+    /** The summary of node {@code i} made from exactly {@code ns}. */
+    NodeSummary summary(int i, NodeState ns, GranularityRules rules) {
+        NodeSummary s = summaries.getAcquire(i);
+        if (s == null || s.state != ns) {
+            s = refresh(i, ns, rules);
+        }
+        return s;
+    }
+
+    private NodeSummary refresh(int i, NodeState ns, GranularityRules rules) {
+        NodeSummary prev = summaries.getAcquire(i);
+        NodeSummary s = NodeSummary.of(ns, prev, rules);
+        summaries.setRelease(i, s);
+        keys.setOpaque(2 * i, s.key(true));
+        keys.setOpaque(2 * i + 1, s.key(false));
+        states.setRelease(i, ns);
+        return s;
+    }
+
+    static long key(double nodeLoad, int open, int empty, int maxCompute, long maxMem) {
+        long q = Math.round(Math.max(0.0, Math.min(1.0, nodeLoad)) * 65535.0);
+        long o = Math.min(open, 255);
+        long e = Math.min(empty, 255);
+        long cpt = Math.max(-1, Math.min(100, maxCompute)) + 1;
+        long mem = maxMem < 0 ? 0 : Math.min(maxMem >>> 20, MEM_MAX);
+        return q | (o << 16) | (e << 24) | (cpt << 32) | (mem << 40);
+    }
+
+    /** The node load encoded in a key, to 1/65535. */
+    static double load(long key) {
+        return (key & 0xFFFF) / 65535.0;
+    }
+
+    /** Never false when {@link NodeSummary#precheck} is true for the state the key was made from. */
+    static boolean fits(long key, ClaimShape c) {
+        int open = (int) ((key >>> 16) & 0xFF);
+        if (c.exclusive) {
+            int empty = (int) ((key >>> 24) & 0xFF);
+            return empty == 255 || empty >= c.k;
+        }
+        if (open != 255 && open < c.k) {
+            return false;
+        }
+        if ((int) ((key >>> 32) & 0xFF) - 1 < c.compute) {
+            return false;
+        }
+        long mem = key >>> 40;
+        return mem == MEM_MAX || (c.memory >>> 20) <= mem;
+    }
+}
