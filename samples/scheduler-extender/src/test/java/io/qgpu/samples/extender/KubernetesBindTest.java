@@ -157,4 +157,15 @@ class KubernetesBindTest {
         assertTrue(replaced.get("Error").asText().contains("the scheduler asked to bind UID 0000-old"), replaced.toString());
         assertEquals(0, ledger.size());
     }
+
+    @Test
+    void mainStartsAgainstTheClusterAndBinds() throws Exception {
+        try (Main.Running r = Main.start(Main.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--url-prefix", "/"}), client)) {
+            assertEquals(3, r.extender().ledger().nodes().size());
+            var b = TestSupport.post(r.server().baseUrl() + "/bind", bindArgs("team-b", "train-0", "gpu-b"));
+            assertEquals("", TestSupport.tree(b.body()).get("Error").asText(), b.body());
+            assertEquals("gpu-b", client.bindings().inNamespace("team-b").withName("train-0").get().getTarget().getName());
+            assertTrue(r.extender().ledger().placement("team-b/train-0").isPresent());
+        }
+    }
 }

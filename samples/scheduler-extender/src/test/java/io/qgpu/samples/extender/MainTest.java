@@ -4,25 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The documented command lines: options, demo mode, and the Kubernetes mode against the mock API. */
-@EnableKubernetesMockClient(crud = true)
+/** The documented command lines: options and demo mode (the Kubernetes mode is in {@link KubernetesBindTest}). */
 class MainTest {
-
-    static KubernetesMockServer server;
-    static KubernetesClient client;
 
     @TempDir
     Path dir;
@@ -70,22 +62,6 @@ class MainTest {
             assertTrue(r.extender().ledger().placement("team-a/infer-0").isPresent());
             var view = TestSupport.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/ledger")).GET().build());
             assertTrue(view.body().contains("team-a/infer-0"), view.body());
-        }
-    }
-
-    @Test
-    void kubernetesModeSyncsNodesAndBinds() throws Exception {
-        for (String n : List.of("gpu-a", "gpu-b")) {
-            client.nodes().resource(TestSupport.node(n)).create();
-        }
-        var pod = client.pods().inNamespace("team-a").resource(TestSupport.pod("pod-infer.json")).create();
-        try (Main.Running r = Main.start(Main.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--url-prefix", "/"}), client)) {
-            assertEquals(2, r.extender().ledger().nodes().size());
-            String args = "{\"PodName\":\"infer-0\",\"PodNamespace\":\"team-a\",\"PodUID\":\"" + pod.getMetadata().getUid()
-                    + "\",\"Node\":\"gpu-b\"}";
-            var b = TestSupport.post(r.server().baseUrl() + "/bind", args.getBytes(StandardCharsets.UTF_8));
-            assertEquals("", TestSupport.tree(b.body()).get("Error").asText(), b.body());
-            assertEquals("gpu-b", client.bindings().inNamespace("team-a").withName("infer-0").get().getTarget().getName());
         }
     }
 }

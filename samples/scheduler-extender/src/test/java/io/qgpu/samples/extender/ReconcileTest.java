@@ -25,6 +25,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,8 +36,8 @@ import org.junit.jupiter.api.Test;
 @EnableKubernetesMockClient(crud = true)
 class ReconcileTest {
 
-    KubernetesMockServer server;
-    KubernetesClient client;
+    static KubernetesMockServer server;
+    static KubernetesClient client;
 
     private Ledger ledger;
     private GpuExtender extender;
@@ -44,11 +45,15 @@ class ReconcileTest {
     private final BlockingQueue<Placement> released = new LinkedBlockingQueue<>();
     private final PodClaims claims = new PodClaims(GranularityRules.ofDefaults());
 
-    @BeforeEach
-    void cluster() {
+    @BeforeAll
+    static void nodes() {
         for (String n : List.of("gpu-a", "gpu-b", "gpu-c", "cpu-d")) {
             client.nodes().resource(TestSupport.node(n)).create();
         }
+    }
+
+    @BeforeEach
+    void cluster() {
         ledger = Ledger.create(GranularityRules.ofDefaults(), List.of());
         extender = new GpuExtender(ledger, PlacementConfig.defaults(), new KubernetesCluster(client));
         sync = new KubernetesSync(client, extender, released::add);
@@ -57,6 +62,9 @@ class ReconcileTest {
     @AfterEach
     void close() {
         sync.close();
+        for (String ns : List.of("team-a", "team-b", "team-c")) {
+            client.pods().inNamespace(ns).delete();
+        }
     }
 
     /** A pod as bind leaves it: on a node, with the decision in its annotations. */
