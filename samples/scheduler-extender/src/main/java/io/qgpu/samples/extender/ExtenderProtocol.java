@@ -18,7 +18,7 @@ import java.util.Map;
  *
  * <pre>{@code
  * FilterResult r = FilterResult.ofNames(List.of("node-a"), Map.of("node-b", "GPU-b0: INSUFFICIENT_MEMORY ..."), Map.of());
- * String json = ExtenderJson.write(r);
+ * String json = new String(ExtenderRequests.write(r), StandardCharsets.UTF_8);
  * // {"Nodes":null,"NodeNames":["node-a"],"FailedNodes":{"node-b":"..."},"FailedAndUnresolvableNodes":{},"Error":""}
  * }</pre>
  *
