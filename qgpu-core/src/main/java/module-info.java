@@ -7,5 +7,6 @@ module io.qgpu.core {
     requires org.slf4j;
     requires com.fasterxml.jackson.databind;
 
-    // exports are added as packages land
+    exports io.qgpu.core.compute;
+    exports io.qgpu.core.preempt;
 }
