@@ -55,11 +55,20 @@ final class GpuSim {
     final List<long[]> modeTimeline = new ArrayList<>();
     final LongList preemptionWaits = new LongList();
     final LongList releaseDelays = new LongList();
+    final LongList resumeDelays = new LongList();
     long forced;
     private long lastOnlineIdleAt = Long.MIN_VALUE;
     /** Online went idle at {@link #lastOnlineIdleAt} and the GPU was released; no offline tenant has run since. */
     private boolean awaitingOfflineResume;
     private boolean closingPreemption;
+    // time in mode OFFLINE while some offline tenant had work
+    private GpuMode currentMode = GpuMode.OFFLINE;
+    private int offlineWithWork;
+    private long demandAccountedTo;
+    private long offlineDemandNanos;
+    /** The compute engine answered WaitUntil: every waiting offline tenant is held back by its policy. */
+    private boolean policyHolding;
+    long policyHeldNanos;
 
     GpuSim(GpuSpec spec, Scenario scenario, SimEngines engines, SimRun run, SplittableRandom root) {
         this.id = spec.id();
@@ -86,6 +95,10 @@ final class GpuSim {
     // ---- work arriving ----
 
     void onWork(TenantSim x) {
+        if (!x.online) {
+            accountDemand(run.now());
+            offlineWithWork++;
+        }
         x.submitted = true;
         trace(x, TraceKind.SUBMIT, "");
         apply(new PreemptionEvent.Submit(run.now(), x.id));
@@ -109,12 +122,15 @@ final class GpuSim {
 
     private void handle(Action a) {
         if (a instanceof Action.ModeChanged m) {
+            accountDemand(m.at());
+            currentMode = m.to();
             modeTimeline.add(new long[] {m.at(), m.to().ordinal()});
             closingPreemption = m.from() == GpuMode.PREEMPTING && m.to() == GpuMode.ONLINE;
             if (m.to() == GpuMode.RELEASING && m.from() == GpuMode.ONLINE) {
                 lastOnlineIdleAt = m.at();
             }
             if (m.from() == GpuMode.RELEASING && m.to() == GpuMode.OFFLINE) {
+                releaseDelays.add(m.at() - lastOnlineIdleAt);
                 awaitingOfflineResume = true;
             }
             if (m.from() == GpuMode.OFFLINE) {
@@ -201,6 +217,7 @@ final class GpuSim {
             return;
         }
         TokenDecision d = compute.schedule();
+        policyHolding(d instanceof TokenDecision.WaitUntil);
         if (d instanceof TokenDecision.Granted g) {
             TenantSim x = tenant(g.grant().tenant());
             holder = x;
@@ -244,7 +261,7 @@ final class GpuSim {
         segStart = run.now();
         executing = true;
         if (awaitingOfflineResume) {
-            releaseDelays.add(run.now() - lastOnlineIdleAt);
+            resumeDelays.add(run.now() - lastOnlineIdleAt);
             awaitingOfflineResume = false;
         }
         long ep = ++execEpoch;
@@ -326,6 +343,10 @@ final class GpuSim {
     }
 
     private void goIdle(TenantSim x) {
+        if (!x.online) {
+            accountDemand(run.now());
+            offlineWithWork--;
+        }
         x.submitted = false;
         trace(x, TraceKind.IDLE, "");
         apply(new PreemptionEvent.Idle(run.now(), x.id));
@@ -390,7 +411,26 @@ final class GpuSim {
 
     // ---- the end ----
 
+    private void accountDemand(long at) {
+        if (currentMode == GpuMode.OFFLINE && offlineWithWork > 0) {
+            if (policyHolding) {
+                policyHeldNanos += at - demandAccountedTo;
+            } else {
+                offlineDemandNanos += at - demandAccountedTo;
+            }
+        }
+        demandAccountedTo = at;
+    }
+
+    private void policyHolding(boolean holding) {
+        if (holding != policyHolding) {
+            accountDemand(run.now());
+            policyHolding = holding;
+        }
+    }
+
     void finish() {
+        accountDemand(run.now());
         if (executing) {
             holder.busy.add(segStart, run.now(), 1.0);
             executing = false;
@@ -412,17 +452,19 @@ final class GpuSim {
         return m;
     }
 
-    /** Offline GPU time while in mode OFFLINE, and the time in mode OFFLINE. */
+    /**
+     * Offline GPU time while in mode OFFLINE, and the time in mode OFFLINE while offline tenants had
+     * work that their policy let them run.
+     */
     double[] offlineUseOfOfflineMode(long end, Map<String, BusyLog> logs) {
         double used = 0;
-        double time = 0;
+        double time = offlineDemandNanos;
         for (int i = 0; i < modeTimeline.size(); i++) {
             if (modeTimeline.get(i)[1] != GpuMode.OFFLINE.ordinal()) {
                 continue;
             }
             long from = Math.min(modeTimeline.get(i)[0], end);
             long to = i + 1 < modeTimeline.size() ? Math.min(modeTimeline.get(i + 1)[0], end) : end;
-            time += to - from;
             for (TenantSim t : tenants.values()) {
                 if (!t.online) {
                     used += logs.get(t.id).gpuNanosBetween(from, to);

@@ -95,9 +95,10 @@ public final class Simulator {
             double[] idleUse = g.offlineUseOfOfflineMode(end, logs);
             gpuMetrics.add(new GpuMetrics(g.id, g.spec.policy(), g.spec.slicing(), (onlineNanos + offlineNanos) / end,
                     onlineNanos / end, offlineNanos / end, modes, idleUse[1] == 0 ? -1 : idleUse[0] / idleUse[1],
-                    g.preemptionWaits.size(), g.preemptionWaits.percentile(50), g.preemptionWaits.percentile(99),
-                    g.preemptionWaits.max(), g.forced, g.releaseDelays.size(), g.releaseDelays.min(),
-                    g.releaseDelays.max()));
+                    g.policyHeldNanos, g.preemptionWaits.size(), g.preemptionWaits.percentile(50),
+                    g.preemptionWaits.percentile(99), g.preemptionWaits.max(), g.forced, g.releaseDelays.size(),
+                    g.releaseDelays.min(), g.releaseDelays.max(), g.resumeDelays.size(), g.resumeDelays.min(),
+                    g.resumeDelays.max()));
         }
         List<TraceEvent> events = new ArrayList<>(run.traceEvents());
         events.sort(Comparator.comparingLong(TraceEvent::atNanos));

@@ -213,12 +213,12 @@ final class Claims {
     static String resumesAtReleaseDelay(SimResult r, int atLeastReleases) {
         long delay = r.scenario().preemption().releaseDelayNanos();
         for (GpuMetrics g : r.gpus()) {
-            if (g.releases() < atLeastReleases) {
-                return g.gpu() + " resumed offline work only " + g.releases() + " times: nothing to judge";
+            if (g.resumes() < atLeastReleases) {
+                return g.gpu() + " resumed offline work only " + g.resumes() + " times: nothing to judge";
             }
-            if (g.releaseDelayMinNanos() < delay || g.releaseDelayMaxNanos() > delay + TICK) {
-                return g.gpu() + ": offline resumed " + Dist.fmt(g.releaseDelayMinNanos()) + " to "
-                        + Dist.fmt(g.releaseDelayMaxNanos()) + " after online went idle, expected " + Dist.fmt(delay)
+            if (g.resumeDelayMinNanos() < delay || g.resumeDelayMaxNanos() > delay + TICK) {
+                return g.gpu() + ": offline ran again " + Dist.fmt(g.resumeDelayMinNanos()) + " to "
+                        + Dist.fmt(g.resumeDelayMaxNanos()) + " after online went idle, expected " + Dist.fmt(delay)
                         + " within " + Dist.fmt(TICK);
             }
         }

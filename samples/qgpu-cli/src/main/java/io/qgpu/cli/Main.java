@@ -19,6 +19,7 @@ public final class Main {
         Map<String, Subcommand> all = new LinkedHashMap<>();
         for (Subcommand s : List.<Subcommand>of(
                 // subcommands register here, one per line
+                new SimulateCommand()
         )) {
             all.put(s.name(), s);
         }
