@@ -25,6 +25,8 @@ import java.util.SplittableRandom;
  */
 final class GpuSim {
 
+    private static final GpuMode[] MODES = GpuMode.values();
+
     final String id;
     final GpuSpec spec;
     private final SimRun run;
@@ -173,7 +175,9 @@ final class GpuSim {
                 x.preemptionWaits.add(r.waitedNanos());
                 preemptionWaits.add(r.waitedNanos());
             }
-            trace(x, TraceKind.RUN, "waited=" + Dist.fmt(r.waitedNanos()));
+            if (run.tracing()) {
+                trace(x, TraceKind.RUN, "waited=" + Dist.fmt(r.waitedNanos()));
+            }
         }
     }
 
@@ -446,7 +450,7 @@ final class GpuSim {
         for (int i = 0; i < modeTimeline.size(); i++) {
             long from = modeTimeline.get(i)[0];
             long to = i + 1 < modeTimeline.size() ? modeTimeline.get(i + 1)[0] : end;
-            GpuMode mode = GpuMode.values()[(int) modeTimeline.get(i)[1]];
+            GpuMode mode = MODES[(int) modeTimeline.get(i)[1]];
             m.merge(mode, Math.max(0, Math.min(to, end) - Math.min(from, end)), Long::sum);
         }
         return m;
