@@ -7,6 +7,10 @@ module io.qgpu.core {
     requires org.slf4j;
     requires com.fasterxml.jackson.databind;
 
+    exports io.qgpu.core.ledger;
+    exports io.qgpu.core.json;
     exports io.qgpu.core.compute;
     exports io.qgpu.core.preempt;
+
+    opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SimulateCommandTest {
 
     private static final Path SCENARIOS = Path.of("scenarios");
-    private static final Path DEFAULT = SCENARIOS.resolve("online-offline-burst.json");
+    private static final Path DEFAULT = SCENARIOS.resolve("online-offline-burst-share.json");
 
     record Run(int rc, String out, String err) {
     }
@@ -56,7 +56,7 @@ class SimulateCommandTest {
     void theDefaultScenarioRunsEndToEndAndWritesChartSharesMetricsAndTrace(@TempDir Path tmp) throws IOException {
         Run r = qgpu("simulate", DEFAULT.toString(), "--out", tmp.toString(), "--duration", "20s", "--seed", "5");
         assertEquals(0, r.rc(), r.err());
-        assertTrue(r.out().contains("qgpu simulate: online-offline-burst, seed 5, 20 s of virtual time"), r.out());
+        assertTrue(r.out().contains("qgpu simulate: online-offline-burst-share, seed 5, 20 s of virtual time"), r.out());
         assertTrue(r.out().contains("(bound 1ms: kept)"), r.out());
         assertTrue(r.out().contains("train-a        offline  60% + idle"), r.out());
 

@@ -1,0 +1,324 @@
+package io.qgpu.core.json;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.qgpu.api.Claim;
+import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.Health;
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.IsolationPolicy;
+import io.qgpu.api.Locality;
+import io.qgpu.api.Node;
+import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.PriorityClass;
+import io.qgpu.api.Selectors;
+import io.qgpu.api.Slice;
+import io.qgpu.api.Topology;
+import io.qgpu.api.TopologyLevel;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The wire format: plain records that Jackson maps, and their conversions to the model. */
+final class Dto {
+    private Dto() {
+    }
+
+    static <T> List<T> orEmpty(List<T> l) {
+        return l == null ? List.of() : l;
+    }
+
+    static <T> Set<T> orEmpty(Set<T> l) {
+        return l == null ? Set.of() : l;
+    }
+
+    static <K, V> Map<K, V> orEmpty(Map<K, V> m) {
+        return m == null ? Map.of() : m;
+    }
+
+    static <T> T required(String field, T v) {
+        if (v == null) {
+            throw new InvalidValueException(field, null, "is required");
+        }
+        return v;
+    }
+
+    static long memory(String field, Long bytes, Long gib, boolean required) {
+        if (bytes != null && gib != null) {
+            throw new InvalidValueException(field, bytes, "give memoryBytes or memoryGiB, not both");
+        }
+        if (gib != null) {
+            if (gib < 0 || gib > Long.MAX_VALUE / GpuDevice.GIB) {
+                throw new InvalidValueException(field.replace("memoryBytes", "memoryGiB"), gib, "is out of range");
+            }
+            return gib * GpuDevice.GIB;
+        }
+        if (bytes == null) {
+            if (required) {
+                throw new InvalidValueException(field, null, "is required (memoryBytes or memoryGiB)");
+            }
+            return 0;
+        }
+        return bytes;
+    }
+
+    // ------------------------------------------------------------ links
+
+    static String linkLabel(GpuLink l) {
+        return l.label();
+    }
+
+    static GpuLink parseLink(String field, String label) {
+        required(field, label);
+        String s = label.trim().toUpperCase(java.util.Locale.ROOT);
+        if (s.startsWith("NV")) {
+            try {
+                return new GpuLink.NvLink(Integer.parseInt(s.substring(2)));
+            } catch (NumberFormatException e) {
+                throw new InvalidValueException(field, label, "NVLink is written NV<lanes>, for example NV4");
+            }
+        }
+        return switch (s) {
+            case "PSB" -> new GpuLink.Pcie(TopologyLevel.INTERNAL);
+            case "PIX" -> new GpuLink.Pcie(TopologyLevel.SINGLE);
+            case "PXB" -> new GpuLink.Pcie(TopologyLevel.MULTIPLE);
+            case "PHB" -> new GpuLink.Pcie(TopologyLevel.HOSTBRIDGE);
+            case "NODE" -> new GpuLink.Pcie(TopologyLevel.NODE);
+            case "SYS" -> new GpuLink.Pcie(TopologyLevel.SYSTEM);
+            default -> throw new InvalidValueException(field, label, "must be NV<lanes>, PSB, PIX, PXB, PHB, NODE or SYS");
+        };
+    }
+
+    // ------------------------------------------------------------ rules
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"name", "memoryUnitBytes", "minMemoryBytes", "computeUnit", "maxTenantsPerGpu", "memoryPerTenantSlotBytes"})
+    record RulesDto(String name, Long memoryUnitBytes, Long minMemoryBytes, Integer computeUnit, Integer maxTenantsPerGpu,
+                    Long memoryPerTenantSlotBytes) {
+        static RulesDto of(GranularityRules r) {
+            return new RulesDto(r.name(), r.memoryUnitBytes(), r.minMemoryBytes(), r.computeUnit(), r.maxTenantsPerGpu(),
+                    r.memoryPerTenantSlotBytes());
+        }
+
+        GranularityRules toModel() {
+            if (memoryUnitBytes == null && minMemoryBytes == null && computeUnit == null && maxTenantsPerGpu == null
+                    && memoryPerTenantSlotBytes == null) {
+                return GranularityRules.preset(required("rules.name", name));
+            }
+            return new GranularityRules(required("rules.name", name), required("rules.memoryUnitBytes", memoryUnitBytes),
+                    required("rules.minMemoryBytes", minMemoryBytes), required("rules.computeUnit", computeUnit),
+                    required("rules.maxTenantsPerGpu", maxTenantsPerGpu),
+                    required("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes));
+        }
+    }
+
+    // ------------------------------------------------------------ inventory
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"uuid", "index", "model", "memoryBytes", "memoryGiB", "health", "numaNode", "isolationPolicy", "reservedFor"})
+    record GpuDto(String uuid, Integer index, String model, Long memoryBytes, Long memoryGiB, String health, Integer numaNode,
+                  String isolationPolicy, String reservedFor) {
+        static GpuDto of(GpuDevice g) {
+            return new GpuDto(g.uuid(), g.index(), g.model(), g.memoryBytes(), null, g.health().name().toLowerCase(java.util.Locale.ROOT),
+                    g.numaNode(), g.isolationPolicy().wireName(), g.reservedFor().map(PriorityClass::wireName).orElse(null));
+        }
+
+        GpuDevice toModel(String f) {
+            String u = required(f + ".uuid", uuid);
+            return GpuDevice.builder(u)
+                    .index(required(f + "[" + u + "].index", index))
+                    .model(model == null ? "unknown" : model)
+                    .memoryBytes(memory(f + "[" + u + "].memoryBytes", memoryBytes, memoryGiB, true))
+                    .health(health == null ? Health.HEALTHY : parseHealth(f + "[" + u + "].health", health))
+                    .numaNode(numaNode == null ? -1 : numaNode)
+                    .isolationPolicy(isolationPolicy == null ? IsolationPolicy.BEST_EFFORT
+                            : IsolationPolicy.fromName(f + "[" + u + "].isolationPolicy", isolationPolicy))
+                    .reservedFor(reservedFor == null ? null : PriorityClass.fromName(f + "[" + u + "].reservedFor", reservedFor))
+                    .build();
+        }
+    }
+
+    static Health parseHealth(String field, String s) {
+        for (Health h : Health.values()) {
+            if (h.name().equalsIgnoreCase(s)) {
+                return h;
+            }
+        }
+        throw new InvalidValueException(field, s, "must be healthy or unhealthy");
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record LinkDto(Integer a, Integer b, String link) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    @JsonPropertyOrder({"name", "labels", "gpus", "defaultLink", "links"})
+    record NodeDto(String name, Map<String, String> labels, List<GpuDto> gpus, String defaultLink, List<LinkDto> links) {
+        static NodeDto of(Node n) {
+            Topology t = n.topology();
+            // write the most common link as the default and the rest as exceptions
+            Map<String, Integer> counts = new LinkedHashMap<>();
+            for (int a = 0; a < t.size(); a++) {
+                for (int b = a + 1; b < t.size(); b++) {
+                    counts.merge(t.link(a, b).label(), 1, Integer::sum);
+                }
+            }
+            String common = counts.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(null);
+            List<LinkDto> links = new ArrayList<>();
+            for (int a = 0; a < t.size(); a++) {
+                for (int b = a + 1; b < t.size(); b++) {
+                    String l = t.link(a, b).label();
+                    if (!l.equals(common)) {
+                        links.add(new LinkDto(a, b, l));
+                    }
+                }
+            }
+            return new NodeDto(n.name(), n.labels(), n.gpus().stream().map(GpuDto::of).toList(), common, links);
+        }
+
+        Node toModel(String f) {
+            String nm = required(f + ".name", name);
+            String nf = "node[" + nm + "]";
+            Node.Builder b = Node.builder(nm).labels(orEmpty(labels));
+            List<GpuDto> gs = orEmpty(gpus);
+            for (int i = 0; i < gs.size(); i++) {
+                b.gpu(required(nf + ".gpus[" + i + "]", gs.get(i)).toModel(nf + ".gpus"));
+            }
+            if (defaultLink != null) {
+                b.defaultLink(parseLink(nf + ".defaultLink", defaultLink));
+            }
+            for (LinkDto l : orEmpty(links)) {
+                b.link(required(nf + ".links.a", l.a()), required(nf + ".links.b", l.b()),
+                        parseLink(nf + ".links[" + l.a() + "," + l.b() + "]", l.link()));
+            }
+            return b.build();
+        }
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"schemaVersion", "rules", "nodes"})
+    record InventoryDto(Integer schemaVersion, RulesDto rules, List<NodeDto> nodes) {
+    }
+
+    // ------------------------------------------------------------ claims and placements
+
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    record SelectorsDto(Set<String> includeModels, Set<String> excludeModels, Set<String> includeUuids,
+                        Set<String> excludeUuids, Map<String, String> nodeLabels) {
+        static SelectorsDto of(Selectors s) {
+            return s.isNone() ? null : new SelectorsDto(s.includeModels(), s.excludeModels(), s.includeUuids(),
+                    s.excludeUuids(), s.nodeLabels());
+        }
+
+        Selectors toModel() {
+            return new Selectors(orEmpty(includeModels), orEmpty(excludeModels), orEmpty(includeUuids),
+                    orEmpty(excludeUuids), orEmpty(nodeLabels));
+        }
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record LocalityDto(String affinity, String antiAffinity, String exclusion) {
+        static LocalityDto of(Locality l) {
+            return l.isNone() ? null : new LocalityDto(l.affinity().orElse(null), l.antiAffinity().orElse(null),
+                    l.exclusion().orElse(null));
+        }
+
+        Locality toModel() {
+            return Locality.of(affinity, antiAffinity, exclusion);
+        }
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"tenant", "gpus", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive",
+            "selectors", "locality", "nodePolicy", "gpuPolicy"})
+    record ClaimDto(String tenant, Integer gpus, Long memoryBytes, Long memoryGiB, Integer computeRequest,
+                    Integer computeLimit, String priority, Boolean exclusive, SelectorsDto selectors, LocalityDto locality,
+                    String nodePolicy, String gpuPolicy) {
+        static ClaimDto of(Claim c) {
+            return new ClaimDto(c.tenantId(), c.gpuCount(), c.exclusive() ? null : c.memoryPerGpuBytes(), null,
+                    c.computeRequest(), c.computeLimit(), c.priority().wireName(), c.exclusive() ? Boolean.TRUE : null,
+                    SelectorsDto.of(c.selectors()), LocalityDto.of(c.locality()),
+                    c.nodePolicy().map(PlacementPolicy::wireName).orElse(null),
+                    c.gpuPolicy().map(PlacementPolicy::wireName).orElse(null));
+        }
+
+        Claim toModel() {
+            String t = required("claim.tenant", tenant);
+            String f = "claim[" + t + "]";
+            Claim.Builder b = Claim.builder(t).gpus(gpus == null ? 1 : gpus);
+            if (Boolean.TRUE.equals(exclusive)) {
+                if (memoryBytes != null || memoryGiB != null) {
+                    throw new InvalidValueException(f + ".memoryBytes", memoryBytes != null ? memoryBytes : memoryGiB,
+                            "an exclusive claim takes the whole GPU; leave memory out");
+                }
+                if ((computeRequest != null && computeRequest != 100) || (computeLimit != null && computeLimit != 100)) {
+                    throw new InvalidValueException(f + ".computeRequest", computeRequest,
+                            "an exclusive claim has compute 100/100; leave compute out");
+                }
+                b.exclusive();
+            } else {
+                b.memoryBytes(memory(f + ".memoryBytes", memoryBytes, memoryGiB, true));
+                b.compute(computeRequest == null ? 0 : computeRequest, computeLimit == null ? 100 : computeLimit);
+            }
+            if (priority != null) {
+                b.priority(PriorityClass.fromName(f + ".priority", priority));
+            }
+            if (selectors != null) {
+                b.selectors(selectors.toModel());
+            }
+            if (locality != null) {
+                b.locality(locality.toModel());
+            }
+            if (nodePolicy != null) {
+                b.nodePolicy(PlacementPolicy.fromName(f + ".nodePolicy", nodePolicy));
+            }
+            if (gpuPolicy != null) {
+                b.gpuPolicy(PlacementPolicy.fromName(f + ".gpuPolicy", gpuPolicy));
+            }
+            return b.build();
+        }
+    }
+
+    @JsonPropertyOrder({"gpu", "memoryBytes", "computeRequest", "computeLimit"})
+    record SliceDto(String gpu, Long memoryBytes, Integer computeRequest, Integer computeLimit) {
+        static SliceDto of(Slice s) {
+            return new SliceDto(s.gpuUuid(), s.memoryBytes(), s.computeRequest(), s.computeLimit());
+        }
+
+        Slice toModel(String f) {
+            return new Slice(required(f + ".gpu", gpu), required(f + ".memoryBytes", memoryBytes),
+                    required(f + ".computeRequest", computeRequest), required(f + ".computeLimit", computeLimit));
+        }
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"claim", "node", "slices", "environment"})
+    record PlacementDto(ClaimDto claim, String node, List<SliceDto> slices, Map<String, String> environment) {
+        static PlacementDto of(Placement p) {
+            return new PlacementDto(ClaimDto.of(p.claim()), p.nodeName(), p.slices().stream().map(SliceDto::of).toList(),
+                    p.environment());
+        }
+
+        Placement toModel() {
+            Claim c = required("placement.claim", claim).toModel();
+            String f = "placement[" + c.tenantId() + "]";
+            List<Slice> ss = new ArrayList<>();
+            List<SliceDto> in = orEmpty(slices);
+            for (int i = 0; i < in.size(); i++) {
+                ss.add(required(f + ".slices[" + i + "]", in.get(i)).toModel(f + ".slices[" + i + "]"));
+            }
+            // environment is derived; a stored one is ignored on purpose
+            return new Placement(c, required(f + ".node", node), ss);
+        }
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"schemaVersion", "rules", "nodes", "placements"})
+    record SnapshotDto(Integer schemaVersion, RulesDto rules, List<NodeDto> nodes, List<PlacementDto> placements) {
+    }
+}
