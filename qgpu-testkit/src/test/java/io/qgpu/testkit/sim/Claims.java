@@ -183,6 +183,11 @@ final class Claims {
             if (offlineMode < r.scenario().durationNanos() / 10) {
                 return g.gpu() + " was left to offline work only " + Dist.fmt(offlineMode) + ": nothing to judge";
             }
+            boolean uncapped = g.policy() == IsolationPolicy.BEST_EFFORT || g.policy() == IsolationPolicy.BURST_SHARE;
+            if (uncapped && g.policyHeldNanos() > 0) {
+                return g.gpu() + ": the " + g.policy().wireName() + " engine held offline work back for "
+                        + Dist.fmt(g.policyHeldNanos()) + " although nothing caps it";
+            }
             if (g.offlineUseOfIdle() < atLeast) {
                 return g.gpu() + ": offline used " + pct(g.offlineUseOfIdle()) + " of the time online left idle, expected at least "
                         + pct(atLeast);

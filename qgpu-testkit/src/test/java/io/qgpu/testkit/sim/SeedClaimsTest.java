@@ -128,7 +128,10 @@ class SeedClaimsTest {
     @Test
     void theIdleUseCheckRejectsAnEngineThatPausesBetweenGrants() {
         SimResult r = run(BrokenEngines.gapAfterRelease(Duration.ofMillis(10)), Claims.onlineOffline(TenantSpec.DEFAULT_SUSPEND_LATENCY));
-        assertNotNull(Claims.offlineUsesIdle(r, 0.99));
+        String v = Claims.offlineUsesIdle(r, 0.99);
+        assertNotNull(v);
+        assertTrue(v.contains("held offline work back"), v);
+        assertTrue(r.gpu("gpu0").policyHeldNanos() > r.scenario().durationNanos() / 100, "more than 1% of the time lost");
     }
 
     // 6. "all computing power within one millisecond after they submit"
