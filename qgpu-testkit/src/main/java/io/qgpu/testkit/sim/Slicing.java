@@ -7,6 +7,8 @@ package io.qgpu.testkit.sim;
  * GpuSpec qgpu = GpuSpec.of("gpu0", IsolationPolicy.FIXED_SHARE, tenants);               // DRIVER
  * GpuSpec gemini = qgpu.withSlicing(Slicing.LAUNCH);
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum Slicing {
     /** The driver stops the holder when its grant expires, mid-kernel if need be (qGPU). */

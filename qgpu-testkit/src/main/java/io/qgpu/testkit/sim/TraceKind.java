@@ -6,6 +6,8 @@ package io.qgpu.testkit.sim;
  * <pre>{@code
  * result.trace().stream().filter(e -> e.kind() == TraceKind.FORCED).count();
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum TraceKind {
     /** The tenant has work (was idle). */
