@@ -185,7 +185,10 @@ final class ScenarioReader {
         try {
             return new TenantSpec(id, priority, request, limit, w, suspend, from, until);
         } catch (InvalidValueException e) {
-            throw new InvalidValueException(path + e.field().substring(e.field().indexOf(']') + 1), e.value(), e.rule());
+            // TenantSpec names fields tenants[<id>].request etc. (or tenant.id): rename them to the JSON path
+            int bracket = e.field().indexOf(']');
+            String field = bracket >= 0 ? path + e.field().substring(bracket + 1) : path + ".id";
+            throw new InvalidValueException(field, e.value(), e.rule());
         }
     }
 

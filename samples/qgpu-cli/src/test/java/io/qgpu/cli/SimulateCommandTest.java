@@ -146,6 +146,12 @@ class SimulateCommandTest {
         assertEquals(2, r.rc());
         assertTrue(r.err().contains("more than 100%"), r.err());
 
+        Path limitBelowRequest = tmp.resolve("limit.json");
+        Files.writeString(limitBelowRequest, Files.readString(DEFAULT).replace("\"request\": 60,", "\"request\": 60, \"limit\": 50,"));
+        r = qgpu("simulate", limitBelowRequest.toString());
+        assertEquals(2, r.rc());
+        assertTrue(r.err().contains("gpus[0].tenants[2].limit = 50"), r.err());
+
         Path notJson = tmp.resolve("broken.json");
         Files.writeString(notJson, "{ \"name\": ");
         r = qgpu("simulate", notJson.toString());
