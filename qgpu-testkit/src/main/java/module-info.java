@@ -12,6 +12,7 @@ module io.qgpu.testkit {
     exports io.qgpu.testkit.property;
     exports io.qgpu.testkit.invariants;
     exports io.qgpu.testkit.contract;
+    exports io.qgpu.testkit.sim;
 
     // JUnit reflects over the inherited rule methods of the contract suite
     opens io.qgpu.testkit.contract to org.junit.platform.commons;

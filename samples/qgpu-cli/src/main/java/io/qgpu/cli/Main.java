@@ -18,6 +18,7 @@ public final class Main {
     static Map<String, Subcommand> subcommands() {
         Map<String, Subcommand> all = new LinkedHashMap<>();
         for (Subcommand s : List.<Subcommand>of(
+                new SimulateCommand(),
                 new LedgerCommand(),
                 new PlaceCommand(),
                 new InventoryCommand()
