@@ -1,8 +1,18 @@
-/** Fake GPUs and machines, a GPU simulator, seeded generators with shrinking, invariant checkers, a contract suite. */
+/**
+ * The qgpu testkit, a test dependency for anyone writing a GPU scheduler: fake GPUs and machines,
+ * seeded generators with shrinking, invariant checkers that judge any scheduler's output, and the
+ * scheduler contract suite (JUnit 5).
+ */
 module io.qgpu.testkit {
     requires transitive io.qgpu.api;
     requires transitive io.qgpu.core;
-    requires org.junit.jupiter.api;
+    requires transitive org.junit.jupiter.api;
 
-    // exports are added as packages land
+    exports io.qgpu.testkit.machines;
+    exports io.qgpu.testkit.property;
+    exports io.qgpu.testkit.invariants;
+    exports io.qgpu.testkit.contract;
+
+    // JUnit reflects over the inherited rule methods of the contract suite
+    opens io.qgpu.testkit.contract to org.junit.platform.commons;
 }

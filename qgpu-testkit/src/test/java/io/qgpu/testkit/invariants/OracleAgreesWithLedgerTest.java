@@ -1,0 +1,111 @@
+package io.qgpu.testkit.invariants;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.GpuDevice;
+import io.qgpu.api.Node;
+import io.qgpu.api.Placement;
+import io.qgpu.api.Slice;
+import io.qgpu.core.json.Inventory;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.ledger.ReserveResult;
+import io.qgpu.testkit.property.ClaimOptions;
+import io.qgpu.testkit.property.InventoryOptions;
+import io.qgpu.testkit.property.Op;
+import io.qgpu.testkit.property.Property;
+import io.qgpu.testkit.property.QgpuGens;
+import io.qgpu.testkit.property.Scenario;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Differential test of two independent implementations of the same rules: the testkit's oracle and
+ * qgpu's ledger. Along random scenarios, every candidate placement (several GPU sets on every node)
+ * is offered to both; the ledger must accept it exactly when the oracle finds no violation in the
+ * live set plus the candidate. A disagreement is a bug in one of them, printed with the shrunk case.
+ */
+class OracleAgreesWithLedgerTest {
+
+    private static final int SETS_PER_NODE = 12;
+
+    @Test
+    void theLedgerAcceptsExactlyWhatTheOracleFindsValid() {
+        Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults().withReservedFor(true), ClaimOptions.defaults(), 25))
+                .tries(150)
+                .verify(OracleAgreesWithLedgerTest::agree);
+    }
+
+    private static void agree(Scenario s) {
+        Inventory inv = s.inventory();
+        Ledger ledger = Ledger.create(inv.rules(), inv.nodes());
+        Map<String, Placement> live = new LinkedHashMap<>();
+        for (Op op : s.ops()) {
+            if (op instanceof Op.Release r) {
+                ledger.release(r.tenantId());
+                live.remove(r.tenantId());
+                continue;
+            }
+            Claim c = ((Op.Place) op).claim();
+            Placement keep = null;
+            for (Placement candidate : candidates(inv, c)) {
+                List<Placement> with = new ArrayList<>(live.values());
+                with.add(candidate);
+                List<Violation> oracle = PlacementInvariants.check(inv, with);
+                ReserveResult ledgerSays = ledger.reserve(candidate);
+                boolean accepted = ledgerSays.reserved();
+                if (accepted) {
+                    ledger.release(c.tenantId());
+                }
+                boolean valid = oracle.isEmpty();
+                assertTrue(valid == accepted, () -> "disagreement on " + candidate.tenantId() + " -> " + candidate.nodeName()
+                        + " " + candidate.gpuUuids() + ": oracle " + (valid ? "finds it valid" : "finds " + oracle)
+                        + ", ledger " + (accepted ? "accepts it" : "refuses it: " + ((ReserveResult.Refused) ledgerSays).summary()));
+                if (valid && keep == null) {
+                    keep = candidate;
+                }
+            }
+            if (keep != null) {
+                assertTrue(ledger.reserve(keep).reserved());
+                live.put(keep.tenantId(), keep);
+            }
+        }
+    }
+
+    /** Up to {@link #SETS_PER_NODE} GPU sets of the claim's size on every node, in lexicographic order. */
+    private static List<Placement> candidates(Inventory inv, Claim c) {
+        List<Placement> out = new ArrayList<>();
+        for (Node n : inv.nodes()) {
+            List<List<Integer>> sets = new ArrayList<>();
+            subsets(n.gpus().size(), c.gpuCount(), 0, new ArrayList<>(), sets);
+            for (List<Integer> set : sets) {
+                List<Slice> slices = new ArrayList<>();
+                for (int p : set) {
+                    GpuDevice g = n.gpus().get(p);
+                    slices.add(new Slice(g.uuid(), c.exclusive() ? g.memoryBytes() : c.memoryPerGpuBytes(),
+                            c.computeRequest(), c.computeLimit()));
+                }
+                out.add(new Placement(c, n.name(), slices));
+            }
+        }
+        return out;
+    }
+
+    private static void subsets(int n, int k, int from, List<Integer> acc, List<List<Integer>> out) {
+        if (out.size() >= SETS_PER_NODE) {
+            return;
+        }
+        if (acc.size() == k) {
+            out.add(List.copyOf(acc));
+            return;
+        }
+        for (int i = from; i < n; i++) {
+            acc.add(i);
+            subsets(n, k, i + 1, acc, out);
+            acc.remove(acc.size() - 1);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.qgpu.samples.extender;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@link ClusterApi} without a Kubernetes API (the {@code --demo} mode): it remembers the last
+ * {@value #CAPACITY} pods it saw in filter and prioritize calls, answers {@link #pod} from them, and
+ * {@link #bind} records nothing but the decision on its own copy of the pod. The ledger is the only
+ * state that changes.
+ *
+ * <pre>{@code
+ * DemoCluster demo = new DemoCluster();
+ * demo.remember(pod);                 // done by the server on every filter/prioritize
+ * demo.pod("team-a", "infer-0");      // the remembered pod
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe (synchronised).
+ */
+public final class DemoCluster implements ClusterApi {
+    /** How many pods are remembered (least recently seen dropped first). */
+    public static final int CAPACITY = 10_000;
+
+    private final Map<String, Pod> pods = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Pod> eldest) {
+            return size() > CAPACITY;
+        }
+    });
+
+    /** Remembers a pod the scheduler showed, so that a later bind finds it. */
+    public void remember(Pod pod) {
+        pods.put(PodClaims.tenantOf(pod), pod);
+    }
+
+    @Override
+    public Optional<Pod> pod(String namespace, String name) {
+        return Optional.ofNullable(pods.get(PodClaims.tenantOf(namespace, name)));
+    }
+
+    @Override
+    public void bind(Pod pod, String node, Map<String, String> annotations) {
+        Pod copy = new io.fabric8.kubernetes.api.model.PodBuilder(pod)
+                .editMetadata().addToAnnotations(annotations).endMetadata()
+                .editOrNewSpec().withNodeName(node).endSpec()
+                .build();
+        pods.put(PodClaims.tenantOf(pod), copy);
+    }
+}

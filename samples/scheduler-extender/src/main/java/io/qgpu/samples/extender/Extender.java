@@ -1,0 +1,29 @@
+package io.qgpu.samples.extender;
+
+import java.util.List;
+
+/**
+ * The three verbs of a kube-scheduler extender, on parsed requests. {@link GpuExtender} implements
+ * them with qgpu; {@link ExtenderServer} speaks HTTP and JSON around any implementation.
+ *
+ * <p>An implementation signals a bad request with {@link BadRequestException} (answered 4xx); any
+ * other exception is a bug, answered 500 by the server, which never lets it escape the exchange.
+ *
+ * <pre>{@code
+ * Extender e = new GpuExtender(ledger, PlacementConfig.defaults(), new DemoCluster());
+ * ExtenderServer server = ExtenderServer.builder(e).port(8888).urlPrefix("/qgpu").build().start();
+ * }</pre>
+ *
+ * <p>Thread safety: implementations must be thread-safe; the server calls them from a pool.
+ */
+public interface Extender {
+
+    /** The {@code filter} verb. */
+    ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args);
+
+    /** The {@code prioritize} verb: one entry per candidate node, in request order. */
+    List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args);
+
+    /** The {@code bind} verb. */
+    ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args);
+}
