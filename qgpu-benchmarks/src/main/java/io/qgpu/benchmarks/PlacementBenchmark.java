@@ -92,6 +92,12 @@ public class PlacementBenchmark {
         }
     }
 
+    /** The floor every placer over the ledger pays: reading the current state of every node. */
+    @Benchmark
+    public Object ledgerView() {
+        return ledger.nodes();
+    }
+
     /** The engine: one single-GPU claim, placed and released. */
     @Benchmark
     public Object engineOneGpu() {

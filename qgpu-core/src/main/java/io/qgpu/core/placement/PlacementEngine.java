@@ -101,17 +101,23 @@ import org.slf4j.LoggerFactory;
  * engine default), separately at node and GPU level.
  *
  * <h2>Cost</h2>
- * One pass over the nodes, a few primitive comparisons per node (a per-node precheck of the largest
- * free memory and compute usually decides without looking at GPUs), so the time grows linearly with
- * the number of nodes; GPU sets are searched on at most {@code shortlist} nodes.
+ * One pass over the nodes that streams through a contiguous array of per-node keys (open GPUs, the
+ * largest free memory and compute of each class, and the quantised node load; see
+ * {@code NodeIndex}): a node's flattened state is read only when its key shows it may fit and its
+ * score would enter the shortlist, and its GPUs only then. The time grows linearly with the number of
+ * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
+ * the claim is unschedulable, and then only after an exact re-scan has confirmed it.
  *
  * <h2>Thread safety</h2>
  * Thread-safe: {@link #place}, {@link #explain} and {@link #release} may be called from any number of
- * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is a
- * cache of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
- * whose races are benign (a lost write only costs a recomputation). Placements never over-commit,
- * because every commit goes through {@link Ledger#reserve}, which re-checks every slice atomically.
- * Registered filters and scorers must be thread-safe.
+ * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
+ * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s.
+ * Its races are benign: a flattened state is always checked against the node state it was made from
+ * before it decides anything, the keys only pre-filter and rank, and an exact re-scan precedes every
+ * unschedulable answer, so a race can at most change which of two good nodes is chosen. Placements
+ * never over-commit, because every commit goes through {@link Ledger#reserve}, which re-checks every
+ * slice atomically; a lost race is retried on a fresh view. Registered filters and scorers must be
+ * thread-safe.
  */
 public final class PlacementEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);
