@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * try (Nvml nvml = Nvml.builder().libraryPath(Path.of("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")).open()) {
  *     for (NvmlDevice gpu : nvml.devices()) {
- *         System.out.println(gpu.index() + " " + gpu.uuid() + " " + gpu.name() + " " + gpu.memory().total());
+ *         log.info("{}", gpu.index() + " " + gpu.uuid() + " " + gpu.name() + " " + gpu.memory().total());
  *     }
  * }
  * }</pre>

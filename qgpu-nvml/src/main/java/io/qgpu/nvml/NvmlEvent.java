@@ -5,7 +5,7 @@ package io.qgpu.nvml;
  *
  * <pre>{@code
  * set.await(1000).ifPresent(e -> {
- *     if (e.isXid()) System.err.println(e.device().uuid() + " Xid " + e.eventData());
+ *     if (e.isXid()) log.warn("{}", e.device().uuid() + " Xid " + e.eventData());
  * });
  * }</pre>
  *

@@ -5,7 +5,7 @@ package io.qgpu.api.spi;
  * {@code e -> ledger.setHealth(e.gpuUuid(), e.health())}.
  *
  * <pre>{@code
- * GpuHealthListener log = e -> System.err.println(e.gpuUuid() + " is " + e.health() + ": " + e.cause());
+ * GpuHealthListener logging = e -> log.warn("{}", e.gpuUuid() + " is " + e.health() + ": " + e.cause());
  * }</pre>
  *
  * <p>Listeners are called on the thread that saw the change (for NVML, its event thread or the thread

@@ -19,8 +19,8 @@ import java.util.Optional;
  *
  * <pre>{@code
  * PlacementExplanation e = engine.explain(claim);
- * e.chosen().ifPresent(c -> System.out.println(c.node() + " " + c.gpuUuids() + " total " + c.total()));
- * System.out.println(e.table());
+ * e.chosen().ifPresent(c -> log.info("{}", c.node() + " " + c.gpuUuids() + " total " + c.total()));
+ * log.info("{}", e.table());
  * }</pre>
  *
  * @param tenantId     the claim's tenant

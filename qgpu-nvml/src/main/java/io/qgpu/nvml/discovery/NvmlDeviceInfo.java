@@ -12,7 +12,7 @@ import io.qgpu.nvml.NvmlMigMode;
  * <pre>{@code
  * NvmlInventory inv = discovery.inventory("node-a");
  * for (NvmlDeviceInfo d : inv.devices()) {
- *     System.out.println("/dev/nvidia" + d.minorNumber() + " " + d.pciBusId() + " sm_" + d.computeCapability());
+ *     log.info("{}", "/dev/nvidia" + d.minorNumber() + " " + d.pciBusId() + " sm_" + d.computeCapability());
  * }
  * }</pre>
  *

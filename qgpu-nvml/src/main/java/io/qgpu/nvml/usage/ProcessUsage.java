@@ -7,7 +7,7 @@ import java.util.Optional;
  * One process on a GPU in a {@link GpuUsage} snapshot.
  *
  * <pre>{@code
- * usage.processes().forEach(p -> System.out.println(p.pid() + " " + p.tenant().orElse("?") + " " + p.smUtilPercent() + "%"));
+ * usage.processes().forEach(p -> log.info("{}", p.pid() + " " + p.tenant().orElse("?") + " " + p.smUtilPercent() + "%"));
  * }</pre>
  *
  * @param pid             process id

@@ -13,7 +13,7 @@ import java.util.Map;
  * <pre>{@code
  * ShareSeries s = result.shares();
  * for (int i = 0; i < s.buckets(); i++) {
- *     System.out.printf("%.1f s: %.2f%n", s.bucketStartNanos(i) / 1e9, s.share("train-a", i));
+ *     log.info(String.format("%.1f s: %.2f", s.bucketStartNanos(i) / 1e9, s.share("train-a", i));
  * }
  * }</pre>
  *

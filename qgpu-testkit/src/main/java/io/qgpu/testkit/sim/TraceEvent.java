@@ -7,7 +7,7 @@ import io.qgpu.api.Validate;
  *
  * <pre>{@code
  * for (TraceEvent e : result.trace()) {
- *     System.out.println(e.toCsv());   // 0.120500,gpu0,train-a,SUSPEND,
+ *     log.info("{}", e.toCsv());   // 0.120500,gpu0,train-a,SUSPEND,
  * }
  * }</pre>
  *
