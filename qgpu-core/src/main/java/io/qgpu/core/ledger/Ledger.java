@@ -24,8 +24,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.StampedLock;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +67,11 @@ import org.slf4j.LoggerFactory;
  * ({@link #addNode}, {@link #removeNode}, {@link #restore}, {@link #reconcile}) and {@link #snapshot}
  * take an exclusive lock, so they see and produce a consistent cut of the whole ledger; reservations
  * hold that lock shared. {@link #nodes()} reads each node atomically but not all nodes at one instant.
+ *
+ * <h2>Change feed</h2>
+ * {@link #feed()} gives incremental readers (the placement engine's index) the nodes by position
+ * and a record of which positions changed, so that they refresh only those instead of reading every
+ * node: see {@link NodeFeed}.
  */
 public final class Ledger implements ClusterView {
 
@@ -166,6 +174,7 @@ public final class Ledger implements ClusterView {
                 return new ReserveResult.Refused(placement.tenantId(), rejected.reasons());
             }
             if (slot.ref.compareAndSet(current, ((Admission.Admitted) r).next())) {
+                s.feed.changed(slot.position);
                 return new ReserveResult.Reserved(placement);
             }
         }
@@ -175,16 +184,17 @@ public final class Ledger implements ClusterView {
         Optional<String> label = placement.claim().locality().affinity();
         if (label.isPresent()) {
             s.affinity.computeIfPresent(label.get(), (k, g) -> {
-                removeFromNode(slot, placement.tenantId());
+                removeFromNode(s, slot, placement.tenantId());
                 return g.members() <= 1 ? null : g.plus(-1);
             });
         } else {
-            removeFromNode(slot, placement.tenantId());
+            removeFromNode(s, slot, placement.tenantId());
         }
     }
 
-    private static void removeFromNode(Slot slot, String tenantId) {
+    private static void removeFromNode(State s, Slot slot, String tenantId) {
         slot.ref.updateAndGet(n -> Admission.release(n, tenantId));
+        s.feed.changed(slot.position);
     }
 
     /**
@@ -235,6 +245,7 @@ public final class Ledger implements ClusterView {
                 throw new io.qgpu.api.InvalidValueException("gpuUuid", gpuUuid, "no such GPU in the ledger");
             }
             NodeState next = slot.ref.updateAndGet(n -> withHealth(n, gpuUuid, health));
+            s.feed.changed(slot.position);
             if (health == Health.HEALTHY) {
                 LOG.info("GPU {} on {} is healthy", gpuUuid, slot.name);
                 return List.of();
@@ -363,6 +374,153 @@ public final class Ledger implements ClusterView {
             out.add(s.ref.get());
         }
         return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * The current structure's change feed: the nodes by position and which positions changed. A
+     * structural change ({@link #addNode}, {@link #removeNode}, {@link #restore}, {@link #reconcile})
+     * replaces it with a new feed of a higher {@link NodeFeed#epoch()}.
+     */
+    public NodeFeed feed() {
+        return state.feed;
+    }
+
+    /** The current structure's epoch; it grows with every structural change. Same as {@code feed().epoch()}. */
+    public long structureEpoch() {
+        return state.feed.epoch;
+    }
+
+    /**
+     * The nodes of one ledger structure by position, and a bounded record of the positions whose state
+     * changed, for readers that keep a derived copy of every node (an index) and want to refresh only
+     * what changed.
+     *
+     * <pre>{@code
+     * Ledger.NodeFeed feed = ledger.feed();
+     * long seen = feed.changeSequence();              // read BEFORE copying
+     * for (int i = 0; i < feed.size(); i++) copy(i, feed.nodeAt(i));
+     * // later:
+     * if (ledger.feed() != feed) { ... structure changed: start over with the new feed ... }
+     * long next = feed.drainChanges(seen, i -> copy(i, feed.nodeAt(i)));
+     * if (next < 0) { next = feed.changeSequence(); ... copy every node again ... }
+     * seen = next;
+     * }</pre>
+     *
+     * <p>Every successful change of a node's state (a reservation, a release or its undo, a health
+     * change) takes the next number of a sequence and writes a stamp (sequence, position) into a ring
+     * of {@link #CAPACITY} stamps, <em>after</em> the node's compare-and-set. So a reader that has
+     * read {@link #changeSequence()} as {@code q} and then reads a node sees every change numbered
+     * below {@code q}; a change whose compare-and-set is done but whose number is not taken yet is
+     * delivered by a later drain. In that short window a reader may use a stale copy of the node:
+     * the ledger re-validates every reservation atomically, so correctness must never depend on such
+     * a copy. A reader never misses a change permanently: a drain that cannot prove it delivered every
+     * stamp (a stamp overwritten by a writer that lapped the ring) answers {@code -1}, which asks for
+     * a full re-read.
+     *
+     * <p>Thread safety: thread-safe and lock-free; any number of threads may drain concurrently (each
+     * gets the positions; a position may be delivered more than once). Publishing costs a writer one
+     * {@code getAndIncrement} and one array store.
+     */
+    public static final class NodeFeed {
+        /** How many stamps the ring keeps; a reader further behind than this must re-read everything. */
+        public static final int CAPACITY = 1 << 13;
+        private static final int POS_BITS = 24;
+        private static final long POS_MASK = (1L << POS_BITS) - 1;
+        private static final long TAG_MASK = (1L << (64 - POS_BITS)) - 1;
+        private static final AtomicLong EPOCHS = new AtomicLong();
+
+        private final long epoch = EPOCHS.incrementAndGet();
+        private final Slot[] slots;
+        private final GranularityRules rules;
+        private final AtomicLong sequence = new AtomicLong();
+        private final AtomicLongArray ring;
+
+        private NodeFeed(Slot[] slots, GranularityRules rules) {
+            this.slots = slots;
+            this.rules = rules;
+            // positions beyond 24 bits cannot be stamped: such a feed always asks for a full re-read
+            this.ring = slots.length <= POS_MASK ? new AtomicLongArray(CAPACITY) : null;
+        }
+
+        /** Identifies this structure; a later structure of the ledger has a higher epoch. */
+        public long epoch() {
+            return epoch;
+        }
+
+        /** The rules of this structure. */
+        public GranularityRules rules() {
+            return rules;
+        }
+
+        /** Number of nodes; positions are {@code 0 .. size() - 1}, in {@link Ledger#nodes()} order. */
+        public int size() {
+            return slots.length;
+        }
+
+        /**
+         * The current state of the node at {@code position} (for a feed that is no longer the
+         * ledger's, the state it had when the structure was replaced).
+         *
+         * @throws io.qgpu.api.InvalidValueException if {@code position} is out of range
+         */
+        public NodeState nodeAt(int position) {
+            if (position < 0 || position >= slots.length) {
+                throw new io.qgpu.api.InvalidValueException("position", position,
+                        "must be in 0.." + (slots.length - 1));
+            }
+            return slots[position].ref.get();
+        }
+
+        /** How many changes were numbered so far: the next change gets this number. */
+        public long changeSequence() {
+            return sequence.get();
+        }
+
+        /**
+         * Hands {@code positions} the position of every change numbered from {@code fromSequence} on,
+         * in sequence order, possibly with repeats.
+         *
+         * @return the sequence number to drain from next time (every change below it was delivered),
+         *         or {@code -1} when the ring no longer holds every stamp since {@code fromSequence}
+         *         (the reader was more than {@link #CAPACITY} changes behind, or {@code fromSequence}
+         *         does not belong to this feed): then the reader must re-read every node
+         */
+        public long drainChanges(long fromSequence, IntConsumer positions) {
+            Validate.notNull("positions", positions);
+            long head = sequence.get();
+            if (ring == null || fromSequence < 0 || fromSequence > head || head - fromSequence > CAPACITY) {
+                return -1;
+            }
+            for (long q = fromSequence; q < head; q++) {
+                long stamp = ring.getAcquire((int) (q & (CAPACITY - 1)));
+                if (stamp >>> POS_BITS != tag(q)) {
+                    if (sequence.get() - q > CAPACITY) {
+                        return -1; // overwritten by a writer that lapped the ring
+                    }
+                    return q; // numbered but not written yet: the next drain resumes here
+                }
+                positions.accept((int) (stamp & POS_MASK));
+            }
+            return head;
+        }
+
+        /** Publishes a change of the node at {@code position}; called after its compare-and-set. */
+        void changed(int position) {
+            long q = sequence.getAndIncrement();
+            if (ring != null) {
+                ring.setRelease((int) (q & (CAPACITY - 1)), (tag(q) << POS_BITS) | position);
+            }
+        }
+
+        /** Never 0 for a sequence below 2^40 - 1, so an unwritten ring entry never matches. */
+        private static long tag(long q) {
+            return (q + 1) & TAG_MASK;
+        }
+
+        @Override
+        public String toString() {
+            return "NodeFeed[epoch " + epoch + ", " + slots.length + " nodes, sequence " + sequence.get() + "]";
+        }
     }
 
     @Override
@@ -494,10 +652,17 @@ public final class Ledger implements ClusterView {
     private static final class Slot {
         final String name;
         final AtomicReference<NodeState> ref;
+        /** Index in its structure's slot array (a new structure makes new slots). */
+        final int position;
 
         Slot(String name, NodeState initial) {
+            this(name, initial, -1);
+        }
+
+        Slot(String name, NodeState initial, int position) {
             this.name = name;
             this.ref = new AtomicReference<>(initial);
+            this.position = position;
         }
     }
 
@@ -584,14 +749,24 @@ public final class Ledger implements ClusterView {
         final Map<String, Slot> byGpu;
         final ConcurrentHashMap<String, Entry> tenants;
         final ConcurrentHashMap<String, AffinityGroup> affinity;
+        final NodeFeed feed;
 
+        /**
+         * Copies the slots' current states into new slots numbered by position; called only while no
+         * change can run on the given slots (under the write lock, or before they are published).
+         */
         private State(GranularityRules rules, List<Slot> slots, ConcurrentHashMap<String, Entry> tenants,
                       ConcurrentHashMap<String, AffinityGroup> affinity) {
             this.rules = rules;
-            this.slots = slots.toArray(new Slot[0]);
+            this.slots = new Slot[slots.size()];
+            for (int i = 0; i < this.slots.length; i++) {
+                Slot old = slots.get(i);
+                this.slots[i] = new Slot(old.name, old.ref.get(), i);
+            }
+            this.feed = new NodeFeed(this.slots, rules);
             Map<String, Slot> names = new HashMap<>();
             Map<String, Slot> gpus = new HashMap<>();
-            for (Slot s : slots) {
+            for (Slot s : this.slots) {
                 names.put(s.name, s);
                 for (GpuDevice g : s.ref.get().node().gpus()) {
                     gpus.put(g.uuid(), s);

@@ -104,15 +104,20 @@ import org.slf4j.LoggerFactory;
  * One pass over the nodes that streams through a contiguous array of per-node keys (open GPUs, the
  * largest free memory and compute of each class, and the quantised node load; see
  * {@code NodeIndex}): a node's flattened state is read only when its key shows it may fit and its
- * score would enter the shortlist, and its GPUs only then. The time grows linearly with the number of
+ * score would enter the shortlist, and its GPUs only then. The keys are kept current from the
+ * ledger's change feed ({@link Ledger#feed()}): a placement refreshes only the nodes changed since
+ * the last one, and re-reads every node only after a structural change or when more than
+ * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
  * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
  * the claim is unschedulable, and then only after an exact re-scan has confirmed it.
  *
  * <h2>Thread safety</h2>
  * Thread-safe: {@link #place}, {@link #explain} and {@link #release} may be called from any number of
  * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
- * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s.
- * Its races are benign: a flattened state is always checked against the node state it was made from
+ * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
+ * refreshed from the ledger's change feed (so it also follows changes made directly on the ledger
+ * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
+ * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
  * before it decides anything, the keys only pre-filter and rank, and an exact re-scan precedes every
  * unschedulable answer, so a race can at most change which of two good nodes is chosen. Placements
  * never over-commit, because every commit goes through {@link Ledger#reserve}, which re-checks every
@@ -131,8 +136,8 @@ public final class PlacementEngine {
     private final GpuSetScorer[] setScorers;
     private final double[] setScorerWeights;
     private final Ticker ticker;
-    /** Flattened node states by position in {@link Ledger#nodes()}; entries are checked by identity. */
-    private volatile NodeIndex index = new NodeIndex(0);
+    /** Flattened node states of the ledger's current structure; entries are checked by identity. */
+    private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
         this.ledger = b.ledger;
@@ -185,15 +190,17 @@ public final class PlacementEngine {
         ReserveResult.Refused last = null;
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
-            List<NodeState> nodes = ledger.nodes();
-            rules = ledger.rules();
-            Eval e = evaluate(c, nodes, rules, false, false);
+            NodeIndex idx = index();
+            rules = idx.feed.rules();
+            Eval e = evaluate(c, idx, null, false);
             if (e.chosen == null) {
-                // the fast pass found nothing: confirm on the nodes' own summaries before saying so
-                e = evaluate(c, nodes, rules, false, true);
-            }
-            if (e.chosen == null) {
-                return unschedulable(c, nodes, rules);
+                // the fast pass found nothing: confirm on the nodes' own summaries, all read now,
+                // before saying so (and give the reasons from the same read)
+                List<NodeState> nodes = nodesOf(idx.feed);
+                e = evaluate(c, idx, nodes, false);
+                if (e.chosen == null) {
+                    return unschedulable(c, idx, nodes, rules);
+                }
             }
             Placement p = placementOf(c, e.chosen, e.positions);
             ReserveResult r = ledger.reserve(p);
@@ -231,8 +238,10 @@ public final class PlacementEngine {
             return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
                     Optional.empty(), ticker.read() - t0);
         }
-        List<NodeState> nodes = ledger.nodes();
-        Eval e = evaluate(c, nodes, rules, true, true);
+        NodeIndex idx = index();
+        rules = idx.feed.rules();
+        List<NodeState> nodes = nodesOf(idx.feed);
+        Eval e = evaluate(c, idx, nodes, true);
         Set<NodeSummary> shortlisted = Collections.newSetFromMap(new IdentityHashMap<>());
         shortlisted.addAll(e.shortlist);
         Set<NodeState> feasibleStates = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -259,7 +268,7 @@ public final class PlacementEngine {
         // best total first; the sort is stable, so ties stay in cluster order
         candidates.sort((a, b) -> Double.compare(b.total(), a.total()));
         Map<String, NodeRejection> rejected = new LinkedHashMap<>();
-        Group group = c.affinity == null ? null : findGroup(c, nodes, rules);
+        Group group = c.affinity == null ? null : findGroup(c, idx, nodes);
         for (NodeState ns : nodes) {
             if (!feasibleStates.contains(ns)) {
                 rejected.put(ns.name(), rejection(c, ns, rules, group));
@@ -306,15 +315,18 @@ public final class PlacementEngine {
     }
 
     /**
-     * One pass over a view. {@code exact}: every node's own summary is consulted (no key prefilter, no
+     * One pass over the nodes. Fast ({@code nodes == null}): a scan of the index's keys, reading a
+     * node only when its key may fit and its rank would enter the shortlist. Exact ({@code nodes}
+     * given, all read at one go): every node's own summary is consulted (no key prefilter, no
      * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
      * consistent state it chooses what the fast pass chooses.
      */
-    private Eval evaluate(ClaimShape c, List<NodeState> nodes, GranularityRules rules, boolean explain, boolean exact) {
+    private Eval evaluate(ClaimShape c, NodeIndex idx, List<NodeState> nodes, boolean explain) {
         Eval e = new Eval();
-        NodeIndex idx = indexFor(nodes.size());
+        Ledger.NodeFeed feed = idx.feed;
+        boolean exact = nodes != null;
         if (c.affinity != null) {
-            Group g = findGroup(c, nodes, rules, idx);
+            Group g = findGroup(c, idx, nodes);
             if (g != null) {
                 e.group = g;
                 NodeSummary s = g.summary;
@@ -332,24 +344,29 @@ public final class PlacementEngine {
                 return e;
             }
         }
-        int n = nodes.size();
+        int n = idx.size;
         int cap = Math.min(config.shortlist(), Math.max(1, n));
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
         int top = 0;
         double nodeWeight = config.nodeWeight();
+        boolean scorers = nodeScorers.length > 0;
         for (int i = 0; i < n; i++) {
-            NodeState ns = nodes.get(i);
+            NodeState ns = null;
             NodeSummary s = null;
             long key;
             if (exact) {
-                s = idx.summary(i, ns, rules);
+                ns = nodes.get(i);
+                s = idx.summary(i, ns);
                 key = s.key(c.online);
             } else {
-                idx.ensure(i, ns, rules);
+                // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
                 if (!NodeIndex.fits(key, c)) {
                     continue;
+                }
+                if (scorers) {
+                    ns = feed.nodeAt(i);
                 }
             }
             // shortlist rank: the node policy term on the key's load (to 1/65535) plus registered scorers
@@ -363,7 +380,7 @@ public final class PlacementEngine {
                 continue;
             }
             if (s == null) {
-                s = idx.summary(i, ns, rules);
+                s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
             }
             if (!feasible(s, c)) {
                 continue;
@@ -403,13 +420,28 @@ public final class PlacementEngine {
         return e;
     }
 
-    private NodeIndex indexFor(int n) {
+    /**
+     * The index of the ledger's current structure, brought up to date: only the nodes changed since
+     * the last placement are refreshed (all of them after a structural change or a feed overflow).
+     */
+    private NodeIndex index() {
+        Ledger.NodeFeed feed = ledger.feed();
         NodeIndex idx = index;
-        if (idx.size != n) {
-            idx = new NodeIndex(n);
+        if (idx == null || idx.feed != feed) {
+            idx = new NodeIndex(feed);
             index = idx;
+        } else {
+            idx.sync();
         }
         return idx;
+    }
+
+    private static List<NodeState> nodesOf(Ledger.NodeFeed feed) {
+        List<NodeState> out = new ArrayList<>(feed.size());
+        for (int i = 0; i < feed.size(); i++) {
+            out.add(feed.nodeAt(i));
+        }
+        return out;
     }
 
     private boolean feasible(NodeSummary s, ClaimShape c) {
@@ -486,14 +518,13 @@ public final class PlacementEngine {
         return v;
     }
 
-    private Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules) {
-        return findGroup(c, nodes, rules, indexFor(nodes.size()));
-    }
-
-    /** The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it so). */
-    private static Group findGroup(ClaimShape c, List<NodeState> nodes, GranularityRules rules, NodeIndex idx) {
-        for (int i = 0; i < nodes.size(); i++) {
-            NodeSummary s = idx.summary(i, nodes.get(i), rules);
+    /**
+     * The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it
+     * so), from {@code nodes} when given, else from the nodes' current states.
+     */
+    private static Group findGroup(ClaimShape c, NodeIndex idx, List<NodeState> nodes) {
+        for (int i = 0; i < idx.size; i++) {
+            NodeSummary s = idx.summary(i, nodes != null ? nodes.get(i) : idx.feed.nodeAt(i));
             if (!s.anyAffinity) {
                 continue;
             }
@@ -542,8 +573,9 @@ public final class PlacementEngine {
         return new Reason(ReasonCode.NOT_ENOUGH_GPUS, c.claim.tenantId(), c.k, 0, "the cluster has no nodes");
     }
 
-    private PlacementResult.Unschedulable unschedulable(ClaimShape c, List<NodeState> nodes, GranularityRules rules) {
-        Group group = c.affinity == null ? null : findGroup(c, nodes, rules);
+    private PlacementResult.Unschedulable unschedulable(ClaimShape c, NodeIndex idx, List<NodeState> nodes,
+                                                        GranularityRules rules) {
+        Group group = c.affinity == null ? null : findGroup(c, idx, nodes);
         Map<String, NodeRejection> out = new LinkedHashMap<>();
         for (NodeState ns : nodes) {
             out.put(ns.name(), rejection(c, ns, rules, group));
