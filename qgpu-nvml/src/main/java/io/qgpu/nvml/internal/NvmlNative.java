@@ -1,0 +1,96 @@
+package io.qgpu.nvml.internal;
+
+import com.sun.jna.Library;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.PointerByReference;
+
+/**
+ * The raw C entry points of libnvidia-ml bound by JNA, with NVML's versioned symbol names.
+ * Not for use outside qgpu-nvml: {@link io.qgpu.nvml.Nvml} wraps every call with return-code checks,
+ * the init reference count and the translation of link errors.
+ *
+ * <p>{@code unsigned int} values come back in {@code int}s; read them with
+ * {@link Integer#toUnsignedLong(int)}. Handles ({@code nvmlDevice_t}, {@code nvmlEventSet_t}) are
+ * opaque {@link Pointer}s.
+ *
+ * <p>Thread safety: NVML is documented thread-safe; so is JNA's dispatch.
+ */
+public interface NvmlNative extends Library {
+
+    /** Functions {@link io.qgpu.nvml.Nvml} checks for when it loads the library; missing ones fail the load. */
+    String[] REQUIRED = {
+        "nvmlInit_v2", "nvmlInitWithFlags", "nvmlShutdown", "nvmlErrorString",
+        "nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion",
+        "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByUUID",
+        "nvmlDeviceGetUUID", "nvmlDeviceGetName", "nvmlDeviceGetIndex", "nvmlDeviceGetMinorNumber",
+        "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetUtilizationRates",
+        "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetProcessUtilization",
+        "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetTopologyCommonAncestor",
+        "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+        "nvmlDeviceGetMigMode", "nvmlDeviceGetCudaComputeCapability",
+        "nvmlEventSetCreate", "nvmlEventSetFree", "nvmlDeviceRegisterEvents", "nvmlEventSetWait_v2",
+    };
+
+    /** Functions that may be missing (older drivers); a call then reports "not available". */
+    String[] OPTIONAL = {"nvmlDeviceGetNumaNodeId"};
+
+    int nvmlInit_v2();
+
+    int nvmlInitWithFlags(int flags);
+
+    int nvmlShutdown();
+
+    String nvmlErrorString(int result);
+
+    int nvmlSystemGetDriverVersion(byte[] version, int length);
+
+    int nvmlSystemGetNVMLVersion(byte[] version, int length);
+
+    int nvmlDeviceGetCount_v2(IntByReference count);
+
+    int nvmlDeviceGetHandleByIndex_v2(int index, PointerByReference device);
+
+    int nvmlDeviceGetHandleByUUID(String uuid, PointerByReference device);
+
+    int nvmlDeviceGetUUID(Pointer device, byte[] uuid, int length);
+
+    int nvmlDeviceGetName(Pointer device, byte[] name, int length);
+
+    int nvmlDeviceGetIndex(Pointer device, IntByReference index);
+
+    int nvmlDeviceGetMinorNumber(Pointer device, IntByReference minor);
+
+    int nvmlDeviceGetMemoryInfo_v2(Pointer device, NvmlStructs.Memory memory);
+
+    int nvmlDeviceGetUtilizationRates(Pointer device, NvmlStructs.Utilization utilization);
+
+    /** {@code infos} is null for the count query, else the first element of a {@code toArray} block. */
+    int nvmlDeviceGetComputeRunningProcesses_v3(Pointer device, IntByReference count, NvmlStructs.ProcessInfo[] infos);
+
+    /** {@code samples} is null for the count query, else the first element of a {@code toArray} block. */
+    int nvmlDeviceGetProcessUtilization(Pointer device, NvmlStructs.ProcessUtilizationSample[] samples,
+                                        IntByReference count, long lastSeenTimeStamp);
+
+    int nvmlDeviceGetPciInfo_v3(Pointer device, NvmlStructs.PciInfo pci);
+
+    int nvmlDeviceGetTopologyCommonAncestor(Pointer device1, Pointer device2, IntByReference level);
+
+    int nvmlDeviceGetNvLinkState(Pointer device, int link, IntByReference isActive);
+
+    int nvmlDeviceGetNvLinkRemotePciInfo_v2(Pointer device, int link, NvmlStructs.PciInfo pci);
+
+    int nvmlDeviceGetMigMode(Pointer device, IntByReference current, IntByReference pending);
+
+    int nvmlDeviceGetCudaComputeCapability(Pointer device, IntByReference major, IntByReference minor);
+
+    int nvmlDeviceGetNumaNodeId(Pointer device, IntByReference node);
+
+    int nvmlEventSetCreate(PointerByReference set);
+
+    int nvmlEventSetFree(Pointer set);
+
+    int nvmlDeviceRegisterEvents(Pointer device, long eventTypes, Pointer set);
+
+    int nvmlEventSetWait_v2(Pointer set, NvmlStructs.EventData data, int timeoutMs);
+}

@@ -1,0 +1,169 @@
+package io.qgpu.nvml.usage;
+
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.Validate;
+import io.qgpu.api.spi.ProcessUsageSample;
+import io.qgpu.api.spi.ProcessUsageSource;
+import io.qgpu.nvml.Nvml;
+import io.qgpu.nvml.NvmlDevice;
+import io.qgpu.nvml.NvmlException;
+import io.qgpu.nvml.NvmlProcess;
+import io.qgpu.nvml.NvmlProcessUtilization;
+import io.qgpu.nvml.NvmlReturn;
+import io.qgpu.nvml.NvmlUtilization;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Samples GPU usage through NVML and maps processes to tenants: device utilization, per-process
+ * memory ({@code nvmlDeviceGetComputeRunningProcesses_v3}) and per-process SM utilization
+ * ({@code nvmlDeviceGetProcessUtilization}). Also a {@link ProcessUsageSource} for the runtime gate.
+ *
+ * <pre>{@code
+ * NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml)
+ *         .tenants(TenantResolver.of(Map.of(4242L, "job-a")))
+ *         .build();
+ * GpuUsage u = sampler.sample(gpuUuid);            // each call covers the period since the last one
+ * List<ProcessUsageSample> s = sampler.samples(gpuUuid, 0);
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe. {@link #sample(String)} calls for one GPU are serialized so that each
+ * period is reported once; different GPUs are sampled in parallel.
+ */
+public final class NvmlUsageSampler implements ProcessUsageSource {
+    private final Nvml nvml;
+    private final TenantResolver tenants;
+    private final Map<String, NvmlDevice> devices = new ConcurrentHashMap<>();
+    private final Map<String, long[]> lastSeen = new ConcurrentHashMap<>();
+
+    private NvmlUsageSampler(Nvml nvml, TenantResolver tenants) {
+        this.nvml = nvml;
+        this.tenants = tenants;
+    }
+
+    public static Builder builder(Nvml nvml) {
+        return new Builder(nvml);
+    }
+
+    /**
+     * Usage of the GPU over the period since the previous call for it (the first call: everything the
+     * driver still holds).
+     *
+     * @throws InvalidValueException if NVML knows no GPU with this UUID
+     * @throws NvmlException         if NVML fails
+     */
+    public GpuUsage sample(String gpuUuid) {
+        NvmlDevice device = device(gpuUuid);
+        long[] last = lastSeen.computeIfAbsent(gpuUuid, k -> new long[1]);
+        synchronized (last) {
+            NvmlUtilization util = device.utilization();
+            List<NvmlProcess> running = device.runningComputeProcesses();
+            List<NvmlProcessUtilization> samples = device.processUtilization(last[0]);
+            Map<Long, NvmlProcessUtilization> newest = new HashMap<>();
+            long newestTs = last[0];
+            for (NvmlProcessUtilization s : samples) {
+                newest.merge(s.pid(), s, (a, b) -> a.timestampMicros() >= b.timestampMicros() ? a : b);
+                newestTs = Math.max(newestTs, s.timestampMicros());
+            }
+            last[0] = newestTs;
+            Map<Long, Long> memory = new TreeMap<>();
+            for (NvmlProcess p : running) {
+                memory.merge(p.pid(), p.usedMemoryBytes(), (a, b) -> a < 0 || b < 0 ? -1 : a + b);
+            }
+            TreeMap<Long, Boolean> pids = new TreeMap<>();
+            memory.keySet().forEach(pid -> pids.put(pid, true));
+            newest.keySet().forEach(pid -> pids.put(pid, true));
+            List<ProcessUsage> processes = new ArrayList<>();
+            Map<String, List<ProcessUsage>> byTenant = new TreeMap<>();
+            for (long pid : pids.keySet()) {
+                NvmlProcessUtilization s = newest.get(pid);
+                Optional<String> tenant = Validate.notNull("tenantResolver(" + pid + ")", tenants.tenantOf(pid));
+                ProcessUsage pu = new ProcessUsage(pid, tenant, memory.getOrDefault(pid, -1L),
+                        s == null ? 0 : s.smPercent(), s == null ? 0 : s.memoryPercent(), s != null);
+                processes.add(pu);
+                tenant.ifPresent(t -> byTenant.computeIfAbsent(t, k -> new ArrayList<>()).add(pu));
+            }
+            Map<String, TenantUsage> tenantUsage = new TreeMap<>();
+            byTenant.forEach((t, list) -> tenantUsage.put(t, new TenantUsage(t,
+                    list.stream().map(ProcessUsage::pid).toList(),
+                    list.stream().mapToLong(p -> Math.max(0, p.usedMemoryBytes())).sum(),
+                    list.stream().mapToInt(ProcessUsage::smUtilPercent).sum())));
+            return new GpuUsage(gpuUuid, util.gpuPercent(), util.memoryPercent(), processes, tenantUsage, newestTs);
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Reads {@code nvmlDeviceGetProcessUtilization} since {@code sinceMicros} and joins each sample with
+     * the memory of the running process of that pid. Does not move the period of {@link #sample(String)}.
+     */
+    @Override
+    public List<ProcessUsageSample> samples(String gpuUuid, long sinceMicros) {
+        Validate.atLeast("processUsage.sinceMicros", sinceMicros, 0);
+        NvmlDevice device = device(gpuUuid);
+        List<NvmlProcessUtilization> samples = device.processUtilization(sinceMicros);
+        if (samples.isEmpty()) {
+            return List.of();
+        }
+        Map<Long, Long> memory = new HashMap<>();
+        for (NvmlProcess p : device.runningComputeProcesses()) {
+            memory.merge(p.pid(), p.usedMemoryBytes(), (a, b) -> a < 0 || b < 0 ? -1 : a + b);
+        }
+        List<ProcessUsageSample> out = new ArrayList<>(samples.size());
+        for (NvmlProcessUtilization s : samples) {
+            out.add(new ProcessUsageSample(gpuUuid, s.pid(), s.timestampMicros(), s.smPercent(), s.memoryPercent(),
+                    memory.getOrDefault(s.pid(), ProcessUsageSample.UNKNOWN_MEMORY)));
+        }
+        out.sort(Comparator.comparingLong(ProcessUsageSample::timestampMicros).thenComparingLong(ProcessUsageSample::pid));
+        return List.copyOf(out);
+    }
+
+    private NvmlDevice device(String gpuUuid) {
+        Validate.notBlank("usage.gpuUuid", gpuUuid);
+        NvmlDevice d = devices.get(gpuUuid);
+        if (d != null) {
+            return d;
+        }
+        try {
+            d = nvml.deviceByUuid(gpuUuid);
+        } catch (NvmlException e) {
+            if (e.result() == NvmlReturn.NOT_FOUND || e.result() == NvmlReturn.INVALID_ARGUMENT) {
+                throw new InvalidValueException("usage.gpuUuid", gpuUuid, "NVML knows no such GPU");
+            }
+            throw e;
+        }
+        NvmlDevice raced = devices.putIfAbsent(gpuUuid, d);
+        return raced != null ? raced : d;
+    }
+
+    /**
+     * Options of a sampler.
+     *
+     * <p>Thread safety: not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private final Nvml nvml;
+        private TenantResolver tenants = TenantResolver.none();
+
+        private Builder(Nvml nvml) {
+            this.nvml = Validate.notNull("usage.nvml", nvml);
+        }
+
+        /** How pids map to tenants (default: none known). */
+        public Builder tenants(TenantResolver resolver) {
+            this.tenants = Validate.notNull("usage.tenants", resolver);
+            return this;
+        }
+
+        public NvmlUsageSampler build() {
+            return new NvmlUsageSampler(nvml, tenants);
+        }
+    }
+}
