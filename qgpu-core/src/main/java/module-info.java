@@ -9,6 +9,8 @@ module io.qgpu.core {
 
     exports io.qgpu.core.ledger;
     exports io.qgpu.core.json;
+    exports io.qgpu.core.compute;
+    exports io.qgpu.core.preempt;
 
     opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }
