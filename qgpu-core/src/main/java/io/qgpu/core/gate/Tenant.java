@@ -1,0 +1,242 @@
+package io.qgpu.core.gate;
+
+import io.qgpu.api.PriorityClass;
+import io.qgpu.core.compute.UsageWindow;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+
+/**
+ * A tenant registered with a {@link Gate}: the handle that {@code acquire} takes. Obtained from
+ * {@link Gate#register(TenantSpec)}.
+ *
+ * <pre>{@code
+ * Tenant chat = gate.register(TenantSpec.online("chat").limit(60).build());
+ * try (Lease lease = gate.acquire(chat)) {
+ *     runBatch();
+ * }
+ * }</pre>
+ *
+ * <p>Internally it holds the tenant's lock-free fast-path state: a permit (the ticker time until
+ * which leases may start and go on without asking the engines), a word with the number of running
+ * leases and the number of the current busy period, and a ring of busy periods (a period starts when
+ * the first lease starts running and ends when the last one stops) that the gate drains into its
+ * usage window under its lock.
+ *
+ * <p>Thread safety: thread-safe; share the handle freely.
+ */
+public final class Tenant {
+
+    static final long NO_PERMIT = Long.MIN_VALUE;
+    static final int RING = 256;
+    private static final int MASK = RING - 1;
+    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
+
+    final Gate gate;
+    final TenantSpec spec;
+    final String name;
+    final boolean online;
+    /** The most lease time the tenant may have in a window. */
+    final long limitNanos;
+
+    // ---- fast path, lock-free ----
+    /** Leases may start and go on while the ticker reads less than this. */
+    volatile long permitUntil = NO_PERMIT;
+    /** High 32 bits: number of the last busy period opened; low 32 bits: running leases. */
+    final AtomicLong word = new AtomicLong();
+    /** Number of the last busy period drained into the window. */
+    volatile int drained;
+    private final long[] starts = new long[RING];
+    private final long[] ends = new long[RING];
+    private final int[] endSeq = new int[RING];
+    private final int[] startSeq = new int[RING];
+    final ThreadLocal<Holder> holders;
+
+    // ---- guarded by gate.lock ----
+    final Condition cond;
+    final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    final List<Holder> holderList = new ArrayList<>();
+    int parked;
+    boolean registered = true;
+    boolean requested;
+    boolean holdsToken;
+    long grantStart;
+    long grantExpiry;
+    long lastEnd = Long.MIN_VALUE;
+    long totalNanos;
+    long quotaWakeAt = Long.MAX_VALUE;
+    boolean quotaReported;
+
+    Tenant(Gate gate, TenantSpec spec, long limitNanos) {
+        this.gate = gate;
+        this.spec = spec;
+        this.name = spec.name();
+        this.online = spec.priority() == PriorityClass.ONLINE;
+        this.limitNanos = limitNanos;
+        this.cond = gate.lock.newCondition();
+        this.holders = ThreadLocal.withInitial(() -> gate.newHolder(this));
+    }
+
+    /** The tenant's name, unique within its gate. */
+    public String name() {
+        return name;
+    }
+
+    /** What it registered with. */
+    public TenantSpec spec() {
+        return spec;
+    }
+
+    public PriorityClass priority() {
+        return spec.priority();
+    }
+
+    /** The gate it belongs to. */
+    public Gate gate() {
+        return gate;
+    }
+
+    /** Leases running now (a snapshot). */
+    public int runningLeases() {
+        return running();
+    }
+
+    int running() {
+        return (int) word.get();
+    }
+
+    /**
+     * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free. A
+     * lease that raced with a revocation of the permit is taken back at once (false).
+     */
+    boolean tryEnter(long now) {
+        if (now >= permitUntil) {
+            return false;
+        }
+        while (true) {
+            long w = word.get();
+            if ((int) w == 0) {
+                int s = (int) (w >>> 32) + 1;
+                if (s - drained > RING) {
+                    return false; // ring full: the slow path drains it
+                }
+                if (word.compareAndSet(w, ((long) s << 32) | 1L)) {
+                    int i = s & MASK;
+                    starts[i] = now;
+                    INTS.setRelease(startSeq, i, s);
+                    break;
+                }
+            } else if (word.compareAndSet(w, w + 1)) {
+                break;
+            }
+        }
+        if (now >= permitUntil) { // revoked while we entered (the revoker then reads the count)
+            leaveOne(now);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Removes a running lease; when it was the last, the busy period ends at {@code now}.
+     *
+     * @return whether the tenant went idle
+     */
+    boolean leaveOne(long now) {
+        while (true) {
+            long w = word.get();
+            int run = (int) w;
+            if (run <= 0) {
+                throw new IllegalStateException("tenant " + name + ": running lease count would go below 0");
+            }
+            if (word.compareAndSet(w, w - 1)) {
+                if (run == 1) {
+                    int s = (int) (w >>> 32);
+                    int i = s & MASK;
+                    ends[i] = now;
+                    INTS.setRelease(endSeq, i, s);
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    /** Records the busy periods that ended since the last drain into {@code window}. Under the gate's lock. */
+    void drain(UsageWindow window) {
+        int d = drained;
+        while (true) {
+            int s = d + 1;
+            int i = s & MASK;
+            if ((int) INTS.getAcquire(endSeq, i) != s) {
+                break;
+            }
+            long st = Math.max(starts[i], lastEnd);
+            long en = Math.max(ends[i], st);
+            window.record(name, st, en);
+            totalNanos += en - st;
+            lastEnd = en;
+            d = s;
+        }
+        drained = d;
+    }
+
+    /**
+     * Waits (spinning; the other side is between two stores) until the last ended period is
+     * published, then drains. Used when the count is 0 and the permit revoked. Under the gate's lock.
+     */
+    void drainAll(UsageWindow window) {
+        long w = word.get();
+        int s = (int) (w >>> 32);
+        if ((int) w == 0) {
+            int i = s & MASK;
+            int spins = 0;
+            while (s != 0 && s - drained > 0 && (int) INTS.getAcquire(endSeq, i) != s) {
+                if (++spins > 100) {
+                    Thread.yield();
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        }
+        drain(window);
+    }
+
+    /** Makes room in the ring for the next period (waits for a stalled publisher if needed). Under the lock. */
+    void ensureRoom(UsageWindow window) {
+        drain(window);
+        int spins = 0;
+        while ((int) (word.get() >>> 32) + 1 - drained > RING) {
+            if (++spins > 100) {
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
+            drain(window);
+        }
+    }
+
+    /** Start of the busy period in progress, or {@code now} if none (or not yet published). */
+    long openStart(long now) {
+        long w = word.get();
+        if ((int) w == 0) {
+            return now;
+        }
+        int s = (int) (w >>> 32);
+        int i = s & MASK;
+        if ((int) INTS.getAcquire(startSeq, i) != s) {
+            return now;
+        }
+        return Math.min(now, Math.max(starts[i], lastEnd));
+    }
+
+    @Override
+    public String toString() {
+        return "Tenant[" + name + " " + spec.priority().wireName() + " " + spec.requestPercent() + "/"
+                + spec.limitPercent() + "% on " + gate.gpu() + "]";
+    }
+}
