@@ -537,6 +537,14 @@ public final class Gate implements AutoCloseable {
             if (l.casState(Lease.PARKED, Lease.CLOSED)) {
                 t.parked--;
                 waiters--;
+                for (Iterator<Waiter> it = t.resumers.iterator(); it.hasNext(); ) {
+                    Waiter r = it.next();
+                    if (r.resume == l) {
+                        it.remove();
+                        pendingFailures.add(r);
+                        pendingCauses.add(new GateStateException(gpu, t.name, "lease was closed while waiting to resume"));
+                    }
+                }
                 if (h != null) {
                     h.parked--;
                     if (owner) {
@@ -572,46 +580,14 @@ public final class Gate implements AutoCloseable {
         Tenant t = l.tenant;
         lock.lock();
         try {
-            if (l.state() == Lease.CLOSED) {
-                throw new GateStateException(gpu, t.name, "lease is closed");
-            }
-            checkOpen();
-            checkNotReclaimed(l);
-            long now = nowLocked();
-            if (l.state() == Lease.RUNNING) {
-                pump(now);
-                if (now < t.permitUntil) {
-                    return;
-                }
-                GateEvent.SuspendReason reason = suspendReason(t);
-                l.casState(Lease.RUNNING, Lease.PARKED);
-                l.parkedAt = now;
-                t.parked++;
-                if (l.holder != null) {
-                    l.holder.parked++;
-                }
-                waiters++;
-                t.leaveOne(now);
-                if (hasListeners()) {
-                    pendingEvents.add(new GateEvent.Suspended(gpu, t.name, now, reason));
-                }
-                pump(now);
+            if (!parkIfNeeded(l)) {
+                return;
             }
             while (true) {
                 checkOpen();
                 checkNotReclaimed(l);
-                now = nowLocked();
-                t.ensureRoom(window);
-                if (t.tryEnter(now)) {
-                    l.casState(Lease.PARKED, Lease.RUNNING);
-                    t.parked--;
-                    if (l.holder != null) {
-                        l.holder.parked--;
-                    }
-                    waiters--;
-                    if (hasListeners()) {
-                        pendingEvents.add(new GateEvent.Resumed(gpu, t.name, now, now - l.parkedAt));
-                    }
+                long now = nowLocked();
+                if (tryResume(l, now)) {
                     pump(now);
                     return;
                 }
@@ -622,6 +598,88 @@ public final class Gate implements AutoCloseable {
         } finally {
             unlockAndDispatch();
         }
+    }
+
+    CompletableFuture<Lease> checkpointAsyncSlow(Lease l) {
+        Tenant t = l.tenant;
+        lock.lock();
+        try {
+            if (!parkIfNeeded(l)) {
+                return CompletableFuture.completedFuture(l);
+            }
+            for (Waiter r : t.resumers) {
+                if (r.resume == l) {
+                    throw new GateStateException(gpu, t.name, "lease is already waiting to resume");
+                }
+            }
+            long now = nowLocked();
+            CompletableFuture<Lease> f = new CompletableFuture<>();
+            if (tryResume(l, now)) {
+                pump(now);
+                f.complete(l);
+                return f;
+            }
+            t.resumers.add(new Waiter(f, now, l));
+            pump(now);
+            return f;
+        } finally {
+            unlockAndDispatch();
+        }
+    }
+
+    /**
+     * Under the lock: lets a running lease go on if the tenant may (after bringing the engines up to
+     * date), else parks it. A parked lease stays parked.
+     *
+     * @return whether the lease is parked now
+     */
+    private boolean parkIfNeeded(Lease l) {
+        Tenant t = l.tenant;
+        if (l.state() == Lease.CLOSED) {
+            throw new GateStateException(gpu, t.name, "lease is closed");
+        }
+        checkOpen();
+        checkNotReclaimed(l);
+        long now = nowLocked();
+        if (l.state() == Lease.RUNNING) {
+            pump(now);
+            if (now < t.permitUntil) {
+                return false;
+            }
+            GateEvent.SuspendReason reason = suspendReason(t);
+            l.casState(Lease.RUNNING, Lease.PARKED);
+            l.parkedAt = now;
+            t.parked++;
+            if (l.holder != null) {
+                l.holder.parked++;
+            }
+            waiters++;
+            t.leaveOne(now);
+            if (hasListeners()) {
+                pendingEvents.add(new GateEvent.Suspended(gpu, t.name, now, reason));
+            }
+            pump(now);
+        }
+        return true;
+    }
+
+    /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
+    private boolean tryResume(Lease l, long now) {
+        Tenant t = l.tenant;
+        t.ensureRoom(window);
+        if (!t.tryEnter(now)) {
+            return false;
+        }
+        l.casState(Lease.PARKED, Lease.RUNNING);
+        t.parked--;
+        if (l.holder != null) {
+            l.holder.parked--;
+        }
+        waiters--;
+        if (hasListeners()) {
+            pendingEvents.add(new GateEvent.Resumed(gpu, t.name, now, now - l.parkedAt));
+        }
+        return true;
     }
 
     private void checkNotReclaimed(Lease l) {
@@ -712,7 +770,7 @@ public final class Gate implements AutoCloseable {
                         apply(new PreemptionEvent.Idle(s, t.name));
                         return true;
                     }
-                } else if (otherOfflineDemand(t) || !quotaOk(t, now)) {
+                } else if ((now >= t.grantExpiry && otherOfflineDemand(t)) || !quotaOk(t, now)) {
                     if (quiesced(t)) {
                         long s = idleStamp(t);
                         releaseToken(t, t.lastEnd);
@@ -925,6 +983,19 @@ public final class Gate implements AutoCloseable {
                 if (hasListeners()) {
                     pendingEvents.add(new GateEvent.LeaseGranted(gpu, t.name, now, now - w.startedAt));
                 }
+            }
+            for (Iterator<Waiter> it = t.resumers.iterator(); it.hasNext(); ) {
+                Waiter r = it.next();
+                if (r.resume.state() != Lease.PARKED) {
+                    it.remove(); // closed meanwhile
+                    continue;
+                }
+                if (!tryResume(r.resume, now)) {
+                    break;
+                }
+                it.remove();
+                pendingGrants.add(r);
+                pendingLeases.add(r.resume);
             }
             if (sync) {
                 t.cond.signalAll();
@@ -1351,7 +1422,7 @@ public final class Gate implements AutoCloseable {
         pendingCauses.clear();
         return () -> {
             for (int i = 0; i < grants.size(); i++) {
-                if (!grants.get(i).future.complete(leases.get(i))) {
+                if (!grants.get(i).future.complete(leases.get(i)) && grants.get(i).resume == null) {
                     leases.get(i).close(); // cancelled meanwhile: no lease left behind
                 }
             }
@@ -1396,6 +1467,11 @@ public final class Gate implements AutoCloseable {
                         pendingCauses.add(new GateClosedException(gpu));
                     }
                 }
+                for (Waiter r : t.resumers) {
+                    pendingFailures.add(r);
+                    pendingCauses.add(new GateClosedException(gpu));
+                }
+                t.resumers.clear();
                 t.cond.signalAll();
             }
             if (armedTask != null) {

@@ -75,8 +75,10 @@ public final class Lease implements AutoCloseable {
     }
 
     /**
-     * Whether the next {@link #checkpoint()} would hold the thread now: online work claimed the GPU,
-     * the tenant's turn ended while another tenant waits, or its quota is used up. Never blocks.
+     * Whether the next {@link #checkpoint()} has to consult the gate now (its permit ran out: online
+     * work claimed the GPU, the tenant's turn ended while another tenant waits, or the quota computed
+     * at the last consultation is used up). The checkpoint may still let the lease go on after
+     * recomputing. Never blocks.
      */
     public boolean shouldYield() {
         return (int) STATE.getVolatile(this) != RUNNING || tenant.gate.ticker.read() >= tenant.permitUntil;
@@ -97,6 +99,22 @@ public final class Lease implements AutoCloseable {
             return;
         }
         tenant.gate.checkpointSlow(this);
+    }
+
+    /**
+     * The non-blocking form of {@link #checkpoint()} for asynchronous pipelines: returns a completed
+     * future while the tenant may go on; otherwise stops the lease and returns a future that
+     * completes (with this lease) when it may run again, or fails with {@link GateClosedException}
+     * if the gate closes first. Do not run GPU work while the future is pending.
+     *
+     * @throws GateStateException  if the lease is closed or already waiting
+     * @throws GateClosedException if the gate is closed
+     */
+    public java.util.concurrent.CompletableFuture<Lease> checkpointAsync() {
+        if ((int) STATE.getVolatile(this) == RUNNING && tenant.gate.ticker.read() < tenant.permitUntil) {
+            return java.util.concurrent.CompletableFuture.completedFuture(this);
+        }
+        return tenant.gate.checkpointAsyncSlow(this);
     }
 
     /** Ends the lease. Safe to call more than once and from any thread. */

@@ -59,6 +59,8 @@ public final class Tenant {
     // ---- guarded by gate.lock ----
     final Condition cond;
     final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    /** Parked leases waiting asynchronously to resume (counted in {@link #parked}, not in waiters). */
+    final ArrayDeque<Waiter> resumers = new ArrayDeque<>();
     final List<Holder> holderList = new ArrayList<>();
     int parked;
     boolean registered = true;

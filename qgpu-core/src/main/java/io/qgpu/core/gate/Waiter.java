@@ -6,12 +6,19 @@ import java.util.concurrent.CompletableFuture;
 final class Waiter {
     final CompletableFuture<Lease> future;
     final long startedAt;
+    /** For a parked lease waiting to resume ({@link Lease#checkpointAsync()}), the lease; else null. */
+    final Lease resume;
     GateTimer.Task timeoutTask;
     boolean timedOut;
 
     Waiter(CompletableFuture<Lease> future, long startedAt) {
+        this(future, startedAt, null);
+    }
+
+    Waiter(CompletableFuture<Lease> future, long startedAt, Lease resume) {
         this.future = future;
         this.startedAt = startedAt;
+        this.resume = resume;
     }
 
     boolean isAsync() {
