@@ -271,8 +271,9 @@ public final class Gate implements AutoCloseable {
     }
 
     /**
-     * A lease if {@code tenant} may run now without waiting, else {@code null}. Never blocks for GPU
-     * time (it may take the gate's lock briefly).
+     * A lease if {@code tenant} may run now without waiting for anyone, else {@code null}: an online
+     * tenant does not preempt running offline work for it, an offline tenant gets it only if the GPU's
+     * token is free or its own. Never blocks for GPU time (it may take the gate's lock briefly).
      */
     public Lease tryAcquire(Tenant tenant) {
         Tenant t = own(tenant);
@@ -287,19 +288,57 @@ public final class Gate implements AutoCloseable {
             now = nowLocked();
             t.ensureRoom(window);
             pump(now);
-            if (t.tryEnter(now)) {
-                Holder h = t.holders.get();
-                h.open++;
-                Lease l = new Lease(t, h, now);
-                if (hasListeners()) {
-                    pendingEvents.add(new GateEvent.LeaseGranted(gpu, t.name, now, 0));
+            if (!t.tryEnter(now)) {
+                if (!quotaOk(t, now) || !wouldRunAtOnce(t, now)) {
+                    return null;
                 }
-                return l;
+                Waiter probe = new Waiter(null, now);
+                t.waiters.add(probe);
+                waiters++;
+                boolean entered;
+                try {
+                    pump(now);
+                    entered = t.tryEnter(now);
+                } finally {
+                    t.waiters.remove(probe);
+                    waiters--;
+                    pump(now);
+                }
+                if (!entered) {
+                    return null;
+                }
             }
-            return null;
+            Holder h = t.holders.get();
+            h.open++;
+            Lease l = new Lease(t, h, now);
+            if (hasListeners()) {
+                pendingEvents.add(new GateEvent.LeaseGranted(gpu, t.name, now, 0));
+            }
+            return l;
         } finally {
             unlockAndDispatch();
         }
+    }
+
+    /** Asks the pure machine, without committing, whether submitting work now would let it run at once. */
+    private boolean wouldRunAtOnce(Tenant t, long now) {
+        TenantPhase p = phase(t);
+        if (t.online) {
+            if (p != TenantPhase.IDLE) {
+                return p == TenantPhase.RUNNING;
+            }
+            Transition probe = machine.next(pstate, new PreemptionEvent.Submit(at(now), t.name));
+            for (Action a : probe.actions()) {
+                if (a instanceof Action.RunOnline r && r.tenant().equals(t.name)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (pstate.mode() != GpuMode.OFFLINE) {
+            return false;
+        }
+        return engine.holder().isEmpty() || t.holdsToken;
     }
 
     /**
