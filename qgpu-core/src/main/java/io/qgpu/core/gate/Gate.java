@@ -93,8 +93,14 @@ public final class Gate implements AutoCloseable {
     private final long windowNanos;
     private final UsageCorrection correction;
 
-    /** Blocked acquires plus parked leases; closers check it to report idleness early. Written under the lock. */
+    /** Blocked acquires plus parked leases. Written under the lock. */
     volatile int waiters;
+    /**
+     * Whether a tenant going idle must be reported at once (someone waits, or an offline tenant is
+     * held off); else the closing thread leaves it for the next time the lock is taken. Written under
+     * the lock.
+     */
+    volatile boolean eagerIdle;
     private volatile GateListener[] listeners = NO_LISTENERS;
     private volatile boolean closed;
 
@@ -540,7 +546,7 @@ public final class Gate implements AutoCloseable {
     /** A running lease closed (fast path of {@link Lease#close()}). */
     void leave(Tenant t, long acquiredAt) {
         long now = ticker.read();
-        if (t.leaveOne(now) && waiters != 0) {
+        if (t.leaveOne(now) && (eagerIdle || waiters != 0)) {
             onIdle();
         }
         if (listeners.length != 0) {
@@ -780,6 +786,17 @@ public final class Gate implements AutoCloseable {
         }
         wakeWaiters(now);
         arm(wake);
+        boolean eager = false;
+        for (Tenant t : tenants.values()) {
+            TenantPhase p = phase(t);
+            if (!t.online && p != TenantPhase.IDLE && p != TenantPhase.RUNNING) {
+                eager = true;
+                break;
+            }
+        }
+        if (eager != eagerIdle) {
+            eagerIdle = eager;
+        }
     }
 
     /** First pass: report what tenants stopped doing (idle, suspended, stopped), with the time they did. */
@@ -1460,6 +1477,9 @@ public final class Gate implements AutoCloseable {
         pendingFailures.clear();
         pendingCauses.clear();
         return () -> {
+            for (GateEvent e : events) {
+                fire(e);
+            }
             for (int i = 0; i < grants.size(); i++) {
                 if (!grants.get(i).future.complete(leases.get(i)) && grants.get(i).resume == null) {
                     leases.get(i).close(); // cancelled meanwhile: no lease left behind
@@ -1467,9 +1487,6 @@ public final class Gate implements AutoCloseable {
             }
             for (int i = 0; i < failures.size(); i++) {
                 failures.get(i).future.completeExceptionally(causes.get(i));
-            }
-            for (GateEvent e : events) {
-                fire(e);
             }
         };
     }
