@@ -8,7 +8,6 @@ import io.qgpu.core.compute.TokenDecision;
 import io.qgpu.core.compute.TokenScheduler;
 import io.qgpu.core.compute.TokenSchedulerConfig;
 import io.qgpu.core.compute.LimitEnforcement;
-import io.qgpu.core.compute.UsageWindow;
 import io.qgpu.core.preempt.Action;
 import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.PreemptionEvent;
@@ -89,7 +88,6 @@ public final class Gate implements AutoCloseable {
     private final PreemptionMachine machine;
     private final TokenScheduler engine;
     private final EngineClock engineClock;
-    private final UsageWindow window;
     private final long windowNanos;
     private final UsageCorrection correction;
 
@@ -137,7 +135,6 @@ public final class Gate implements AutoCloseable {
         // alone on the GPU is never held back by the scheduler's own accounting of token holds.
         TokenSchedulerConfig tc = config.token().toBuilder().limitEnforcement(LimitEnforcement.GEMINI).build();
         this.engine = TokenScheduler.create(tc, engineClock);
-        this.window = new UsageWindow(Duration.ofNanos(windowNanos));
         this.correction = config.usageSource() == null ? null
                 : new UsageCorrection(config.usageSource(), gpu, config.pid(), windowNanos,
                         Math.max(1, config.usageReportIntervalNanos()));
@@ -223,7 +220,6 @@ public final class Gate implements AutoCloseable {
             if (!t.online) {
                 engine.removeTenant(t.name);
             }
-            window.remove(t.name);
             tenants.remove(t.name);
             t.registered = false;
             pump(now);
@@ -292,7 +288,6 @@ public final class Gate implements AutoCloseable {
             checkOpen();
             known(t);
             now = nowLocked();
-            t.ensureRoom(window);
             pump(now);
             if (!t.tryEnter(now)) {
                 if (!quotaOk(t, now) || !wouldRunAtOnce(t, now)) {
@@ -382,7 +377,6 @@ public final class Gate implements AutoCloseable {
             }
             known(t);
             now = nowLocked();
-            t.ensureRoom(window);
             t.waiters.add(w);
             waiters++;
             if (limit != NONE) {
@@ -430,7 +424,6 @@ public final class Gate implements AutoCloseable {
                 }
                 now = nowLocked();
                 if (w == null) {
-                    t.ensureRoom(window);
                     pump(now);
                 }
                 if (t.tryEnter(now)) {
@@ -711,7 +704,6 @@ public final class Gate implements AutoCloseable {
     /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
     private boolean tryResume(Lease l, long now) {
         Tenant t = l.tenant;
-        t.ensureRoom(window);
         if (!t.tryEnter(now)) {
             return false;
         }
@@ -822,14 +814,14 @@ public final class Gate implements AutoCloseable {
                 if (work == 0) {
                     if (quiesced(t)) {
                         long s = idleStamp(t);
-                        releaseToken(t, t.lastEnd);
+                        releaseToken(t, t.idleAt);
                         apply(new PreemptionEvent.Idle(s, t.name));
                         return true;
                     }
                 } else if ((now >= t.grantExpiry && otherOfflineDemand(t)) || !quotaOk(t, now)) {
                     if (quiesced(t)) {
                         long s = idleStamp(t);
-                        releaseToken(t, t.lastEnd);
+                        releaseToken(t, t.idleAt);
                         apply(new PreemptionEvent.Stop(s, t.name));
                         return true;
                     }
@@ -840,7 +832,7 @@ public final class Gate implements AutoCloseable {
                 if (t.running() == 0 && quiesced(t)) {
                     long s = idleStamp(t);
                     if (t.holdsToken) {
-                        releaseToken(t, t.lastEnd);
+                        releaseToken(t, t.idleAt);
                     }
                     apply(work > 0 ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                     return true;
@@ -865,7 +857,7 @@ public final class Gate implements AutoCloseable {
                     return true;
                 }
                 if (t.holdsToken && t.running() == 0 && quiesced(t)) {
-                    releaseToken(t, t.lastEnd);
+                    releaseToken(t, t.idleAt);
                     return true;
                 }
                 return false;
@@ -958,13 +950,13 @@ public final class Gate implements AutoCloseable {
             t.permitUntil = p;
             return false;
         }
-        t.drainAll(window);
+        t.idleAt = t.drainIdle();
         return true;
     }
 
     /** When the tenant went idle, as an event time for the machine. */
     private long idleStamp(Tenant t) {
-        return Math.max(t.lastEnd, pstate.at());
+        return Math.max(t.idleAt, pstate.at());
     }
 
     private long at(long now) {
@@ -1025,7 +1017,6 @@ public final class Gate implements AutoCloseable {
                     sync = true;
                     continue;
                 }
-                t.ensureRoom(window);
                 if (!t.tryEnter(now)) {
                     break;
                 }
@@ -1096,13 +1087,7 @@ public final class Gate implements AutoCloseable {
 
     /** Lease time of {@code t} in the window ending {@code now}, including a period in progress. Under the lock. */
     private long usageLocked(Tenant t, long now) {
-        t.drain(window);
-        long u = window.usageNanos(t.name, now);
-        if (t.running() > 0) {
-            long from = Math.max(t.openStart(now), now - windowNanos);
-            u += Math.max(0, now - from);
-        }
-        return u;
+        return t.usage(now);
     }
 
     /** The limit in lease-time units after correction. */
@@ -1148,7 +1133,7 @@ public final class Gate implements AutoCloseable {
             t.quotaReported = false;
             return true;
         }
-        t.quotaWakeAt = t.running() == 0 ? window.timeUsageAtMost(t.name, eff - need, now) : NONE;
+        t.quotaWakeAt = t.running() == 0 ? t.timeUsageAtMost(eff - need, now) : NONE;
         if (!t.quotaReported && hasListeners()) {
             pendingEvents.add(new GateEvent.QuotaExhausted(gpu, t.name, now, usage, eff, t.quotaWakeAt));
         }
@@ -1184,10 +1169,7 @@ public final class Gate implements AutoCloseable {
 
     private TenantUsage usageOf(Tenant t, long now) {
         long u = usageLocked(t, now);
-        long total = t.totalNanos;
-        if (t.running() > 0) {
-            total += Math.max(0, now - t.openStart(now));
-        }
+        long total = t.totalNanos(now);
         return new TenantUsage(t.name, u, Math.round(u * factor), factor, t.limitNanos, windowNanos,
                 t.running(), t.parked, total);
     }
@@ -1267,8 +1249,7 @@ public final class Gate implements AutoCloseable {
             if (correction != null) {
                 long total = 0;
                 for (Tenant t : tenants.values()) {
-                    usageLocked(t, now);
-                    total += t.totalNanos + (t.running() > 0 ? Math.max(0, now - t.openStart(now)) : 0);
+                    total += t.totalNanos(now);
                 }
                 try {
                     factor = correction.update(total, config.usageReportIntervalNanos());

@@ -7,8 +7,10 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A tenant registered with a {@link Gate}: the handle that {@code acquire} takes. Obtained from
@@ -24,8 +26,9 @@ import java.util.concurrent.locks.Condition;
  * <p>Internally it holds the tenant's lock-free fast-path state: a permit (the ticker time until
  * which leases may start and go on without asking the engines), a word with the number of running
  * leases and the number of the current busy period, and a ring of busy periods (a period starts when
- * the first lease starts running and ends when the last one stops) that the gate drains into its
- * usage window under its lock.
+ * the first lease starts running and ends when the last one stops) that is drained into the tenant's
+ * own usage window. A drain takes the tenant's small books lock, never the gate's lock, so a full
+ * ring is emptied by the thread that finds it full.
  *
  * <p>Thread safety: thread-safe; share the handle freely.
  */
@@ -56,6 +59,13 @@ public final class Tenant {
     private final int[] startSeq = new int[RING];
     final ThreadLocal<Holder> holders;
 
+    // ---- the books: guarded by {@code books} ----
+    private final ReentrantLock books = new ReentrantLock();
+    private final UsageWindow window;
+    private final long windowNanos;
+    private long lastEnd = Long.MIN_VALUE;
+    private long totalNanos;
+
     // ---- guarded by gate.lock ----
     final Condition cond;
     final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
@@ -68,8 +78,8 @@ public final class Tenant {
     boolean holdsToken;
     long grantStart;
     long grantExpiry;
-    long lastEnd = Long.MIN_VALUE;
-    long totalNanos;
+    /** When the tenant last went idle, as found by the gate's last quiescence check. */
+    long idleAt = Long.MIN_VALUE;
     long quotaWakeAt = Long.MAX_VALUE;
     boolean quotaReported;
 
@@ -79,6 +89,8 @@ public final class Tenant {
         this.name = spec.name();
         this.online = spec.priority() == PriorityClass.ONLINE;
         this.limitNanos = limitNanos;
+        this.windowNanos = gate.config.windowNanos();
+        this.window = new UsageWindow(Duration.ofNanos(windowNanos));
         this.cond = gate.lock.newCondition();
         this.holders = ThreadLocal.withInitial(() -> gate.newHolder(this));
     }
@@ -112,8 +124,10 @@ public final class Tenant {
     }
 
     /**
-     * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free. A
-     * lease that raced with a revocation of the permit is taken back at once (false).
+     * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free
+     * (once every {@value #RING} busy periods the thread that finds the ring full drains it under the
+     * tenant's books lock). A lease that raced with a revocation of the permit is taken back at once
+     * (false).
      */
     boolean tryEnter(long now) {
         if (now >= permitUntil) {
@@ -124,7 +138,8 @@ public final class Tenant {
             if ((int) w == 0) {
                 int s = (int) (w >>> 32) + 1;
                 if (s - drained > RING) {
-                    return false; // ring full: the slow path drains it
+                    makeRoom();
+                    continue;
                 }
                 if (word.compareAndSet(w, ((long) s << 32) | 1L)) {
                     int i = s & MASK;
@@ -168,8 +183,20 @@ public final class Tenant {
         }
     }
 
-    /** Records the busy periods that ended since the last drain into {@code window}. Under the gate's lock. */
-    void drain(UsageWindow window) {
+    /** The ring is full: drain it here, or let the thread draining it now finish. */
+    private void makeRoom() {
+        if (books.tryLock()) {
+            try {
+                drainLocked();
+            } finally {
+                books.unlock();
+            }
+        }
+        Thread.onSpinWait();
+    }
+
+    /** Moves ended busy periods into the window. Holds the books lock. */
+    private void drainLocked() {
         int d = drained;
         while (true) {
             int s = d + 1;
@@ -188,16 +215,17 @@ public final class Tenant {
     }
 
     /**
-     * Waits (spinning; the other side is between two stores) until the last ended period is
-     * published, then drains. Used when the count is 0 and the permit revoked. Under the gate's lock.
+     * After the count was seen at 0 with the permit revoked: waits (spinning; the closing thread is
+     * between two stores) until the last period is published, drains, and returns when the tenant
+     * went idle.
      */
-    void drainAll(UsageWindow window) {
+    long drainIdle() {
         long w = word.get();
         int s = (int) (w >>> 32);
-        if ((int) w == 0) {
+        if ((int) w == 0 && s != 0) {
             int i = s & MASK;
             int spins = 0;
-            while (s != 0 && s - drained > 0 && (int) INTS.getAcquire(endSeq, i) != s) {
+            while (s - drained > 0 && (int) INTS.getAcquire(endSeq, i) != s) {
                 if (++spins > 100) {
                     Thread.yield();
                 } else {
@@ -205,25 +233,66 @@ public final class Tenant {
                 }
             }
         }
-        drain(window);
-    }
-
-    /** Makes room in the ring for the next period (waits for a stalled publisher if needed). Under the lock. */
-    void ensureRoom(UsageWindow window) {
-        drain(window);
-        int spins = 0;
-        while ((int) (word.get() >>> 32) + 1 - drained > RING) {
-            if (++spins > 100) {
-                Thread.yield();
-            } else {
-                Thread.onSpinWait();
-            }
-            drain(window);
+        books.lock();
+        try {
+            drainLocked();
+            return lastEnd;
+        } finally {
+            books.unlock();
         }
     }
 
-    /** Start of the busy period in progress, or {@code now} if none (or not yet published). */
-    long openStart(long now) {
+    /** Lease time in the window ending {@code now}, counting a period in progress up to now. */
+    long usage(long now) {
+        books.lock();
+        try {
+            drainLocked();
+            long u = window.usageNanos(name, now);
+            long open = openStart(now);
+            if (open < now) {
+                u += now - Math.max(open, now - windowNanos);
+            }
+            return u;
+        } finally {
+            books.unlock();
+        }
+    }
+
+    /** Lease time since registration, counting a period in progress up to now. */
+    long totalNanos(long now) {
+        books.lock();
+        try {
+            drainLocked();
+            long open = openStart(now);
+            return totalNanos + Math.max(0, now - open);
+        } finally {
+            books.unlock();
+        }
+    }
+
+    /** When usage will have fallen to {@code target} if the tenant stays idle (see {@link UsageWindow#timeUsageAtMost}). */
+    long timeUsageAtMost(long target, long now) {
+        books.lock();
+        try {
+            drainLocked();
+            return window.timeUsageAtMost(name, target, now);
+        } finally {
+            books.unlock();
+        }
+    }
+
+    /** End of the last drained busy period. */
+    long lastEnd() {
+        books.lock();
+        try {
+            return lastEnd;
+        } finally {
+            books.unlock();
+        }
+    }
+
+    /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
+    private long openStart(long now) {
         long w = word.get();
         if ((int) w == 0) {
             return now;

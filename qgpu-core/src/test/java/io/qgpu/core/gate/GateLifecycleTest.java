@@ -14,8 +14,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Lease lifecycle: timeouts, interrupts, cancellation, double close, dead owners, closing, validation. */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GateLifecycleTest {
 
     private static final long T0 = 3 * S;

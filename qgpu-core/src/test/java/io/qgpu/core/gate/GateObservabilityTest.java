@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Listener SPI and the NVML usage correction. */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GateObservabilityTest {
 
     private static final long T0 = 11 * S;

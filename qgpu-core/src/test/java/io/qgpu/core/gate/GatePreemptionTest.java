@@ -11,8 +11,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Online/offline preemption through the gate, on a manual ticker. */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GatePreemptionTest {
 
     private static final long T0 = 77 * S;

@@ -10,8 +10,10 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Exact quota enforcement with a manual ticker and a hand-cranked timer (no wall time). */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GateQuotaTest {
 
     private static final long T0 = 5_000 * S;

@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.qgpu.core.preempt.GpuMode;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GateSmokeTest {
 
     @Test

@@ -6,12 +6,14 @@ import io.qgpu.api.IsolationPolicy;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Real threads, real clock: many online and offline tenants on one gate for about a second. No
  * quota is exceeded beyond one slice, online and offline never overlap, and no lease leaks. The same
  * audit is shown to reject a broken admission that lets everything through.
  */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
 class GateStressTest {
 
     private static final long WINDOW = 200_000_000L;
