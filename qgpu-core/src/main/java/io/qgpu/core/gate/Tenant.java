@@ -1,13 +1,11 @@
 package io.qgpu.core.gate;
 
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.compute.UsageWindow;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -27,7 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * which leases may start and go on without asking the engines), a word with the number of running
  * leases and the number of the current busy period, and a ring of busy periods (a period starts when
  * the first lease starts running and ends when the last one stops) that is drained into the tenant's
- * own usage window. A drain takes the tenant's small books lock, never the gate's lock, so a full
+ * own bounded usage window ({@link BusyWindow}). A drain takes the tenant's small books lock, never the gate's lock, so a full
  * ring is emptied by the thread that finds it full.
  *
  * <p>Thread safety: thread-safe; share the handle freely.
@@ -61,7 +59,7 @@ public final class Tenant {
 
     // ---- the books: guarded by {@code books} ----
     private final ReentrantLock books = new ReentrantLock();
-    private final UsageWindow window;
+    private final BusyWindow window;
     private final long windowNanos;
     private long lastEnd = Long.MIN_VALUE;
     private long totalNanos;
@@ -90,7 +88,7 @@ public final class Tenant {
         this.online = spec.priority() == PriorityClass.ONLINE;
         this.limitNanos = limitNanos;
         this.windowNanos = gate.config.windowNanos();
-        this.window = new UsageWindow(Duration.ofNanos(windowNanos));
+        this.window = new BusyWindow(windowNanos, Math.max(1, windowNanos / 1024));
         this.cond = gate.lock.newCondition();
         this.holders = ThreadLocal.withInitial(() -> gate.newHolder(this));
     }
@@ -206,7 +204,7 @@ public final class Tenant {
             }
             long st = Math.max(starts[i], lastEnd);
             long en = Math.max(ends[i], st);
-            window.record(name, st, en);
+            window.record(st, en);
             totalNanos += en - st;
             lastEnd = en;
             d = s;
@@ -247,7 +245,7 @@ public final class Tenant {
         books.lock();
         try {
             drainLocked();
-            long u = window.usageNanos(name, now);
+            long u = window.usage(now);
             long open = openStart(now);
             if (open < now) {
                 u += now - Math.max(open, now - windowNanos);
@@ -270,12 +268,12 @@ public final class Tenant {
         }
     }
 
-    /** When usage will have fallen to {@code target} if the tenant stays idle (see {@link UsageWindow#timeUsageAtMost}). */
+    /** When usage will have fallen to {@code target} if the tenant stays idle. */
     long timeUsageAtMost(long target, long now) {
         books.lock();
         try {
             drainLocked();
-            return window.timeUsageAtMost(name, target, now);
+            return window.timeUsageAtMost(target, now);
         } finally {
             books.unlock();
         }
