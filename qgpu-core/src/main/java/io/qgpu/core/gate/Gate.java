@@ -309,9 +309,7 @@ public final class Gate implements AutoCloseable {
                     return null;
                 }
             }
-            Holder h = t.holders.get();
-            h.open++;
-            Lease l = new Lease(t, h, now);
+            Lease l = Lease.forOwner(t, t.holders.get(), now);
             if (hasListeners()) {
                 pendingEvents.add(new GateEvent.LeaseGranted(gpu, t.name, now, 0));
             }
@@ -396,9 +394,7 @@ public final class Gate implements AutoCloseable {
     }
 
     private Lease granted(Tenant t, long now) {
-        Holder h = t.holders.get();
-        h.open++;
-        Lease l = new Lease(t, h, now);
+        Lease l = Lease.forOwner(t, t.holders.get(), now);
         if (listeners.length != 0) {
             fire(new GateEvent.LeaseGranted(gpu, t.name, now, 0));
         }
@@ -427,8 +423,7 @@ public final class Gate implements AutoCloseable {
                     pump(now);
                 }
                 if (t.tryEnter(now)) {
-                    h.open++;
-                    lease = new Lease(t, h, now);
+                    lease = Lease.forOwner(t, h, now);
                     break;
                 }
                 if (deadline != NONE && (now >= deadline || (w != null && w.timedOut))) {

@@ -37,12 +37,15 @@ import java.time.Duration;
  * @param pid                 the process whose samples count (this JVM unless set)
  * @param ticker              the clock
  * @param timer               the timer, or {@code null} for a daemon timer thread owned by the gate
+ * @param recycleLeases       whether a lease closed by its owner thread is reused by that thread's next
+ *                            acquire (no allocation per lease; see {@link Lease}); on by default
  *
  * <p>Thread safety: immutable.
  */
 public record GateConfig(IsolationPolicy policy, TokenSchedulerConfig token, PreemptionConfig preemption,
                          long minSliceNanos, long deadOwnerTimeoutNanos, long usageReportIntervalNanos,
-                         ProcessUsageSource usageSource, long pid, Ticker ticker, GateTimer timer) {
+                         ProcessUsageSource usageSource, long pid, Ticker ticker, GateTimer timer,
+                         boolean recycleLeases) {
 
     public GateConfig {
         Validate.notNull("gateConfig.policy", policy);
@@ -82,6 +85,7 @@ public record GateConfig(IsolationPolicy policy, TokenSchedulerConfig token, Pre
         b.pid = pid;
         b.ticker = ticker;
         b.timer = timer;
+        b.recycleLeases = recycleLeases;
         return b;
     }
 
@@ -102,6 +106,7 @@ public record GateConfig(IsolationPolicy policy, TokenSchedulerConfig token, Pre
         private long pid = ProcessHandle.current().pid();
         private Ticker ticker = Ticker.system();
         private GateTimer timer;
+        private boolean recycleLeases = true;
 
         private Builder() {
         }
@@ -190,9 +195,15 @@ public record GateConfig(IsolationPolicy policy, TokenSchedulerConfig token, Pre
             return this;
         }
 
+        /** Whether leases closed by their owner thread are reused by its next acquire (default true). */
+        public Builder recycleLeases(boolean recycle) {
+            this.recycleLeases = recycle;
+            return this;
+        }
+
         public GateConfig build() {
             return new GateConfig(policy, token, preemption, minSlice, deadOwnerTimeout, usageReportInterval,
-                    usageSource, pid, ticker, timer);
+                    usageSource, pid, ticker, timer, recycleLeases);
         }
 
         private static Duration positive(String field, Duration d) {

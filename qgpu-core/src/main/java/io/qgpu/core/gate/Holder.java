@@ -18,6 +18,8 @@ final class Holder {
     long deadSince = Long.MIN_VALUE;
     /** Bumped when the gate reclaims this holder's leases; leases of an older epoch are void. */
     volatile int epoch;
+    /** The owner's lease object for reuse, once the owner closed it (owner reads and writes only). */
+    Lease cached;
 
     Holder(Thread thread) {
         this.thread = thread;

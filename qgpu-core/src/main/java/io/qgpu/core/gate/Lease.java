@@ -23,6 +23,12 @@ import java.lang.invoke.VarHandle;
  * {@link GateConfig#deadOwnerTimeoutNanos()}. A lease from {@link Gate#acquireAsync} belongs to no
  * thread.
  *
+ * <p><b>Recycling.</b> So that acquire and close allocate nothing, a lease that its owner thread
+ * closed is handed out again by that thread's next acquire of the same tenant (unless
+ * {@link GateConfig#recycleLeases()} is off). Do not use a lease object after closing it: a stale
+ * reference may by then stand for a newer lease of the same thread. Async leases and leases closed
+ * by another thread are never recycled.
+ *
  * <p>Thread safety: thread-safe; {@link #close()} may be called from any thread, concurrently with
  * itself. {@link #checkpoint()} is meant for the thread doing the work.
  */
@@ -45,8 +51,10 @@ public final class Lease implements AutoCloseable {
     final Tenant tenant;
     /** The owner thread's holder, or {@code null} for an async lease. */
     final Holder holder;
-    final int epoch;
-    final long acquiredAt;
+    int epoch;
+    long acquiredAt;
+    /** Closed by its owner and free for the owner's next acquire (owner reads and writes only). */
+    boolean recyclable;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
     /** When the lease was parked; guarded by the gate's lock. */
@@ -57,6 +65,27 @@ public final class Lease implements AutoCloseable {
         this.holder = holder;
         this.epoch = holder == null ? 0 : holder.epoch;
         this.acquiredAt = acquiredAt;
+    }
+
+    /**
+     * A running lease for the owner thread of {@code h}: its recycled lease if it has one free, else
+     * a new one. Called on the owner thread, after the tenant's running count was raised.
+     */
+    static Lease forOwner(Tenant t, Holder h, long now) {
+        h.open++;
+        Lease l = h.cached;
+        if (l != null && l.recyclable) {
+            l.recyclable = false;
+            l.epoch = h.epoch;
+            l.acquiredAt = now;
+            STATE.setRelease(l, RUNNING);
+            return l;
+        }
+        l = new Lease(t, h, now);
+        if (t.gate.config.recycleLeases()) {
+            h.cached = l;
+        }
+        return l;
     }
 
     /** The tenant this lease runs work for. */
@@ -127,6 +156,9 @@ public final class Lease implements AutoCloseable {
                     h.open--;
                 }
                 tenant.gate.leave(tenant, acquiredAt);
+                if (h != null) {
+                    recyclable = true;
+                }
                 return;
             }
             if ((int) STATE.getVolatile(this) == CLOSED) {

@@ -56,6 +56,40 @@ class GateLifecycleTest {
     }
 
     @Test
+    void theOwnerThreadsClosedLeaseIsRecycledUnlessTurnedOff() throws Exception {
+        Lease a = gate.acquire(chat);
+        Lease nested = gate.acquire(chat);
+        assertNotSame(a, nested, "an open lease is never handed out twice");
+        nested.close();
+        a.close();
+        Lease b = gate.acquire(chat);
+        assertTrue(b == a || b == nested, "a closed lease of this thread is reused");
+        assertFalse(b.isClosed());
+        b.close();
+        Thread other = new Thread(() -> { }, "x");
+        other.start();
+        other.join();
+        Lease c = gate.acquire(chat);
+        Thread closer = new Thread(c::close, "foreign-closer");
+        closer.start();
+        closer.join();
+        Lease d = gate.acquire(chat);
+        assertNotSame(c, d, "a lease closed by another thread is not recycled");
+        d.close();
+        assertNoLeaseLeft();
+
+        Gate plain = Gate.create("GPU-plain", clock.config().recycleLeases(false).build());
+        Tenant t = plain.register(TenantSpec.online("t").build());
+        Lease x = plain.acquire(t);
+        x.close();
+        Lease y = plain.acquire(t);
+        assertNotSame(x, y);
+        y.close();
+        assertTrue(x.isClosed());
+        plain.close();
+    }
+
+    @Test
     void timedOutAcquireLeavesNothingBehind() throws Exception {
         Lease on = gate.acquire(chat);                 // offline must wait for online
         AtomicReference<Throwable> thrown = new AtomicReference<>();
