@@ -36,6 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code gate-offline}: an offline tenant holding the GPU's token (fast path).</li>
  *   <li>{@code gate-online}: an online tenant in online mode (fast path).</li>
  *   <li>{@code gate-listener}: as {@code gate-offline}, with a listener, so every lease builds two events.</li>
+ *   <li>{@code two-clock-reads}: two {@link System#nanoTime()} calls, the floor of any admission that
+ *       accounts time (the gate reads the clock at acquire and at close).</li>
  * </ul>
  *
  * <pre>
@@ -56,7 +58,7 @@ public class GateBenchmark {
         void admit();
     }
 
-    @Param({"gate-offline", "gate-online", "gate-listener", "guava", "bucket4j", "resilience4j"})
+    @Param({"gate-offline", "gate-online", "gate-listener", "guava", "bucket4j", "resilience4j", "two-clock-reads"})
     public String limiter;
 
     private Admission admission;
@@ -111,6 +113,11 @@ public class GateBenchmark {
                     }
                 };
             }
+            case "two-clock-reads" -> admission = () -> {
+                if (System.nanoTime() == System.nanoTime() - 1) {
+                    throw new IllegalStateException("time went backwards");
+                }
+            };
             default -> throw new IllegalArgumentException(limiter);
         }
     }
