@@ -905,7 +905,9 @@ public final class Gate implements AutoCloseable {
             t.requested = false;
             t.grantStart = g.grant().startNanos();
             t.grantExpiry = g.grant().expiresAtNanos();
-            apply(new PreemptionEvent.Start(at(now), t.name));
+            if (!apply(new PreemptionEvent.Start(at(now), t.name))) {
+                releaseToken(t, now); // a timer fired first and the tenant is no longer ready
+            }
             return true;
         }
         if (d instanceof TokenDecision.WaitUntil w) {
@@ -958,7 +960,19 @@ public final class Gate implements AutoCloseable {
         return Math.max(now, pstate.at());
     }
 
-    private void apply(PreemptionEvent e) {
+    /**
+     * Feeds one event to the machine and carries out its actions. If a timer of the machine is due
+     * by the event's time (the timer thread is late), the timers fire first, with a Tick at that time,
+     * and a tenant event is dropped (false): the caller's pump round re-decides from the new phases.
+     * Register and Deregister are always applied.
+     */
+    private boolean apply(PreemptionEvent e) {
+        if (!(e instanceof PreemptionEvent.Tick) && pstate.nextTimerNanos() <= e.at()) {
+            apply(new PreemptionEvent.Tick(e.at()));
+            if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)) {
+                return false;
+            }
+        }
         Transition tr = machine.next(pstate, e);
         pstate = tr.state();
         for (Action a : tr.actions()) {
@@ -986,6 +1000,7 @@ public final class Gate implements AutoCloseable {
                 }
             }
         }
+        return true;
     }
 
     private void refreshPermit(Tenant t, long now) {

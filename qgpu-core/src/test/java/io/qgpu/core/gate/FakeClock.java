@@ -40,6 +40,14 @@ final class FakeClock implements Ticker {
         timer.runDue();
     }
 
+    /** Sets the time without running the timer: a timer thread that is late. */
+    void jump(long t) {
+        if (t < now.get()) {
+            throw new IllegalArgumentException("time goes forward only");
+        }
+        now.set(t);
+    }
+
     void advance(long nanos) {
         at(now.get() + nanos);
     }

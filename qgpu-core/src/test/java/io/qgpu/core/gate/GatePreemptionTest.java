@@ -136,6 +136,31 @@ class GatePreemptionTest {
     }
 
     @Test
+    void aLateTimerThreadFiresTheDeadlineBeforeTheNextEvent() {
+        // regression: the offline slice ended after the preemption deadline, before the timer ran
+        Lease off = gate.tryAcquire(train);
+        CompletableFuture<Lease> on = gate.acquireAsync(chat);
+        clock.jump(T0 + 3 * MS);
+        CompletableFuture<Lease> parked = off.checkpointAsync();
+        assertFalse(parked.isDone());
+        assertTrue(on.isDone());
+        GateEvent.ForcedSuspension f = last(GateEvent.ForcedSuspension.class);
+        assertEquals(T0 + MS, f.atNanos(), "the deadline fired at its own time");
+        assertEquals(TenantPhase.SUSPENDED, gate.preemptionState().phase("train").orElseThrow());
+        clock.at(T0 + 4 * MS);
+        on.join().close();
+        clock.jump(T0 + 200 * MS);                      // the release timer is late too
+        Lease on2 = gate.tryAcquire(chat);              // the next event fires it first
+        assertNotNull(on2);
+        on2.close();
+        clock.at(T0 + 300 * MS);
+        assertTrue(parked.isDone());
+        off.close();
+        assertEquals(0, gate.openLeases());
+        assertEquals(List.of(), gate.preemptionState().invariantViolations());
+    }
+
+    @Test
     void severalOnlineTenantsRunTogetherAndOfflineResumesAfterTheLast() {
         Tenant search = gate.register(TenantSpec.online("search").build());
         Lease off = gate.tryAcquire(train);

@@ -1,5 +1,6 @@
 package io.qgpu.samples.inference;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -15,8 +16,8 @@ final class FakeGpu {
     private final ReentrantLock queue = new ReentrantLock(true);
     private final AtomicLong busyNanos = new AtomicLong();
     private final AtomicLong kernels = new AtomicLong();
-    private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicInteger mostAtOnce = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger running = new AtomicInteger();
+    private final AtomicInteger mostAtOnce = new AtomicInteger();
 
     /** Queues a kernel of {@code nanos} and returns when it has run. */
     void run(long nanos) {

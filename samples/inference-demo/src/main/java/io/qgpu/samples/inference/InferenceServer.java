@@ -1,5 +1,6 @@
 package io.qgpu.samples.inference;
 
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.Lease;
@@ -10,8 +11,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An inference server on loopback: {@code POST /infer} runs one "model forward pass" (a kernel on the
@@ -22,7 +28,8 @@ import java.util.concurrent.Executors;
 final class InferenceServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService pool;
-    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> timings = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private static final Logger LOG = LoggerFactory.getLogger(InferenceServer.class);
+    private final Queue<long[]> timings = new ConcurrentLinkedQueue<>();
 
     InferenceServer(FakeGpu gpu, long kernelNanos, Gate gate, Tenant online) throws IOException {
         this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
@@ -33,37 +40,48 @@ final class InferenceServer implements AutoCloseable {
         });
         server.setExecutor(pool);
         server.createContext("/infer", exchange -> {
-            try (exchange) {
-                exchange.getRequestBody().readAllBytes();
-                long t0 = System.nanoTime();
-                long t1 = t0;
-                if (gate == null) {
-                    gpu.run(kernelNanos);
-                } else {
-                    try (Lease lease = gate.acquire(online)) {
-                        t1 = System.nanoTime();
-                        gpu.run(kernelNanos);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        exchange.sendResponseHeaders(503, -1);
-                        return;
-                    }
-                }
-                timings.add(new long[] {t1 - t0, System.nanoTime() - t0});
-                byte[] body = "{\"label\":\"cat\"}\n".getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().set("Content-Type", "application/json");
-                exchange.sendResponseHeaders(200, body.length);
-                try (OutputStream out = exchange.getResponseBody()) {
-                    out.write(body);
-                }
+            try {
+                handle(exchange, gpu, kernelNanos, gate, online);
+            } catch (RuntimeException e) {
+                LOG.error("request failed", e);
+                exchange.sendResponseHeaders(500, -1);
+            } finally {
+                exchange.close();
             }
         });
         server.start();
     }
 
+    /** One request: a forward pass on the GPU, inside a lease of the online tenant when there is a gate. */
+    private void handle(HttpExchange exchange, FakeGpu gpu, long kernelNanos, Gate gate, Tenant online)
+            throws IOException {
+        exchange.getRequestBody().readAllBytes();
+        long t0 = System.nanoTime();
+        long t1 = t0;
+        if (gate == null) {
+            gpu.run(kernelNanos);
+        } else {
+            try (Lease lease = gate.acquire(online)) {
+                t1 = System.nanoTime();
+                gpu.run(kernelNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                exchange.sendResponseHeaders(503, -1);
+                return;
+            }
+        }
+        timings.add(new long[] {t1 - t0, System.nanoTime() - t0});
+        byte[] body = "{\"label\":\"cat\"}\n".getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(200, body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
     /** Per request: {time waiting at the gate, time in the handler} in nanoseconds. */
-    java.util.List<long[]> timings() {
-        return java.util.List.copyOf(timings);
+    List<long[]> timings() {
+        return List.copyOf(timings);
     }
 
     URI uri() {

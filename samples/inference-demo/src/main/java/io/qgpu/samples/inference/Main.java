@@ -6,6 +6,7 @@ import io.qgpu.core.gate.GateEvent;
 import io.qgpu.core.gate.Tenant;
 import io.qgpu.core.gate.TenantSpec;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -82,7 +83,10 @@ public final class Main {
         Tenant offline = null;
         AtomicLong preemptions = new AtomicLong();
         if (gated) {
-            gate = Gate.create("GPU-demo", GateConfig.custom().releaseDelay(c.releaseDelay()).build());
+            // the preemption bound is longer than a slice: online waits for the slices in progress
+            // (at most one per offline worker) instead of overrunning them by force
+            gate = Gate.create("GPU-demo", GateConfig.custom().releaseDelay(c.releaseDelay())
+                    .preemptionBound(Duration.ofMillis(50)).build());
             online = gate.register(TenantSpec.online("inference").build());
             offline = gate.register(TenantSpec.offline("batch").build());
             gate.addListener(e -> {
