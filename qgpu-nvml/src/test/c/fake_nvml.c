@@ -150,7 +150,7 @@ struct fake_device {
     unsigned int utilGpu, utilMem;
     int nprocs;
     nvmlProcessInfo_t procs[MAX_PROCS];
-    int growOnQuery;   /* processes added after each count query (to exercise retry loops) */
+    int growOnQuery;   /* processes added after each count query (infos NULL), to exercise retry loops */
     int nsamples;
     nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
     int lost;
@@ -570,7 +570,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
     unsigned int have = (unsigned int)device->nprocs;
     if (*infoCount < have || (infos == NULL && have > 0)) {
         *infoCount = have;
-        if (device->growOnQuery > 0) {
+        if (infos == NULL && device->growOnQuery > 0) {
             for (int k = 0; k < device->growOnQuery && device->nprocs < MAX_PROCS; k++) {
                 nvmlProcessInfo_t *p = &device->procs[device->nprocs++];
                 memset(p, 0, sizeof *p);

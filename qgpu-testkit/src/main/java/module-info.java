@@ -4,5 +4,5 @@ module io.qgpu.testkit {
     requires transitive io.qgpu.core;
     requires org.junit.jupiter.api;
 
-    // exports are added as packages land
+    exports io.qgpu.testkit.sim;
 }

@@ -41,6 +41,7 @@ public final class NvmlEventSet implements AutoCloseable {
     public void register(NvmlDevice device, long eventTypes) {
         Validate.notNull("nvml.eventSet.device", device);
         Validate.atLeast("nvml.eventSet.eventTypes", eventTypes, 1);
+        ensureOpen("nvmlDeviceRegisterEvents");
         nvml.check("nvmlDeviceRegisterEvents", device.uuid(), nvml.call("nvmlDeviceRegisterEvents",
                 api -> api.nvmlDeviceRegisterEvents(device.handle(), eventTypes, handle)));
     }
@@ -53,6 +54,7 @@ public final class NvmlEventSet implements AutoCloseable {
      */
     public Optional<NvmlEvent> await(int timeoutMs) {
         Validate.atLeast("nvml.eventSet.timeoutMs", timeoutMs, 0);
+        ensureOpen("nvmlEventSetWait_v2");
         NvmlStructs.EventData data = new NvmlStructs.EventData();
         int rc = nvml.call("nvmlEventSetWait_v2", api -> api.nvmlEventSetWait_v2(handle, data, timeoutMs));
         if (rc == NvmlReturn.TIMEOUT.code()) {
@@ -62,6 +64,13 @@ public final class NvmlEventSet implements AutoCloseable {
         NvmlDevice device = nvml.deviceForHandle(data.device, "event device");
         return Optional.of(new NvmlEvent(device, data.eventType, data.eventData,
                 Integer.toUnsignedLong(data.gpuInstanceId), Integer.toUnsignedLong(data.computeInstanceId)));
+    }
+
+    /** A freed set's handle must never reach NVML again (it would be a use after free). */
+    private void ensureOpen(String function) {
+        if (closed.get()) {
+            throw new NvmlException(function, NvmlReturn.INVALID_ARGUMENT.code(), null, "the event set is closed", null);
+        }
     }
 
     /** Frees the set ({@code nvmlEventSetFree}); idempotent. A failure is thrown once. */

@@ -7,6 +7,8 @@ package io.qgpu.core.compute;
  * TokenSchedulerConfig gemini = TokenSchedulerConfig.ofDefaults();                       // GEMINI
  * TokenSchedulerConfig strict = TokenSchedulerConfig.custom().limitEnforcement(LimitEnforcement.STRICT).build();
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum LimitEnforcement {
     /**

@@ -18,8 +18,8 @@ import java.util.Set;
  * UsageWindow w = new UsageWindow(Duration.ofSeconds(10));
  * w.record("job-a", 0, 3_000_000_000L);           // busy for the first 3 s
  * w.usageNanos("job-a", 5_000_000_000L);          // 3 s
+ * w.timeUsageAtMost("job-a", 1_000_000_000L, 5_000_000_000L);   // 12 s: by then 2 s have left the window
  * w.share("job-a", 12_000_000_000L);              // 0.1: only (2 s, 3 s] is still in the window
- * w.timeUsageAtMost("job-a", 1_000_000_000L, 5_000_000_000L);   // 12 s
  * }</pre>
  *
  * <p>Queries evict what has left the window, so the {@code now} passed to the queries must never go

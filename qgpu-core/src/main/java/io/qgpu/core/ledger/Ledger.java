@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.StampedLock;
 import org.slf4j.Logger;
@@ -54,7 +55,12 @@ import org.slf4j.LoggerFactory;
  * {@link NodeState} in an {@link AtomicReference}; {@link #reserve} and {@link #release} compute the
  * next state with the pure {@link Admission} functions and install it with compare-and-set, retrying
  * on a lost race, so a concurrent reader always sees a whole, valid node. Tenant ids are claimed in a
- * concurrent map before the node is changed, which refuses duplicates atomically. Structural changes
+ * concurrent map before the node is changed, which refuses duplicates atomically; a reservation or a
+ * release takes effect at the node's compare-and-set, and per-tenant reads ({@link #placement},
+ * {@link #release}, a duplicate check) wait for an in-flight change of that tenant to settle, so
+ * reserve, release, {@link #placement} and {@link #node} are linearizable (checked with Lincheck).
+ * Bulk reads ({@link #placements()}, {@link #size()}, {@link #displaced()}) are weakly consistent,
+ * like a concurrent map's iteration. Structural changes
  * ({@link #addNode}, {@link #removeNode}, {@link #restore}, {@link #reconcile}) and {@link #snapshot}
  * take an exclusive lock, so they see and produce a consistent cut of the whole ledger; reservations
  * hold that lock shared. {@link #nodes()} reads each node atomically but not all nodes at one instant.
@@ -109,10 +115,16 @@ public final class Ledger implements ClusterView {
                 return refused(id, Reason.of(ReasonCode.UNKNOWN_TARGET, placement.nodeName(), "no such node"));
             }
             Entry entry = new Entry(placement);
-            Entry held = s.tenants.putIfAbsent(id, entry);
-            if (held != null) {
-                return refused(id, Reason.of(ReasonCode.DUPLICATE_TENANT, id,
-                        "already reserved on " + held.placement.nodeName()));
+            while (true) {
+                Entry held = s.tenants.putIfAbsent(id, entry);
+                if (held == null) {
+                    break;
+                }
+                if (held.await()) {
+                    return refused(id, Reason.of(ReasonCode.DUPLICATE_TENANT, id,
+                            "already reserved on " + held.placement.nodeName()));
+                }
+                // the other reservation of this id was refused: try again
             }
             ReserveResult result;
             Optional<String> label = placement.claim().locality().affinity();
@@ -135,9 +147,10 @@ public final class Ledger implements ClusterView {
                 result = commit(s, slot, placement);
             }
             if (result.reserved()) {
-                entry.committed = true;
+                entry.resolve(true);
             } else {
                 s.tenants.remove(id, entry);
+                entry.resolve(false);
             }
             return result;
         } finally {
@@ -186,8 +199,7 @@ public final class Ledger implements ClusterView {
         try {
             State s = state;
             Entry e = s.tenants.get(tenantId);
-            // a reservation still in flight is not released: the release is ordered before it
-            if (e == null || !e.committed || !s.tenants.remove(tenantId, e)) {
+            if (e == null || !e.startRelease()) {
                 return Optional.empty();
             }
             Placement p = e.placement;
@@ -195,6 +207,8 @@ public final class Ledger implements ClusterView {
             if (slot != null) {
                 undo(s, slot, p);
             }
+            s.tenants.remove(tenantId, e);
+            e.released();
             return Optional.of(p);
         } finally {
             lock.unlockRead(stamp);
@@ -229,7 +243,7 @@ public final class Ledger implements ClusterView {
             List<Placement> displaced = new ArrayList<>();
             for (Holding h : g.holdings()) {
                 Entry e = s.tenants.get(h.tenantId());
-                if (e != null && e.committed) {
+                if (e != null && e.await()) {
                     displaced.add(e.placement);
                 }
             }
@@ -261,7 +275,7 @@ public final class Ledger implements ClusterView {
                 if (!g.device().healthy()) {
                     for (Holding h : g.holdings()) {
                         Entry e = s.tenants.get(h.tenantId());
-                        if (e != null && e.committed) {
+                        if (e != null && e.await()) {
                             out.put(h.tenantId(), e.placement);
                         }
                     }
@@ -360,7 +374,7 @@ public final class Ledger implements ClusterView {
     @Override
     public Optional<Placement> placement(String tenantId) {
         Entry e = state.tenants.get(tenantId);
-        return e != null && e.committed ? Optional.of(e.placement) : Optional.empty();
+        return e != null && e.await() ? Optional.of(e.placement) : Optional.empty();
     }
 
     /** Every reservation, in tenant-id order. */
@@ -487,13 +501,53 @@ public final class Ledger implements ClusterView {
         }
     }
 
-    /** A tenant's reservation; {@code committed} once its slices are on the node. */
+    /**
+     * A tenant's reservation and where it is in its life: claimed (pending) before its slices are
+     * installed on the node, committed right after, releasing while its slices are taken off, gone
+     * after. A reader that meets a pending or releasing entry waits the few instructions until it is
+     * settled, so that the node state and the tenant map never disagree to an observer: a reservation
+     * and a release take effect at the node's compare-and-set. (Lincheck found both windows.)
+     */
     private static final class Entry {
+        private static final int PENDING = 0;
+        private static final int COMMITTED = 1;
+        private static final int GONE = 2;
+        private static final int RELEASING = 3;
+        private static final AtomicIntegerFieldUpdater<Entry> STATUS =
+                AtomicIntegerFieldUpdater.newUpdater(Entry.class, "status");
+
         final Placement placement;
-        volatile boolean committed;
+        private volatile int status;
 
         Entry(Placement placement) {
             this.placement = placement;
+        }
+
+        void resolve(boolean ok) {
+            status = ok ? COMMITTED : GONE;
+        }
+
+        /** Whether committed now, without waiting (bulk reads skip unsettled entries). */
+        boolean isCommitted() {
+            return status == COMMITTED;
+        }
+
+        /** Claims the right to release; exactly one caller wins, and only for a committed entry. */
+        boolean startRelease() {
+            return await() && STATUS.compareAndSet(this, COMMITTED, RELEASING);
+        }
+
+        void released() {
+            status = GONE;
+        }
+
+        /** Waits until settled; whether the reservation is committed. */
+        boolean await() {
+            int st;
+            while ((st = status) == PENDING || st == RELEASING) {
+                Thread.onSpinWait();
+            }
+            return st == COMMITTED;
         }
     }
 
@@ -557,7 +611,7 @@ public final class Ledger implements ClusterView {
         TreeMap<String, Placement> committed() {
             TreeMap<String, Placement> out = new TreeMap<>();
             tenants.forEach((id, e) -> {
-                if (e.committed) {
+                if (e.isCommitted()) {
                     out.put(id, e.placement);
                 }
             });
@@ -619,7 +673,7 @@ public final class Ledger implements ClusterView {
                         } else {
                             slot.ref.set(((Admission.Admitted) r).next());
                             Entry e = new Entry(p);
-                            e.committed = true;
+                            e.resolve(true);
                             st.tenants.put(p.tenantId(), e);
                             label.ifPresent(l -> st.affinity.put(l, g == null ? AffinityGroup.of(p) : g.plus(1)));
                         }

@@ -8,6 +8,8 @@ package io.qgpu.core.preempt;
  *     // the GPU's isolation policy picks which offline tenant runs
  * }
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum GpuMode {
     /** No online work: offline tenants may run, shared by the GPU's isolation policy. */

@@ -8,6 +8,8 @@ package io.qgpu.core.preempt;
  * <pre>{@code
  * state.phase("train-1").orElseThrow() == TenantPhase.SUSPENDED   // held off while online work runs
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public enum TenantPhase {
     /** No work submitted. */

@@ -19,11 +19,13 @@ import java.util.Map;
  * @param processes         every process that holds memory or ran in the period, by pid
  * @param tenants           per tenant, the sums over its processes
  * @param newestSampleMicros the newest process sample timestamp seen so far on this GPU (0 if none)
+ * @param smSampled         whether the driver gives per-process SM samples on this GPU (not on MIG-enabled
+ *                          GPUs); when false every process's SM utilization is 0 for want of data
  *
  * <p>Thread safety: immutable.
  */
 public record GpuUsage(String gpuUuid, int gpuUtilPercent, int memoryUtilPercent, List<ProcessUsage> processes,
-                       Map<String, TenantUsage> tenants, long newestSampleMicros) {
+                       Map<String, TenantUsage> tenants, long newestSampleMicros, boolean smSampled) {
 
     public GpuUsage {
         Validate.notBlank("gpuUsage.gpuUuid", gpuUuid);

@@ -33,6 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * List<ProcessUsageSample> s = sampler.samples(gpuUuid, 0);
  * }</pre>
  *
+ * <p>On GPUs without per-process samples (MIG enabled: {@code NOT_SUPPORTED}), {@link #sample(String)} still
+ * reports memory and says so with {@link GpuUsage#smSampled()}; {@link #samples(String, long)} throws the
+ * {@link NvmlException}, so that the consumer knows it gets no data.
+ *
  * <p>Thread safety: thread-safe. {@link #sample(String)} calls for one GPU are serialized so that each
  * period is reported once; different GPUs are sampled in parallel.
  */
@@ -64,7 +68,17 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
         synchronized (last) {
             NvmlUtilization util = device.utilization();
             List<NvmlProcess> running = device.runningComputeProcesses();
-            List<NvmlProcessUtilization> samples = device.processUtilization(last[0]);
+            List<NvmlProcessUtilization> samples;
+            boolean smSampled = true;
+            try {
+                samples = device.processUtilization(last[0]);
+            } catch (NvmlException e) {
+                if (e.result() != NvmlReturn.NOT_SUPPORTED) {
+                    throw e;
+                }
+                samples = List.of(); // MIG-enabled GPUs have no per-process samples; memory is still known
+                smSampled = false;
+            }
             Map<Long, NvmlProcessUtilization> newest = new HashMap<>();
             long newestTs = last[0];
             for (NvmlProcessUtilization s : samples) {
@@ -94,7 +108,8 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
                     list.stream().map(ProcessUsage::pid).toList(),
                     list.stream().mapToLong(p -> Math.max(0, p.usedMemoryBytes())).sum(),
                     list.stream().mapToInt(ProcessUsage::smUtilPercent).sum())));
-            return new GpuUsage(gpuUuid, util.gpuPercent(), util.memoryPercent(), processes, tenantUsage, newestTs);
+            return new GpuUsage(gpuUuid, util.gpuPercent(), util.memoryPercent(), processes, tenantUsage, newestTs,
+                    smSampled);
         }
     }
 

@@ -18,8 +18,9 @@ public final class Main {
     static Map<String, Subcommand> subcommands() {
         Map<String, Subcommand> all = new LinkedHashMap<>();
         for (Subcommand s : List.<Subcommand>of(
-                new LedgerCommand()
-                // subcommands register here, one per line
+                new SimulateCommand(),
+                new LedgerCommand(),
+                new InventoryCommand()
         )) {
             all.put(s.name(), s);
         }
@@ -48,8 +49,13 @@ public final class Main {
             err.println("qgpu: unknown command '" + args.get(0) + "'; known: " + String.join(", ", all.keySet()));
             return 2;
         }
+        List<String> rest = args.subList(1, args.size());
+        if (rest.contains("--help") || rest.contains("-h")) {
+            out.println(s.usage());
+            return 0;
+        }
         try {
-            return s.run(args.subList(1, args.size()), out, err);
+            return s.run(rest, out, err);
         } catch (UsageException e) {
             err.println("qgpu " + s.name() + ": " + e.getMessage());
             err.println(s.usage());
