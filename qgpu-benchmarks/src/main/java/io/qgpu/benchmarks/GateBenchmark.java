@@ -94,8 +94,8 @@ public class GateBenchmark {
             }
             case "bucket4j" -> {
                 Bucket b = Bucket.builder()
-                        .addLimit(Bandwidth.builder().capacity(1_000_000_000_000L)
-                                .refillGreedy(1_000_000_000_000L, Duration.ofSeconds(1)).build())
+                        .addLimit(Bandwidth.builder().capacity(1_000_000_000_000L)   // 1 token/ns: its highest rate
+                                .refillGreedy(1_000_000_000L, Duration.ofSeconds(1)).build())
                         .build();
                 admission = () -> {
                     if (!b.tryConsume(1)) {

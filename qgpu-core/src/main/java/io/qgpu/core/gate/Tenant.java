@@ -162,23 +162,20 @@ public final class Tenant {
      * @return whether the tenant went idle
      */
     boolean leaveOne(long now) {
-        while (true) {
-            long w = word.get();
-            int run = (int) w;
-            if (run <= 0) {
-                throw new IllegalStateException("tenant " + name + ": running lease count would go below 0");
-            }
-            if (word.compareAndSet(w, w - 1)) {
-                if (run == 1) {
-                    int s = (int) (w >>> 32);
-                    int i = s & MASK;
-                    ends[i] = now;
-                    INTS.setRelease(endSeq, i, s);
-                    return true;
-                }
-                return false;
-            }
+        long w = word.getAndDecrement();
+        int run = (int) w;
+        if (run <= 0) {
+            word.getAndIncrement();
+            throw new IllegalStateException("tenant " + name + ": running lease count would go below 0");
         }
+        if (run == 1) {
+            int s = (int) (w >>> 32);
+            int i = s & MASK;
+            ends[i] = now;
+            INTS.setRelease(endSeq, i, s);
+            return true;
+        }
+        return false;
     }
 
     /** The ring is full: drain it here, or let the thread draining it now finish. */
