@@ -38,6 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code gate-listener}: as {@code gate-offline}, with a listener, so every lease builds two events.</li>
  *   <li>{@code two-clock-reads}: two {@link System#nanoTime()} calls, the floor of any admission that
  *       accounts time (the gate reads the clock at acquire and at close).</li>
+ *   <li>{@code gate-frozen-clock}: as {@code gate-offline} with a ticker that always reads the same
+ *       time: the gate's bookkeeping without the cost of reading the clock.</li>
  * </ul>
  *
  * <pre>
@@ -58,7 +60,8 @@ public class GateBenchmark {
         void admit();
     }
 
-    @Param({"gate-offline", "gate-online", "gate-listener", "guava", "bucket4j", "resilience4j", "two-clock-reads"})
+    @Param({"gate-offline", "gate-online", "gate-listener", "gate-frozen-clock", "guava", "bucket4j", "resilience4j",
+            "two-clock-reads"})
     public String limiter;
 
     private Admission admission;
@@ -67,8 +70,13 @@ public class GateBenchmark {
     @Setup
     public void setUp() throws InterruptedException {
         switch (limiter) {
-            case "gate-offline", "gate-online", "gate-listener" -> {
-                gate = Gate.create("GPU-bench", GateConfig.custom().usageReportInterval(Duration.ZERO).build());
+            case "gate-offline", "gate-online", "gate-listener", "gate-frozen-clock" -> {
+                GateConfig.Builder config = GateConfig.custom().usageReportInterval(Duration.ZERO);
+                if (limiter.equals("gate-frozen-clock")) {
+                    long frozen = System.nanoTime();
+                    config.ticker(() -> frozen);
+                }
+                gate = Gate.create("GPU-bench", config.build());
                 boolean online = limiter.equals("gate-online");
                 Tenant t = gate.register(online ? TenantSpec.online("t").build() : TenantSpec.offline("t").build());
                 if (limiter.equals("gate-listener")) {

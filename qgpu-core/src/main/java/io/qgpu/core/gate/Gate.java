@@ -735,8 +735,16 @@ public final class Gate implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // the engines
 
+    /** The tenant's phase in the machine's current state (cached per state version). */
     private TenantPhase phase(Tenant t) {
-        return pstate.phase(t.name).orElseThrow(() -> new IllegalStateException("tenant " + t.name + " unknown to the machine"));
+        long v = pstate.version();
+        if (t.phaseVersion != v || t.phaseState != pstate) {
+            t.phase = pstate.phase(t.name).orElseThrow(
+                    () -> new IllegalStateException("tenant " + t.name + " unknown to the machine"));
+            t.phaseVersion = v;
+            t.phaseState = pstate;
+        }
+        return t.phase;
     }
 
     /**
@@ -1060,18 +1068,20 @@ public final class Gate implements AutoCloseable {
         }
     }
 
+    /**
+     * Makes sure the timer calls back no later than {@code at}. A task already armed for an earlier
+     * time is kept (its call-back finds nothing due and re-arms), so that a preemption or quota wait
+     * does not reschedule the timer on every change.
+     */
     private void arm(long at) {
-        if (at == armedAt || closed) {
+        if (closed || at >= armedAt) {
             return;
         }
         if (armedTask != null) {
             armedTask.cancel();
-            armedTask = null;
         }
         armedAt = at;
-        if (at != NONE) {
-            armedTask = timer.schedule(at, this::onTimer);
-        }
+        armedTask = timer.schedule(at, this::onTimer);
     }
 
     private void onTimer() {

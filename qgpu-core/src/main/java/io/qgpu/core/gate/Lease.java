@@ -75,8 +75,8 @@ public final class Lease implements AutoCloseable {
         h.open++;
         Lease l = h.cached;
         if (l != null && l.recyclable) {
+            // the epoch only changes when the owner is dead, so a recycled lease keeps its own
             l.recyclable = false;
-            l.epoch = h.epoch;
             l.acquiredAt = now;
             STATE.setRelease(l, RUNNING);
             return l;

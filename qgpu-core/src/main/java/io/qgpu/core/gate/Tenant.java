@@ -79,6 +79,10 @@ public final class Tenant {
     /** When the tenant last went idle, as found by the gate's last quiescence check. */
     long idleAt = Long.MIN_VALUE;
     long quotaWakeAt = Long.MAX_VALUE;
+    /** The gate's cache of this tenant's machine phase, valid for {@link #phaseState}. */
+    io.qgpu.core.preempt.TenantPhase phase;
+    long phaseVersion = -1;
+    io.qgpu.core.preempt.PreemptionState phaseState;
     boolean quotaReported;
 
     Tenant(Gate gate, TenantSpec spec, long limitNanos) {
