@@ -59,17 +59,20 @@ import org.slf4j.LoggerFactory;
  * least one of its leases ran in the window (concurrent leases count once), optionally corrected
  * with NVML per-process samples; a tenant at its limit waits until enough usage has left the
  * window, and a lease that started within the limit ends its slice (so a limit is passed by at most
- * one slice).
+ * one slice). Usage is kept per tenant in bounded memory (periods closer than window/1024 merge,
+ * never under-counted); an optional {@link io.qgpu.api.spi.ProcessUsageSource} corrects it with
+ * what the driver measured.
  *
  * <h2>Fast path</h2>
  * Each tenant has a permit: the ticker time until which it may start and continue leases without
  * consulting the engines (an online tenant that is running in online mode, or the offline tenant
  * that holds the token in offline mode, up to its quota's end). Acquire, close and checkpoint under a
- * valid permit are a ticker read, a volatile read and a compare-and-set: no lock and no allocation
- * besides the lease itself. Everything else (a tenant's first lease, preemption, quota, timeouts)
- * takes the gate's lock, feeds events to the engines and acts on their decisions. A tenant whose
- * last lease closed keeps its engine state until the gate next takes its lock; the idle time is then
- * reported with the time the tenant really went idle.
+ * valid permit are a ticker read, a volatile read and a compare-and-set: no lock, and no allocation
+ * (a lease its owner thread closed is recycled by that thread's next acquire; see {@link Lease}).
+ * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
+ * feeds events to the engines and acts on their decisions. A tenant whose last lease closed keeps
+ * its engine state until the gate next takes its lock; the idle time is then reported with the time
+ * the tenant really went idle.
  *
  * <p>Thread safety: thread-safe. Listeners are called outside the lock.
  */
