@@ -1269,6 +1269,10 @@ public final class Gate implements AutoCloseable {
                 return;
             }
             long now = nowLocked();
+            if (correction == null && !hasListeners()) {
+                scheduleReport(now);
+                return;
+            }
             if (correction != null) {
                 long total = 0;
                 for (Tenant t : tenants.values()) {

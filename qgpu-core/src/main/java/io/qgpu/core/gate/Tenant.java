@@ -6,7 +6,6 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -48,7 +47,7 @@ public final class Tenant {
     /** Leases may start and go on while the ticker reads less than this. */
     volatile long permitUntil = NO_PERMIT;
     /** High 32 bits: number of the last busy period opened; low 32 bits: running leases. */
-    final AtomicLong word = new AtomicLong();
+    final PaddedWord word = new PaddedWord();
     /** Number of the last busy period drained into the window. */
     volatile int drained;
     private final long[] starts = new long[RING];
