@@ -12,6 +12,7 @@ module io.qgpu.core {
     exports io.qgpu.core.placement;
     exports io.qgpu.core.compute;
     exports io.qgpu.core.preempt;
+    exports io.qgpu.core.gate;
 
     opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }

@@ -1,0 +1,27 @@
+package io.qgpu.core.gate;
+
+/**
+ * The leases one thread holds of one tenant, so that the gate can reclaim them if the thread dies.
+ * {@link #open} is written only by the owner thread (plain writes): the gate reads it only after
+ * {@link Thread#isAlive()} returned false, which happens-after everything the thread did (JLS 17.4.4).
+ * The other fields are guarded by the gate's lock.
+ */
+final class Holder {
+    final Thread thread;
+    /** Leases acquired on the owner thread and not closed by it (owner writes only). */
+    int open;
+    /** Of those, leases closed by other threads (under the gate's lock). */
+    int foreignClosed;
+    /** Of those, leases parked at a checkpoint now (under the gate's lock). */
+    int parked;
+    /** When a reclaim pass first saw the owner dead with leases open, or {@link Long#MIN_VALUE}. */
+    long deadSince = Long.MIN_VALUE;
+    /** Bumped when the gate reclaims this holder's leases; leases of an older epoch are void. */
+    volatile int epoch;
+    /** The owner's lease object for reuse, once the owner closed it (owner reads and writes only). */
+    Lease cached;
+
+    Holder(Thread thread) {
+        this.thread = thread;
+    }
+}

@@ -1,0 +1,27 @@
+package io.qgpu.core.gate;
+
+import java.util.concurrent.CompletableFuture;
+
+/** A blocked acquire: a thread waiting on its tenant's condition, or an async future. Guarded by the gate's lock. */
+final class Waiter {
+    final CompletableFuture<Lease> future;
+    final long startedAt;
+    /** For a parked lease waiting to resume ({@link Lease#checkpointAsync()}), the lease; else null. */
+    final Lease resume;
+    GateTimer.Task timeoutTask;
+    boolean timedOut;
+
+    Waiter(CompletableFuture<Lease> future, long startedAt) {
+        this(future, startedAt, null);
+    }
+
+    Waiter(CompletableFuture<Lease> future, long startedAt, Lease resume) {
+        this.future = future;
+        this.startedAt = startedAt;
+        this.resume = resume;
+    }
+
+    boolean isAsync() {
+        return future != null;
+    }
+}

@@ -1,0 +1,149 @@
+package io.qgpu.core.gate;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The gate's bounded usage window against a brute-force reference, with seeded random periods. */
+class BusyWindowTest {
+
+    private static final long W = 10_000;
+    private static final long SPAN = 100;
+
+    interface Window {
+        void record(long s, long e);
+
+        long usage(long now);
+    }
+
+    /** Exact busy time of {@code periods} in {@code (now - w, now]}. */
+    private static long reference(List<long[]> periods, long w, long now) {
+        long u = 0;
+        for (long[] p : periods) {
+            u += Math.max(0, Math.min(p[1], now) - Math.max(p[0], now - w));
+        }
+        return u;
+    }
+
+    /**
+     * Records random periods and compares usage with the reference at random times: exact when every
+     * gap is longer than the span (each period its own chunk); otherwise never below the reference
+     * and at most one span above it.
+     *
+     * @return the first mismatch, or null
+     */
+    static String check(Window window, long seed, boolean sparse) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        List<long[]> periods = new ArrayList<>();
+        long t = 0;
+        for (int i = 0; i < 2_000; i++) {
+            long gap = sparse ? SPAN + 1 + rnd.nextLong(3 * SPAN) : rnd.nextLong(30);
+            long len = 1 + rnd.nextLong(sparse ? 400 : 40);
+            long s = t + gap;
+            long e = s + len;
+            window.record(s, e);
+            periods.add(new long[] {s, e});
+            t = e;
+            if (rnd.nextInt(4) == 0) {
+                long now = t + rnd.nextLong(2 * W);
+                long expected = reference(periods, W, now);
+                long got = window.usage(now);
+                long tolerance = sparse ? 0 : SPAN;
+                if (got < expected || got - expected > tolerance) {
+                    return "seed " + seed + " at " + now + ": usage " + got + ", reference " + expected;
+                }
+                t = Math.max(t, now);
+            }
+        }
+        return null;
+    }
+
+    private static Window busyWindow() {
+        BusyWindow w = new BusyWindow(W, SPAN);
+        return new Window() {
+            @Override
+            public void record(long s, long e) {
+                w.record(s, e);
+            }
+
+            @Override
+            public long usage(long now) {
+                return w.usage(now);
+            }
+        };
+    }
+
+    @Test
+    void matchesTheReferenceExactlyForSparsePeriodsAndWithinASpanForDenseOnes() {
+        long seed = Long.getLong("qgpu.seed", 42L);
+        for (long s = seed; s < seed + 20; s++) {
+            assertNull(check(busyWindow(), s, true));
+            assertNull(check(busyWindow(), s, false));
+        }
+    }
+
+    @Test
+    void theCheckCatchesAWindowThatNeverForgets() {
+        Window broken = new Window() {
+            long sum;
+
+            @Override
+            public void record(long s, long e) {
+                sum += e - s;
+            }
+
+            @Override
+            public long usage(long now) {
+                return sum;
+            }
+        };
+        assertNotNull(check(broken, 1, true));
+    }
+
+    @Test
+    void memoryStaysBoundedUnderMillionsOfTinyPeriods() {
+        BusyWindow w = new BusyWindow(10_000_000_000L, 10_000_000L);
+        long t = 0;
+        for (int i = 0; i < 2_000_000; i++) {
+            w.record(t, t + 100);
+            t += 150;
+        }
+        w.usage(t);
+        assertTrue(w.chunks() <= 1_100, "chunks: " + w.chunks());
+        assertEquals(2_000_000L * 100, w.usage(t));
+    }
+
+    @Test
+    void timeUsageAtMostIsExactForSinglePeriodChunks() {
+        BusyWindow w = new BusyWindow(10_000, 100);
+        w.record(0, 2_000);
+        w.record(2_500, 3_500);
+        assertEquals(3_000, w.usage(3_500));
+        assertEquals(3_500, w.timeUsageAtMost(3_000, 3_500));
+        assertEquals(10_000 + 1_000, w.timeUsageAtMost(2_000, 3_500));
+        assertEquals(10_000 + 2_500 + 500, w.timeUsageAtMost(500, 3_500));
+        assertEquals(0, w.usage(20_000));
+    }
+
+    @Test
+    void aDenseChunkIsCountedConservativelyAtTheWindowEdges() {
+        BusyWindow w = new BusyWindow(1_000, 100);
+        for (long s = 0; s < 100; s += 10) {
+            w.record(s, s + 5);                       // 50 busy in [0, 95)
+        }
+        assertEquals(1, w.chunks());
+        assertEquals(50, w.usage(500));
+        // busy time assumed packed at the chunk's end: it leaves during [1045, 1095)
+        assertEquals(1_070, w.timeUsageAtMost(25, 500));
+        assertEquals(50, w.usage(1_045));
+        assertEquals(25, w.usage(1_070));             // the truth is 20: never less than the truth
+        BusyWindow ahead = new BusyWindow(1_000, 100);
+        for (long s = 0; s < 100; s += 10) {
+            ahead.record(s, s + 5);
+        }
+        assertEquals(40, ahead.usage(40));            // the part ahead of now packed at the start: truth 20
+    }
+}

@@ -1,0 +1,118 @@
+package io.qgpu.core.gate;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.qgpu.api.IsolationPolicy;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Real threads, real clock: many online and offline tenants on one gate for about a second. No
+ * quota is exceeded beyond one slice, online and offline never overlap, and no lease leaks. The same
+ * audit is shown to reject a broken admission that lets everything through.
+ */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
+class GateStressTest {
+
+    private static final long WINDOW = 200_000_000L;
+    private static final List<StressHarness.TenantLoad> LOAD = List.of(
+            new StressHarness.TenantLoad("chat", true, 30),
+            new StressHarness.TenantLoad("search", true, 100),
+            new StressHarness.TenantLoad("train-a", false, 20),
+            new StressHarness.TenantLoad("train-b", false, 50),
+            new StressHarness.TenantLoad("etl", false, 100));
+
+    private static long seed() {
+        return Long.getLong("qgpu.seed", 20_240_601L);
+    }
+
+    @Test
+    void noQuotaExceededBeyondOneSliceNoOverlapNoLeak() throws Exception {
+        GateConfig config = GateConfig.custom()
+                .policy(IsolationPolicy.ELASTIC)
+                .window(Duration.ofNanos(WINDOW))
+                .token(io.qgpu.core.compute.TokenSchedulerConfig.custom().window(Duration.ofNanos(WINDOW))
+                        .baseQuota(Duration.ofMillis(5)).minQuota(Duration.ofMillis(1)).build())
+                .minSlice(Duration.ofMillis(1))
+                .releaseDelay(Duration.ofMillis(2))
+                .preemptionBound(Duration.ofSeconds(30))   // no forced suspension: overlap must be zero
+                .usageReportInterval(Duration.ofMillis(50))
+                .build();
+        try (Gate gate = Gate.create("GPU-stress", config)) {
+            RecordingListener events = new RecordingListener();
+            gate.addListener(events);
+            Tenant[] ts = new Tenant[LOAD.size()];
+            for (int i = 0; i < ts.length; i++) {
+                StressHarness.TenantLoad l = LOAD.get(i);
+                ts[i] = gate.register(TenantSpec.builder(l.name(), l.online()
+                        ? io.qgpu.api.PriorityClass.ONLINE : io.qgpu.api.PriorityClass.OFFLINE).limit(l.limitPercent()).build());
+            }
+            StressHarness.Admission viaGate = i -> {
+                Lease lease = gate.acquire(ts[i]);
+                return new StressHarness.Handle() {
+                    @Override
+                    public void checkpoint() throws InterruptedException {
+                        lease.checkpoint();
+                    }
+
+                    @Override
+                    public void close() {
+                        lease.close();
+                    }
+                };
+            };
+            StressHarness.Report r = new StressHarness(LOAD, WINDOW, seed()).run(viaGate, 2, 1_200_000_000L);
+
+            assertEquals(List.of(), r.quotaViolations());
+            assertEquals(0, r.overlaps(), "online and offline slices overlapped");
+            assertTrue(r.slices() > 1_000, "too little work to mean anything: " + r.slices());
+            assertEquals(0, gate.openLeases(), "leaked leases");
+            assertEquals(0, gate.waitingAcquires());
+            assertEquals(List.of(), gate.preemptionState().invariantViolations());
+            for (int i = 0; i < ts.length; i++) {
+                assertTrue(r.busyNanos()[i] > 0, LOAD.get(i).name() + " never ran");
+                assertTrue(gate.usage(ts[i]).totalLeaseNanos() >= r.busyNanos()[i],
+                        "the gate counted less than the slices ran for " + LOAD.get(i).name());
+            }
+            assertTrue(events.of(GateEvent.ForcedSuspension.class).isEmpty());
+            assertFalse(events.of(GateEvent.Suspended.class).isEmpty(), "no preemption happened");
+        }
+    }
+
+    @Test
+    void theAuditRejectsABrokenAdmission() throws Exception {
+        StressHarness.Handle nothing = new StressHarness.Handle() {
+            @Override
+            public void checkpoint() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        StressHarness.Admission letsEverythingThrough = i -> nothing;
+        // an offline tenant limited to 20% that always has work, next to online requests: without a
+        // gate it runs most of the time, and online slices land on top of offline ones
+        List<StressHarness.TenantLoad> load = List.of(
+                new StressHarness.TenantLoad("chat", true, 100),
+                new StressHarness.TenantLoad("train-a", false, 20));
+        StressHarness.Report r = new StressHarness(load, WINDOW / 2, seed()).run(letsEverythingThrough, 2, 600_000_000L);
+        assertFalse(r.quotaViolations().isEmpty(), "the audit missed quota violations");
+        assertTrue(r.overlaps() > 0, "the audit missed online/offline overlap");
+    }
+
+    @Test
+    void windowAuditArithmetic() {
+        long[][] u = StressHarness.union(List.of(new long[] {0, 10}, new long[] {5, 20}, new long[] {30, 40}));
+        assertArrayEquals(new long[][] {{0, 20}, {30, 40}}, u);
+        assertEquals(20, StressHarness.maxWindowUsage(u, 20));
+        assertEquals(25, StressHarness.maxWindowUsage(u, 35));
+        assertEquals(30, StressHarness.maxWindowUsage(u, 100));
+        List<long[]> slices = List.of(new long[] {0, 10}, new long[] {5, 20}, new long[] {30, 40});
+        // window 20, limit 5: worst window holds 20 ns; the longest overlapping slice is 15
+        assertNotNull(StressHarness.audit(u, slices, 20, 4, 0));
+        assertNull(StressHarness.audit(u, slices, 20, 5, 0));
+    }
+}
