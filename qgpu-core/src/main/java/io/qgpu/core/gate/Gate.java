@@ -115,6 +115,7 @@ public final class Gate implements AutoCloseable {
     private GateTimer.Task reclaimTask;
     private GateTimer.Task reportTask;
     private double factor = 1.0;
+    private long lastReclaimAt = Long.MIN_VALUE;
     private final List<GateEvent> pendingEvents = new ArrayList<>();
     private final List<Waiter> pendingGrants = new ArrayList<>();
     private final List<Lease> pendingLeases = new ArrayList<>();
@@ -131,6 +132,7 @@ public final class Gate implements AutoCloseable {
         this.windowNanos = config.windowNanos();
         long now = ticker.read();
         this.lastNow = now;
+        this.lastReclaimAt = now;
         this.pstate = machine.initial(now);
         this.engineClock = new EngineClock(now);
         // Limits are enforced by the gate on lease time; the token scheduler orders offline tenants and
@@ -378,6 +380,7 @@ public final class Gate implements AutoCloseable {
             }
             known(t);
             now = nowLocked();
+            maybeReclaim(now);
             t.waiters.add(w);
             waiters++;
             if (limit != NONE) {
@@ -416,6 +419,7 @@ public final class Gate implements AutoCloseable {
         long now = startedAt;
         try {
             known(t);
+            maybeReclaim(nowLocked());
             while (true) {
                 if (closed) {
                     abandon = GateEvent.Abandon.CLOSED;
@@ -1314,8 +1318,7 @@ public final class Gate implements AutoCloseable {
 
     private void scheduleReclaim(long now) {
         if (!closed) {
-            long every = Math.max(1_000_000L, config.deadOwnerTimeoutNanos() / 2);
-            reclaimTask = timer.schedule(saturatedAdd(now, every), this::reclaimTick);
+            reclaimTask = timer.schedule(saturatedAdd(now, reclaimInterval()), this::reclaimTick);
         }
     }
 
@@ -1349,7 +1352,19 @@ public final class Gate implements AutoCloseable {
         }
     }
 
+    /** A reclaim pass from an acquire that waits, at most once per reclaim interval. */
+    private void maybeReclaim(long now) {
+        if (now - lastReclaimAt >= reclaimInterval()) {
+            reclaimLocked(now);
+        }
+    }
+
+    private long reclaimInterval() {
+        return Math.max(1_000_000L, config.deadOwnerTimeoutNanos() / 2);
+    }
+
     private int reclaimLocked(long now) {
+        lastReclaimAt = now;
         int reclaimed = 0;
         for (Tenant t : tenants.values()) {
             for (Iterator<Holder> it = t.holderList.iterator(); it.hasNext(); ) {

@@ -249,6 +249,38 @@ class GateLifecycleTest {
     }
 
     @Test
+    void anAcquireThatWaitsRunsAReclaimPassToo() throws Exception {
+        // a gate whose timer is never cranked: only acquires can find the dead owner
+        FakeClock frozenTimer = new FakeClock(T0);
+        Gate g = Gate.create("GPU-r", GateConfig.custom().ticker(frozenTimer).timer(frozenTimer.timer)
+                .deadOwnerTimeout(Duration.ofMillis(500)).usageReportInterval(Duration.ZERO).build());
+        Tenant online = g.register(TenantSpec.online("online").build());
+        Tenant offline = g.register(TenantSpec.offline("offline").build());
+        Thread t = new Thread(() -> {
+            try {
+                g.acquire(online);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }, "dies-holding-online");
+        t.start();
+        t.join();
+        frozenTimer.jump(T0 + 300 * MS);
+        CompletableFuture<Lease> first = g.acquireAsync(offline);   // notes the dead owner
+        assertFalse(first.isDone());
+        first.cancel(false);
+        frozenTimer.jump(T0 + 900 * MS);
+        CompletableFuture<Lease> second = g.acquireAsync(offline);  // 600 ms later: reclaims
+        assertEquals(0, g.usage(online).openLeases());
+        assertFalse(second.isDone(), "the release delay runs from the reclaim");
+        frozenTimer.at(T0 + 2 * S);                                  // now the timer runs
+        assertTrue(second.isDone());
+        second.join().close();
+        assertEquals(0, g.openLeases());
+        g.close();
+    }
+
+    @Test
     void leasesOfALiveThreadAreNeverReclaimed() throws Exception {
         Lease mine = gate.acquire(train);
         clock.at(T0 + 10 * S);
