@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -164,21 +165,14 @@ public final class QgpuJson {
     }
 
     private static <T> T read(String json, Class<T> type) {
-        if (json == null) {
-            throw new InvalidValueException("json", null, "must not be null");
-        }
-        try {
-            T value = MAPPER.readValue(json, type);
-            if (value == null) {
-                throw new QgpuJsonException("", "document is empty or null", null);
-            }
-            return value;
-        } catch (JsonProcessingException e) {
-            throw translate(e);
-        }
+        return read(json, MAPPER.constructType(type));
     }
 
     private static <T> T read(String json, TypeReference<T> type) {
+        return read(json, MAPPER.constructType(type));
+    }
+
+    private static <T> T read(String json, JavaType type) {
         if (json == null) {
             throw new InvalidValueException("json", null, "must not be null");
         }
