@@ -71,11 +71,20 @@ class GateStressTest {
             assertEquals(0, gate.openLeases(), "leaked leases");
             assertEquals(0, gate.waitingAcquires());
             assertEquals(List.of(), gate.preemptionState().invariantViolations());
+            // online work may legitimately keep one offline tenant off the GPU for the whole second
+            // (and a loaded machine makes that likelier), so only the online tenants and the offline
+            // class as a whole must have run
+            long offlineBusy = 0;
             for (int i = 0; i < ts.length; i++) {
-                assertTrue(r.busyNanos()[i] > 0, LOAD.get(i).name() + " never ran");
+                if (LOAD.get(i).online()) {
+                    assertTrue(r.busyNanos()[i] > 0, LOAD.get(i).name() + " never ran");
+                } else {
+                    offlineBusy += r.busyNanos()[i];
+                }
                 assertTrue(gate.usage(ts[i]).totalLeaseNanos() >= r.busyNanos()[i],
                         "the gate counted less than the slices ran for " + LOAD.get(i).name());
             }
+            assertTrue(offlineBusy > 0, "no offline tenant ever ran");
             assertTrue(events.of(GateEvent.ForcedSuspension.class).isEmpty());
             assertFalse(events.of(GateEvent.Suspended.class).isEmpty(), "no preemption happened");
         }
