@@ -550,10 +550,7 @@ public final class Ledger implements ClusterView {
         long stamp = lock.writeLock();
         try {
             State s = state;
-            List<Node> nodes = new ArrayList<>(s.slots.length);
-            for (Slot slot : s.slots) {
-                nodes.add(slot.ref.get().node());
-            }
+            List<Node> nodes = s.nodes();
             return new LedgerSnapshot(s.rules, nodes, List.copyOf(s.committed().values()));
         } finally {
             lock.unlockWrite(stamp);
@@ -589,10 +586,7 @@ public final class Ledger implements ClusterView {
         long stamp = lock.writeLock();
         try {
             State s = state;
-            List<Node> nodes = new ArrayList<>(s.slots.length);
-            for (Slot slot : s.slots) {
-                nodes.add(slot.ref.get().node());
-            }
+            List<Node> nodes = s.nodes();
             // what the ledger already holds unchanged goes first, so that a newcomer that does not fit
             // is the one refused, never a reservation that was already admitted
             Map<String, Placement> current = s.committed();
@@ -780,6 +774,15 @@ public final class Ledger implements ClusterView {
 
         State withSlots(List<Slot> newSlots) {
             return new State(rules, newSlots, tenants, affinity);
+        }
+
+        /** The nodes as they are now (with their GPUs' health), in ledger order. */
+        List<Node> nodes() {
+            List<Node> nodes = new ArrayList<>(slots.length);
+            for (Slot slot : slots) {
+                nodes.add(slot.ref.get().node());
+            }
+            return nodes;
         }
 
         /** Committed reservations by tenant id, sorted. */
