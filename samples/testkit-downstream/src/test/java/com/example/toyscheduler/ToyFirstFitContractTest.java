@@ -1,9 +1,7 @@
 package com.example.toyscheduler;
 
-import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
-import io.qgpu.api.PlacementResult;
 import io.qgpu.testkit.contract.Capability;
 import io.qgpu.testkit.contract.SchedulerContractSuite;
 import io.qgpu.testkit.invariants.SchedulerUnderTest;
@@ -20,18 +18,7 @@ class ToyFirstFitContractTest extends SchedulerContractSuite {
 
     @Override
     protected SchedulerUnderTest createScheduler(GranularityRules rules, List<Node> nodes) {
-        ToyFirstFitScheduler toy = new ToyFirstFitScheduler(rules, nodes);
-        return new SchedulerUnderTest() {
-            @Override
-            public PlacementResult place(Claim claim) {
-                return toy.place(claim);
-            }
-
-            @Override
-            public void release(String tenantId) {
-                toy.release(tenantId);
-            }
-        };
+        return ToyAdapter.FACTORY.create(rules, nodes);
     }
 
     @Override

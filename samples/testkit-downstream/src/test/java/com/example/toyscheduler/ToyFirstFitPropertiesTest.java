@@ -5,13 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
-import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.testkit.invariants.CheckedScheduler;
 import io.qgpu.testkit.invariants.Replay;
 import io.qgpu.testkit.invariants.SchedulerFactory;
-import io.qgpu.testkit.invariants.SchedulerUnderTest;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.Machines;
 import io.qgpu.testkit.property.ClaimOptions;
@@ -28,20 +26,7 @@ import org.junit.jupiter.api.Test;
 /** The testkit's pieces used directly: fake machines, generators, the oracle and the property runner. */
 class ToyFirstFitPropertiesTest {
 
-    private static final SchedulerFactory TOY = (rules, nodes) -> {
-        ToyFirstFitScheduler toy = new ToyFirstFitScheduler(rules, nodes);
-        return new SchedulerUnderTest() {
-            @Override
-            public PlacementResult place(Claim claim) {
-                return toy.place(claim);
-            }
-
-            @Override
-            public void release(String tenantId) {
-                toy.release(tenantId);
-            }
-        };
-    };
+    private static final SchedulerFactory TOY = ToyAdapter.FACTORY;
 
     @Test
     void firstFitFillsGpusInIndexOrder() {
