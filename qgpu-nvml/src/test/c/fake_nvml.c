@@ -7,6 +7,8 @@
  *
  * Machines (fake_nvml_select_machine or env FAKE_NVML_MACHINE, default dgx-h100):
  *   dgx-h100      8 x H100 80 GiB, 18 NVLinks each, all to NVSwitches; NUMA 0: GPU0-3, NUMA 1: GPU4-7
+ *                 (this one also answers nvmlDeviceGetNumaNodeId with that node, as a platform whose GPU
+ *                 memory is a NUMA node would; the other machines answer NOT_SUPPORTED, as x86 does)
  *   t4x4          4 x Tesla T4 16 GiB, PCIe only; GPU0-1 and GPU2-3 behind one host bridge each,
  *                 one pair per NUMA node
  *   a100-bridged  4 x A100 80 GiB PCIe, NVLink bridges (12 links) between GPU0-1 and GPU2-3
@@ -178,7 +180,8 @@ struct fake_device {
     unsigned int domain, bus, devno, pciDeviceId, pciSubSystemId;
     int ccMajor, ccMinor;
     int migSupported, migCurrent, migPending;
-    int numa;          /* the GPU's own NUMA node id; < 0: nvmlDeviceGetNumaNodeId NOT_SUPPORTED (x86) */
+    int numa;          /* the NUMA node nearest the GPU (sets the affinity masks); < 0: none */
+    int gpuNuma;       /* the GPU's own NUMA node id; < 0: nvmlDeviceGetNumaNodeId NOT_SUPPORTED (x86) */
     unsigned long memAffinity[2];  /* NUMA node bitmask by scope (NODE, SOCKET); 0: NOT_SUPPORTED */
     unsigned long cpuAffinity[2][2]; /* CPU bitmask (128 CPUs) by scope; all 0: NOT_SUPPORTED */
     int nlinks;        /* NVLink count; 0: NVLink not supported (NOT_SUPPORTED) */
@@ -270,6 +273,7 @@ static void build_gpu(int i, const char *name, unsigned long long totalGiB, unsi
     d->ccMinor = ccMinor;
     d->migSupported = migSupported;
     d->numa = numa;
+    d->gpuNuma = numa;
     if (numa >= 0) {
         d->memAffinity[0] = 1UL << numa;
         d->memAffinity[1] = 1UL << numa;
@@ -342,6 +346,7 @@ static int load_machine(const char *name) {
         ngpus = 4;
         for (int i = 0; i < 4; i++) {
             build_gpu(i, "Tesla T4", 16, bus[i], 7, 5, 0, i < 2 ? 0 : 1, 0);
+            gpus[i].gpuNuma = -1; /* x86: the GPU is no NUMA node of its own */
             gpus[i].pciDeviceId = 0x1eb810de;
         }
         snprintf(driverVersion, sizeof driverVersion, "%s", "535.183.01");
@@ -354,6 +359,7 @@ static int load_machine(const char *name) {
         ngpus = 4;
         for (int i = 0; i < 4; i++) {
             build_gpu(i, "NVIDIA A100 80GB PCIe", 80, bus[i], 8, 0, 1, i < 2 ? 0 : 1, 12);
+            gpus[i].gpuNuma = -1;
             gpus[i].pciDeviceId = 0x20b510de;
             int peer = i ^ 1;
             for (int l = 0; l < 12; l++) {
@@ -373,6 +379,7 @@ static int load_machine(const char *name) {
         ngpus = 2;
         for (int i = 0; i < 2; i++) {
             build_gpu(i, "NVIDIA A100-SXM4-80GB", 80, bus[i], 8, 0, 1, 0, 12);
+            gpus[i].gpuNuma = -1;
             gpus[i].pciDeviceId = 0x20b210de;
             gpus[i].migCurrent = 1;
             gpus[i].migPending = 1;
@@ -1105,10 +1112,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *n
     if (node == NULL) {
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     }
-    if (device->numa < 0) {
+    if (device->gpuNuma < 0) {
         LEAVE(NVML_ERROR_NOT_SUPPORTED); /* the GPU is not a NUMA node of its own (x86) */
     }
-    *node = (unsigned int)device->numa;
+    *node = (unsigned int)device->gpuNuma;
     LEAVE(NVML_SUCCESS);
 }
 #endif

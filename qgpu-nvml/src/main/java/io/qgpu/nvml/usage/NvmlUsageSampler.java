@@ -118,6 +118,22 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
     }
 
     /**
+     * The processes NVML lists on the GPU now (compute processes and MPS clients, with their MIG instance and
+     * tenant), without utilization samples: each has {@code sampled == false} and 0% SM. Empty when NVML
+     * refuses every list. Does not move the period of {@link #sample(String)}.
+     *
+     * @throws InvalidValueException if NVML knows no GPU with this UUID
+     */
+    public List<ProcessUsage> processes(String gpuUuid) {
+        ProcessLister.Result listed = ProcessLister.list(device(gpuUuid));
+        List<ProcessUsage> out = new ArrayList<>();
+        new TreeMap<>(listed.byPid()).forEach((pid, l) -> out.add(new ProcessUsage(pid,
+                Validate.notNull("tenantResolver(" + pid + ")", tenants.tenantOf(pid)), l.usedMemoryBytes(), 0, 0,
+                false, l.migInstance(), l.mps())));
+        return List.copyOf(out);
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>Reads {@code nvmlDeviceGetProcessUtilization} since {@code sinceMicros} and joins each sample with
