@@ -22,9 +22,9 @@ import java.util.Map;
  * @param newestSampleMicros the newest process sample timestamp seen so far on this GPU (0 if none)
  * @param smSampled         whether the driver gives per-process SM samples on this GPU (not on MIG-enabled
  *                          GPUs); when false every process's SM utilization is 0 for want of data
- * @param processesListed   whether NVML listed the processes: false when it refused the lists
- *                          ({@code NO_PERMISSION}) and no MIG instance could stand in; then
- *                          {@code processes} holds only processes seen in utilization samples
+ * @param processesListed   whether NVML listed the compute processes: false when it refused the list
+ *                          ({@code NO_PERMISSION}) and no MIG instance list could stand in; then
+ *                          {@code processes} holds only MPS clients and processes seen in samples
  *
  * <p>Thread safety: immutable.
  */

@@ -36,10 +36,10 @@ final class ProcessLister {
         Map<Long, Listed> out = new LinkedHashMap<>();
         List<NvmlProcess> compute = refusable(device::runningComputeProcesses);
         List<NvmlProcess> mps = refusable(device::runningMpsProcesses);
-        if (compute != null || mps != null) {
+        if (compute != null || migs.isEmpty()) {
             add(out, compute, false, migs, Optional.empty());
             add(out, mps, true, migs, Optional.empty());
-            return new Result(out, true);
+            return new Result(out, compute != null);
         }
         boolean listed = false;
         for (NvmlMigDevice m : migs) {

@@ -90,6 +90,18 @@ class RealMachineUsageTest extends FakeNvmlTestBase {
     }
 
     @Test
+    void aRefusedComputeListOnAGpuWithoutMigIsReportedNotThrown() {
+        FAKE.fake_nvml_add_process(0, 100, 256 * MIB);
+        FAKE.fake_nvml_add_mps_process(0, 201, 1024 * MIB);
+        FAKE.fake_nvml_set_fault("nvmlDeviceGetComputeRunningProcesses_v3", 4 /* NO_PERMISSION */, 0, -1);
+        try (Nvml nvml = open()) {
+            GpuUsage u = NvmlUsageSampler.builder(nvml).tenants(TENANTS).build().sample(nvml.device(0).uuid());
+            assertFalse(u.processesListed());
+            assertEquals(List.of(201L), u.processes().stream().map(ProcessUsage::pid).toList(), "the MPS client is still seen");
+        }
+    }
+
+    @Test
     void aFixedAnswerToTheCountQueryLosesNoSample() {
         FAKE.fake_nvml_set_fixed_sample_count(1, 1);
         for (int pid = 1; pid <= 3; pid++) {
