@@ -34,8 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NvmlDevice {
     private static final Logger LOG = LoggerFactory.getLogger(NvmlDevice.class);
-    /** Attempts of a list query whose result keeps growing between the count query and the read. */
-    static final int MAX_LIST_ATTEMPTS = 8;
     /**
      * A safety bound on NVLink numbers, above NVML_NVLINK_MAX_LINKS (18 before NVML 13.3, 36 from 13.3).
      */
@@ -113,7 +111,7 @@ public final class NvmlDevice {
      * {@code NO_PERMISSION} for such a GPU's list and must ask each MIG device ({@link #migDevices()}).
      */
     public List<NvmlProcess> runningComputeProcesses() {
-        return processList("nvmlDeviceGetComputeRunningProcesses_v3",
+        return DeviceLists.processes(nvml, uuid, "nvmlDeviceGetComputeRunningProcesses_v3",
                 (api, count, infos) -> api.nvmlDeviceGetComputeRunningProcesses_v3(handle, count, infos));
     }
 
@@ -122,45 +120,8 @@ public final class NvmlDevice {
      * that run through the MPS server and are not in {@link #runningComputeProcesses()}.
      */
     public List<NvmlProcess> runningMpsProcesses() {
-        return processList("nvmlDeviceGetMPSComputeRunningProcesses_v3",
+        return DeviceLists.processes(nvml, uuid, "nvmlDeviceGetMPSComputeRunningProcesses_v3",
                 (api, count, infos) -> api.nvmlDeviceGetMPSComputeRunningProcesses_v3(handle, count, infos));
-    }
-
-    @FunctionalInterface
-    private interface ListCall {
-        int invoke(io.qgpu.nvml.internal.NvmlNative api, IntByReference count, NvmlStructs.ProcessInfo[] infos);
-    }
-
-    private List<NvmlProcess> processList(String fn, ListCall c) {
-        IntByReference count = new IntByReference(0);
-        int rc = nvml.call(fn, api -> c.invoke(api, count, null));
-        if (rc == NvmlReturn.SUCCESS.code()) {
-            return List.of();
-        }
-        for (int attempt = 0; attempt < MAX_LIST_ATTEMPTS; attempt++) {
-            if (rc != NvmlReturn.INSUFFICIENT_SIZE.code()) {
-                check(fn, rc);
-            }
-            long need = Integer.toUnsignedLong(count.getValue());
-            int size = Nvml.toIntExact("processCount", Math.max(1, need + need / 4 + 1));
-            NvmlStructs.ProcessInfo[] infos = (NvmlStructs.ProcessInfo[]) new NvmlStructs.ProcessInfo().toArray(size);
-            count.setValue(size);
-            rc = nvml.call(fn, api -> c.invoke(api, count, infos));
-            if (rc == NvmlReturn.SUCCESS.code()) {
-                int got = Math.min(size, Nvml.toIntExact("processCount", Integer.toUnsignedLong(count.getValue())));
-                List<NvmlProcess> out = new ArrayList<>(got);
-                for (int i = 0; i < got; i++) {
-                    NvmlStructs.ProcessInfo p = infos[i];
-                    p.read();
-                    out.add(new NvmlProcess(Integer.toUnsignedLong(p.pid),
-                            p.usedGpuMemory < 0 ? -1 : p.usedGpuMemory,
-                            Integer.toUnsignedLong(p.gpuInstanceId), Integer.toUnsignedLong(p.computeInstanceId)));
-                }
-                return List.copyOf(out);
-            }
-        }
-        throw new NvmlException(fn, NvmlReturn.INSUFFICIENT_SIZE.code(), uuid,
-                "the process list kept growing over " + MAX_LIST_ATTEMPTS + " attempts", null);
     }
 
     /**
@@ -174,50 +135,7 @@ public final class NvmlDevice {
      */
     public List<NvmlProcessUtilization> processUtilization(long lastSeenMicros) {
         Validate.atLeast("nvml.processUtilization.lastSeenMicros", lastSeenMicros, 0);
-        String fn = "nvmlDeviceGetProcessUtilization";
-        IntByReference count = new IntByReference(0);
-        int rc = nvml.call(fn, api -> api.nvmlDeviceGetProcessUtilization(handle, null, count, lastSeenMicros));
-        for (int attempt = 0; attempt <= MAX_LIST_ATTEMPTS; attempt++) {
-            if (rc == NvmlReturn.NOT_FOUND.code()) {
-                return List.of();
-            }
-            if (rc == NvmlReturn.SUCCESS.code() && attempt == 0) {
-                return List.of(); // the count query succeeded: nothing to read
-            }
-            if (rc != NvmlReturn.INSUFFICIENT_SIZE.code()) {
-                check(fn, rc);
-            }
-            if (attempt == MAX_LIST_ATTEMPTS) {
-                break;
-            }
-            long need = Integer.toUnsignedLong(count.getValue());
-            int size = Nvml.toIntExact("sampleCount", Math.max(1, need + need / 4 + 1));
-            NvmlStructs.ProcessUtilizationSample[] samples =
-                    (NvmlStructs.ProcessUtilizationSample[]) new NvmlStructs.ProcessUtilizationSample().toArray(size);
-            count.setValue(size);
-            rc = nvml.call(fn, api -> api.nvmlDeviceGetProcessUtilization(handle, samples, count, lastSeenMicros));
-            if (rc == NvmlReturn.SUCCESS.code()) {
-                int got = Math.min(size, Nvml.toIntExact("sampleCount", Integer.toUnsignedLong(count.getValue())));
-                List<NvmlProcessUtilization> out = new ArrayList<>(got);
-                for (int i = 0; i < got; i++) {
-                    NvmlStructs.ProcessUtilizationSample s = samples[i];
-                    s.read();
-                    long pid = Integer.toUnsignedLong(s.pid);
-                    int[] values = {s.smUtil, s.memUtil, s.encUtil, s.decUtil};
-                    if (!allPercent(values)) {
-                        LOG.debug("{}: skipped the sample of pid {} at {} us with a value above 100% "
-                                + "(sm {}, mem {}, enc {}, dec {})", uuid, pid, s.timeStamp,
-                                Integer.toUnsignedLong(s.smUtil), Integer.toUnsignedLong(s.memUtil),
-                                Integer.toUnsignedLong(s.encUtil), Integer.toUnsignedLong(s.decUtil));
-                        continue;
-                    }
-                    out.add(new NvmlProcessUtilization(pid, s.timeStamp, s.smUtil, s.memUtil, s.encUtil, s.decUtil));
-                }
-                return List.copyOf(out);
-            }
-        }
-        throw new NvmlException(fn, NvmlReturn.INSUFFICIENT_SIZE.code(), uuid,
-                "the sample list kept growing over " + MAX_LIST_ATTEMPTS + " attempts", null);
+        return DeviceLists.samples(nvml, handle, uuid, lastSeenMicros);
     }
 
     /** The GPU's PCI address ({@code nvmlDeviceGetPciInfo_v3}). */
@@ -494,15 +412,6 @@ public final class NvmlDevice {
             return 100;
         }
         return (int) v;
-    }
-
-    private static boolean allPercent(int[] raw) {
-        for (int r : raw) {
-            if (Integer.toUnsignedLong(r) > 100) {
-                return false;
-            }
-        }
-        return true;
     }
 
     static NvmlPciInfo toPci(NvmlStructs.PciInfo p) {
