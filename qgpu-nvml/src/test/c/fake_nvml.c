@@ -41,11 +41,10 @@
 
 /* ---- NVML types and constants (the layouts and enum types of nvml.h, NVML 13.x) ------------------- */
 
-typedef int nvmlReturn_t;
 typedef struct fake_device *nvmlDevice_t;
 typedef struct fake_event_set *nvmlEventSet_t;
 
-enum {
+typedef enum {
     NVML_SUCCESS = 0,
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
@@ -57,7 +56,7 @@ enum {
     NVML_ERROR_GPU_IS_LOST = 15,
     NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     NVML_ERROR_UNKNOWN = 999
-};
+} nvmlReturn_t;
 
 /* parameter types as nvml.h declares them */
 typedef enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
