@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs qgpu's NVML discovery on this machine and compares it with nvidia-smi:
-# GPU count, UUIDs, names, memory, minor numbers, PCI bus ids, MIG mode, index order and the link of
-# every pair (nvidia-smi topo -m). Needs an NVIDIA driver (nvidia-smi, libnvidia-ml.so.1) and Java 17+.
+# GPU count, UUIDs, names, memory, minor numbers, PCI bus ids, MIG mode, index order, running process
+# pids, and from nvidia-smi topo -m the CPU and NUMA affinity and the link of every pair. Needs an NVIDIA
+# driver (nvidia-smi, libnvidia-ml.so.1) and Java 17+: on a machine without a JDK, unpack the bundle that
+# make-bundle.sh builds and run its run-check.sh, which calls this script with the bundled runtime.
 #
 #   samples/nvml-check/check-real-gpu.sh [OUTDIR]
 #

@@ -3,6 +3,7 @@ package io.qgpu.nvml;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.PointerByReference;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.TopologyLevel;
 import io.qgpu.api.Validate;
@@ -33,10 +34,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class NvmlDevice {
     private static final Logger LOG = LoggerFactory.getLogger(NvmlDevice.class);
-    /** Attempts of a list query whose result keeps growing between the count query and the read. */
-    static final int MAX_LIST_ATTEMPTS = 8;
-    /** A safety bound on NVLink numbers, above NVML_NVLINK_MAX_LINKS (36 in NVML 13). */
+    /**
+     * A safety bound on NVLink numbers, above NVML_NVLINK_MAX_LINKS (18 before NVML 13.3, 36 from 13.3).
+     */
     static final int MAX_NVLINKS = 64;
+    /** C {@code unsigned long}s passed to the affinity queries: 64 x 64 = 4096 CPUs or NUMA nodes. */
+    static final int AFFINITY_WORDS = 64;
+    /** {@code gpuInstanceId}/{@code computeInstanceId} of a process when MIG is off (all bits set). */
+    public static final long NO_INSTANCE = 0xFFFFFFFFL;
 
     private final Nvml nvml;
     private final Pointer handle;
@@ -57,7 +62,7 @@ public final class NvmlDevice {
         return handle;
     }
 
-    /** The GPU's UUID, {@code GPU-...}. */
+    /** The GPU's UUID, {@code GPU-...} ({@code MIG-...} for a MIG device). */
     public String uuid() {
         return uuid;
     }
@@ -88,96 +93,49 @@ public final class NvmlDevice {
         return new NvmlMemory(m.total, m.reserved, m.free, m.used);
     }
 
-    /** Utilization over the driver's last sample period. */
+    /**
+     * Utilization over the driver's last sample period. A value above 100% (seen from real drivers) is
+     * clamped to 100 with a debug log. MIG-enabled GPUs and MIG devices answer {@code NOT_SUPPORTED}.
+     */
     public NvmlUtilization utilization() {
         NvmlStructs.Utilization u = new NvmlStructs.Utilization();
         check("nvmlDeviceGetUtilizationRates", nvml.call("nvmlDeviceGetUtilizationRates",
                 api -> api.nvmlDeviceGetUtilizationRates(handle, u)));
-        return new NvmlUtilization(percent("utilization.gpu", u.gpu), percent("utilization.memory", u.memory));
+        return new NvmlUtilization(clampPercent("utilization.gpu", u.gpu), clampPercent("utilization.memory", u.memory));
     }
 
     /**
      * The compute processes on this GPU ({@code nvmlDeviceGetComputeRunningProcesses_v3}), asking for
-     * the count first and growing the buffer while processes keep appearing.
+     * the count first and growing the buffer while processes keep appearing. On a MIG-enabled GPU each
+     * process carries the ids of its GPU and compute instance; an unprivileged process (a container) gets
+     * {@code NO_PERMISSION} for such a GPU's list and must ask each MIG device ({@link #migDevices()}).
      */
     public List<NvmlProcess> runningComputeProcesses() {
-        String fn = "nvmlDeviceGetComputeRunningProcesses_v3";
-        IntByReference count = new IntByReference(0);
-        int rc = nvml.call(fn, api -> api.nvmlDeviceGetComputeRunningProcesses_v3(handle, count, null));
-        if (rc == NvmlReturn.SUCCESS.code()) {
-            return List.of();
-        }
-        for (int attempt = 0; attempt < MAX_LIST_ATTEMPTS; attempt++) {
-            if (rc != NvmlReturn.INSUFFICIENT_SIZE.code()) {
-                check(fn, rc);
-            }
-            long need = Integer.toUnsignedLong(count.getValue());
-            int size = Nvml.toIntExact("processCount", Math.max(1, need + need / 4 + 1));
-            NvmlStructs.ProcessInfo[] infos = (NvmlStructs.ProcessInfo[]) new NvmlStructs.ProcessInfo().toArray(size);
-            count.setValue(size);
-            rc = nvml.call(fn, api -> api.nvmlDeviceGetComputeRunningProcesses_v3(handle, count, infos));
-            if (rc == NvmlReturn.SUCCESS.code()) {
-                int got = Math.min(size, Nvml.toIntExact("processCount", Integer.toUnsignedLong(count.getValue())));
-                List<NvmlProcess> out = new ArrayList<>(got);
-                for (int i = 0; i < got; i++) {
-                    NvmlStructs.ProcessInfo p = infos[i];
-                    p.read();
-                    out.add(new NvmlProcess(Integer.toUnsignedLong(p.pid),
-                            p.usedGpuMemory < 0 ? -1 : p.usedGpuMemory,
-                            Integer.toUnsignedLong(p.gpuInstanceId), Integer.toUnsignedLong(p.computeInstanceId)));
-                }
-                return List.copyOf(out);
-            }
-        }
-        throw new NvmlException(fn, NvmlReturn.INSUFFICIENT_SIZE.code(), uuid,
-                "the process list kept growing over " + MAX_LIST_ATTEMPTS + " attempts", null);
+        return DeviceLists.processes(nvml, uuid, "nvmlDeviceGetComputeRunningProcesses_v3",
+                (api, count, infos) -> api.nvmlDeviceGetComputeRunningProcesses_v3(handle, count, infos));
+    }
+
+    /**
+     * The MPS client processes on this GPU ({@code nvmlDeviceGetMPSComputeRunningProcesses_v3}): tenants
+     * that run through the MPS server and are not in {@link #runningComputeProcesses()}.
+     */
+    public List<NvmlProcess> runningMpsProcesses() {
+        return DeviceLists.processes(nvml, uuid, "nvmlDeviceGetMPSComputeRunningProcesses_v3",
+                (api, count, infos) -> api.nvmlDeviceGetMPSComputeRunningProcesses_v3(handle, count, infos));
     }
 
     /**
      * Process utilization samples newer than {@code lastSeenMicros} ({@code nvmlDeviceGetProcessUtilization});
-     * empty when there are none ({@code NOT_FOUND}).
+     * empty when there are none ({@code NOT_FOUND}). Real drivers answer the count query with a fixed
+     * buffer size (about 100) rather than the true count; the call that fills the buffer says how many it
+     * wrote. A sample with a value above 100% (seen from real drivers) is skipped with a debug log; the
+     * others are kept.
      *
      * @param lastSeenMicros 0 for all the driver holds, or the newest timestamp seen so far
      */
     public List<NvmlProcessUtilization> processUtilization(long lastSeenMicros) {
         Validate.atLeast("nvml.processUtilization.lastSeenMicros", lastSeenMicros, 0);
-        String fn = "nvmlDeviceGetProcessUtilization";
-        IntByReference count = new IntByReference(0);
-        int rc = nvml.call(fn, api -> api.nvmlDeviceGetProcessUtilization(handle, null, count, lastSeenMicros));
-        for (int attempt = 0; attempt <= MAX_LIST_ATTEMPTS; attempt++) {
-            if (rc == NvmlReturn.NOT_FOUND.code()) {
-                return List.of();
-            }
-            if (rc == NvmlReturn.SUCCESS.code() && attempt == 0) {
-                return List.of(); // the count query succeeded: nothing to read
-            }
-            if (rc != NvmlReturn.INSUFFICIENT_SIZE.code()) {
-                check(fn, rc);
-            }
-            if (attempt == MAX_LIST_ATTEMPTS) {
-                break;
-            }
-            long need = Integer.toUnsignedLong(count.getValue());
-            int size = Nvml.toIntExact("sampleCount", Math.max(1, need + need / 4 + 1));
-            NvmlStructs.ProcessUtilizationSample[] samples =
-                    (NvmlStructs.ProcessUtilizationSample[]) new NvmlStructs.ProcessUtilizationSample().toArray(size);
-            count.setValue(size);
-            rc = nvml.call(fn, api -> api.nvmlDeviceGetProcessUtilization(handle, samples, count, lastSeenMicros));
-            if (rc == NvmlReturn.SUCCESS.code()) {
-                int got = Math.min(size, Nvml.toIntExact("sampleCount", Integer.toUnsignedLong(count.getValue())));
-                List<NvmlProcessUtilization> out = new ArrayList<>(got);
-                for (int i = 0; i < got; i++) {
-                    NvmlStructs.ProcessUtilizationSample s = samples[i];
-                    s.read();
-                    out.add(new NvmlProcessUtilization(Integer.toUnsignedLong(s.pid), s.timeStamp,
-                            percent("smUtil", s.smUtil), percent("memUtil", s.memUtil),
-                            percent("encUtil", s.encUtil), percent("decUtil", s.decUtil)));
-                }
-                return List.copyOf(out);
-            }
-        }
-        throw new NvmlException(fn, NvmlReturn.INSUFFICIENT_SIZE.code(), uuid,
-                "the sample list kept growing over " + MAX_LIST_ATTEMPTS + " attempts", null);
+        return DeviceLists.samples(nvml, handle, uuid, lastSeenMicros);
     }
 
     /** The GPU's PCI address ({@code nvmlDeviceGetPciInfo_v3}). */
@@ -187,7 +145,10 @@ public final class NvmlDevice {
         return toPci(p);
     }
 
-    /** How far apart two GPUs are on PCIe ({@code nvmlDeviceGetTopologyCommonAncestor}). */
+    /**
+     * How far apart two GPUs are on PCIe ({@code nvmlDeviceGetTopologyCommonAncestor}). Some platforms (VMs)
+     * answer {@code NOT_SUPPORTED}, thrown as {@link NvmlException}.
+     */
     public TopologyLevel commonAncestor(NvmlDevice other) {
         Validate.notNull("nvml.commonAncestor.other", other);
         IntByReference level = new IntByReference();
@@ -223,10 +184,22 @@ public final class NvmlDevice {
         return toPci(p);
     }
 
+    /** What is at the far end of NVLink {@code link} ({@code nvmlDeviceGetNvLinkRemoteDeviceType}). */
+    public NvmlNvLinkRemoteType nvLinkRemoteType(int link) {
+        Validate.atLeast("nvml.nvLink.link", link, 0);
+        IntByReference type = new IntByReference();
+        check("nvmlDeviceGetNvLinkRemoteDeviceType", nvml.call("nvmlDeviceGetNvLinkRemoteDeviceType",
+                api -> api.nvmlDeviceGetNvLinkRemoteDeviceType(handle, link, type)));
+        return NvmlNvLinkRemoteType.of(type.getValue());
+    }
+
     /**
-     * Every NVLink of this GPU with its state and, when up, its remote end. Links are numbered from 0
-     * until NVML answers {@code INVALID_ARGUMENT} (their count differs between generations: 12, 18, 36).
-     * Empty when the GPU has no NVLink ({@code NOT_SUPPORTED}).
+     * Every NVLink of this GPU with its state and, when up, its remote end and what that is. Links are
+     * numbered from 0 until NVML answers {@code INVALID_ARGUMENT} (their count differs between generations:
+     * 12 on A100, 18 on H100; NVML_NVLINK_MAX_LINKS is 18 before NVML 13.3 and 36 from 13.3). Empty when the
+     * GPU has no NVLink ({@code NOT_SUPPORTED}). An active link whose remote side NVML cannot identify (the
+     * lookups fail, as in some VMs) has no remote and the type {@link NvmlNvLinkRemoteType#UNKNOWN}; only
+     * {@code GPU_IS_LOST} from those lookups is thrown.
      */
     public List<NvmlNvLink> nvLinks() {
         List<NvmlNvLink> out = new ArrayList<>();
@@ -245,7 +218,23 @@ public final class NvmlDevice {
             }
             check("nvmlDeviceGetNvLinkState", rc);
             boolean active = state.getValue() != 0;
-            out.add(new NvmlNvLink(link, active, active ? Optional.of(nvLinkRemotePciInfo(link)) : Optional.empty()));
+            if (!active) {
+                out.add(new NvmlNvLink(link, false, Optional.empty(), NvmlNvLinkRemoteType.UNKNOWN));
+                continue;
+            }
+            Optional<NvmlPciInfo> remote = Optional.empty();
+            NvmlNvLinkRemoteType type = NvmlNvLinkRemoteType.UNKNOWN;
+            try {
+                remote = Optional.of(nvLinkRemotePciInfo(link));
+                type = nvLinkRemoteType(link);
+            } catch (NvmlException e) {
+                if (e.result() == NvmlReturn.GPU_IS_LOST) {
+                    throw e;
+                }
+                LOG.debug("{}: NVLink {} is up but NVML cannot identify its remote side ({} from {})", uuid, link,
+                        e.result().cName(), e.function());
+            }
+            out.add(new NvmlNvLink(link, true, remote, type));
         }
         LOG.warn("{}: NVML reports more than {} NVLinks; reading only the first {}", uuid, MAX_NVLINKS, MAX_NVLINKS);
         return List.copyOf(out);
@@ -274,9 +263,10 @@ public final class NvmlDevice {
     }
 
     /**
-     * The NUMA node closest to the GPU, or -1 when unknown: the library lacks
-     * {@code nvmlDeviceGetNumaNodeId} (before NVML 12.x), the platform does not support it, or the
-     * driver reports no node.
+     * The GPU's own NUMA node id ({@code nvmlDeviceGetNumaNodeId}), where the GPU's memory is itself a
+     * NUMA node (coherent platforms such as Grace Hopper); -1 elsewhere: the library lacks the function
+     * (before NVML 12.x), the platform does not support it (x86: {@code NOT_SUPPORTED}), or the driver
+     * reports no node. The NUMA node nearest to the GPU for CPU memory is {@link #memoryAffinity}.
      */
     public int numaNode() {
         String fn = "nvmlDeviceGetNumaNodeId";
@@ -291,6 +281,106 @@ public final class NvmlDevice {
         check(fn, rc);
         long value = Integer.toUnsignedLong(node.getValue());
         return value > 4095 ? -1 : (int) value;
+    }
+
+    /**
+     * The NUMA nodes whose memory is nearest the GPU ({@code nvmlDeviceGetMemoryAffinity}), ascending;
+     * empty when the platform does not say ({@code NOT_SUPPORTED}, as in many VMs).
+     */
+    public List<Integer> memoryAffinity(NvmlAffinityScope scope) {
+        Validate.notNull("nvml.memoryAffinity.scope", scope);
+        return bitmask("nvmlDeviceGetMemoryAffinity",
+                (api, buf) -> api.nvmlDeviceGetMemoryAffinity(handle, AFFINITY_WORDS, buf, scope.nvmlValue()));
+    }
+
+    /**
+     * The CPUs nearest the GPU ({@code nvmlDeviceGetCpuAffinityWithinScope}), ascending; empty when the
+     * platform does not say ({@code NOT_SUPPORTED}).
+     */
+    public List<Integer> cpuAffinity(NvmlAffinityScope scope) {
+        Validate.notNull("nvml.cpuAffinity.scope", scope);
+        return bitmask("nvmlDeviceGetCpuAffinityWithinScope",
+                (api, buf) -> api.nvmlDeviceGetCpuAffinityWithinScope(handle, AFFINITY_WORDS, buf, scope.nvmlValue()));
+    }
+
+    @FunctionalInterface
+    private interface MaskCall {
+        int invoke(io.qgpu.nvml.internal.NvmlNative api, Pointer words);
+    }
+
+    private List<Integer> bitmask(String fn, MaskCall c) {
+        com.sun.jna.Memory words = new com.sun.jna.Memory((long) AFFINITY_WORDS * Native.LONG_SIZE);
+        words.clear();
+        int rc = nvml.call(fn, api -> c.invoke(api, words));
+        if (rc == NvmlReturn.NOT_SUPPORTED.code()) {
+            return List.of();
+        }
+        check(fn, rc);
+        List<Integer> bits = new ArrayList<>();
+        int bitsPerWord = Native.LONG_SIZE * 8;
+        for (int w = 0; w < AFFINITY_WORDS; w++) {
+            long word = words.getNativeLong((long) w * Native.LONG_SIZE).longValue();
+            for (int b = 0; b < bitsPerWord; b++) {
+                if ((word >>> b & 1L) != 0) {
+                    bits.add(w * bitsPerWord + b);
+                }
+            }
+        }
+        return List.copyOf(bits);
+    }
+
+    // ---- MIG ---------------------------------------------------------------------------------------
+
+    /** Whether this handle is a MIG device ({@code nvmlDeviceIsMigDeviceHandle}). */
+    public boolean isMigDevice() {
+        return readUnsigned("nvmlDeviceIsMigDeviceHandle", ref -> nvml.call("nvmlDeviceIsMigDeviceHandle",
+                api -> api.nvmlDeviceIsMigDeviceHandle(handle, ref))) != 0;
+    }
+
+    /**
+     * The MIG devices (instances) of this GPU, by slot: {@code nvmlDeviceGetMaxMigDeviceCount} slots (0 when
+     * MIG is off), empty slots ({@code NOT_FOUND}) left out. Empty on GPUs without MIG.
+     */
+    public List<NvmlMigDevice> migDevices() {
+        int max = readUnsigned("nvmlDeviceGetMaxMigDeviceCount", ref -> nvml.call("nvmlDeviceGetMaxMigDeviceCount",
+                api -> api.nvmlDeviceGetMaxMigDeviceCount(handle, ref)));
+        List<NvmlMigDevice> out = new ArrayList<>();
+        for (int slot = 0; slot < max; slot++) {
+            int s = slot;
+            PointerByReference ref = new PointerByReference();
+            int rc = nvml.call("nvmlDeviceGetMigDeviceHandleByIndex",
+                    api -> api.nvmlDeviceGetMigDeviceHandleByIndex(handle, s, ref));
+            if (rc == NvmlReturn.NOT_FOUND.code()) {
+                continue;
+            }
+            if (rc == NvmlReturn.NOT_SUPPORTED.code()) {
+                return List.of();
+            }
+            check("nvmlDeviceGetMigDeviceHandleByIndex", rc);
+            NvmlDevice mig = nvml.deviceForHandle(ref.getValue(), uuid + " MIG slot " + slot);
+            out.add(new NvmlMigDevice(this, slot, mig, mig.gpuInstanceId(), mig.computeInstanceId()));
+        }
+        return List.copyOf(out);
+    }
+
+    /** The GPU a MIG device belongs to ({@code nvmlDeviceGetDeviceHandleFromMigDeviceHandle}). */
+    public NvmlDevice migParent() {
+        PointerByReference ref = new PointerByReference();
+        check("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", nvml.call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+                api -> api.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(handle, ref)));
+        return nvml.deviceForHandle(ref.getValue(), "parent of " + uuid);
+    }
+
+    /** The GPU instance id of a MIG device ({@code nvmlDeviceGetGpuInstanceId}). */
+    public int gpuInstanceId() {
+        return readUnsigned("nvmlDeviceGetGpuInstanceId", ref -> nvml.call("nvmlDeviceGetGpuInstanceId",
+                api -> api.nvmlDeviceGetGpuInstanceId(handle, ref)));
+    }
+
+    /** The compute instance id of a MIG device ({@code nvmlDeviceGetComputeInstanceId}). */
+    public int computeInstanceId() {
+        return readUnsigned("nvmlDeviceGetComputeInstanceId", ref -> nvml.call("nvmlDeviceGetComputeInstanceId",
+                api -> api.nvmlDeviceGetComputeInstanceId(handle, ref)));
     }
 
     @Override
@@ -315,11 +405,11 @@ public final class NvmlDevice {
         return Nvml.toIntExact(function, Integer.toUnsignedLong(ref.getValue()));
     }
 
-    private int percent(String field, int raw) {
+    private int clampPercent(String field, int raw) {
         long v = Integer.toUnsignedLong(raw);
         if (v > 100) {
-            throw new NvmlException("nvml " + field, NvmlReturn.UNKNOWN.code(), uuid,
-                    "NVML reported " + v + "%, above 100", null);
+            LOG.debug("{}: NVML reported {} = {}%, above 100; taken as 100", uuid, field, v);
+            return 100;
         }
         return (int) v;
     }

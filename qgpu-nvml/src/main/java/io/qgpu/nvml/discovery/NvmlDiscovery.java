@@ -6,12 +6,17 @@ import io.qgpu.api.Health;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.Node;
 import io.qgpu.api.Topology;
+import io.qgpu.api.TopologyLevel;
 import io.qgpu.api.Validate;
 import io.qgpu.api.spi.GpuDiscovery;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlDevice;
 import io.qgpu.nvml.NvmlException;
+import io.qgpu.nvml.NvmlAffinityScope;
+import io.qgpu.nvml.NvmlComputeCapability;
 import io.qgpu.nvml.NvmlMemory;
+import io.qgpu.nvml.NvmlMigDevice;
+import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.NvmlNvLink;
 import io.qgpu.nvml.NvmlPciInfo;
 import io.qgpu.nvml.NvmlReturn;
@@ -19,14 +24,27 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * {@link GpuDiscovery} over NVML: the local GPUs (UUID, name, memory, index, NUMA node, health) and the
  * link of every pair (NVLink lanes, direct or through NVSwitches, else the PCIe common-ancestor level).
- * {@link #inventory(String)} also returns the NVML facts the node model has no room for.
+ * {@link #inventory(String)} also returns the NVML facts the node model has no room for: per GPU its own
+ * NUMA id, CPU and NUMA affinity, NVLink counts by far end and MIG instances; per pair the common-ancestor
+ * level and the NVLink lanes.
+ *
+ * <p>On real machines: a MIG-enabled GPU whose memory NVML refuses ({@code NO_PERMISSION}, as in a
+ * container) is kept, and by default reported as its MIG instances (see
+ * {@link Builder#migInstancesAsDevices(boolean)}; every pair with an instance is {@code SYS}). NVLinks count
+ * by their remote device type: switch links toward every GPU with switch links, GPU links only toward the
+ * visible GPU at their far end; links NVML cannot identify count for no pair. A common-ancestor query NVML
+ * does not support gives {@code SYS}. The NUMA node of a GPU is the nearest node of CPU memory
+ * ({@code nvmlDeviceGetMemoryAffinity}), not {@code nvmlDeviceGetNumaNodeId}, which x86 does not support.
  *
  * <pre>{@code
  * try (NvmlDiscovery discovery = NvmlDiscovery.builder().build()) {   // opens its own NVML session
@@ -44,6 +62,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class NvmlDiscovery implements GpuDiscovery {
     private static final Logger LOG = LoggerFactory.getLogger(NvmlDiscovery.class);
+    /** The link of a pair that involves a MIG instance. */
+    private static final GpuLink MIG_LINK = new GpuLink.Pcie(TopologyLevel.SYSTEM);
     /** Codes that make one GPU unusable without failing the whole discovery. */
     private static final Set<NvmlReturn> SKIPPABLE = EnumSet.of(NvmlReturn.GPU_IS_LOST, NvmlReturn.NO_PERMISSION,
             NvmlReturn.INSUFFICIENT_POWER, NvmlReturn.RESET_REQUIRED, NvmlReturn.IRQ_ISSUE);
@@ -51,11 +71,14 @@ public final class NvmlDiscovery implements GpuDiscovery {
     private final Nvml nvml;
     private final boolean ownsSession;
     private final IsolationPolicy isolationPolicy;
+    private final boolean migInstancesAsDevices;
 
-    private NvmlDiscovery(Nvml nvml, boolean ownsSession, IsolationPolicy isolationPolicy) {
+    private NvmlDiscovery(Nvml nvml, boolean ownsSession, IsolationPolicy isolationPolicy,
+                          boolean migInstancesAsDevices) {
         this.nvml = nvml;
         this.ownsSession = ownsSession;
         this.isolationPolicy = isolationPolicy;
+        this.migInstancesAsDevices = migInstancesAsDevices;
     }
 
     public static Builder builder() {
@@ -96,7 +119,7 @@ public final class NvmlDiscovery implements GpuDiscovery {
         // pairs: a lost GPU found while linking is dropped, and the links are worked out again
         while (true) {
             try {
-                return build(nodeName, found, driver, version, unreachable);
+                return build(nodeName, found, count, driver, version, unreachable);
             } catch (LostDuringLinking lost) {
                 Facts gone = lost.facts;
                 found.remove(gone);
@@ -113,15 +136,57 @@ public final class NvmlDiscovery implements GpuDiscovery {
         }
     }
 
-    /** What one GPU says about itself. */
+    /** What one MIG instance says about itself. */
+    private record MigFacts(NvmlMigDevice mig, String name, long memory) {
+    }
+
+    /** What one GPU says about itself ({@code memory} null when NVML refused it). */
     private record Facts(NvmlDevice device, int index, String name, NvmlMemory memory, int minor, NvmlPciInfo pci,
-                         io.qgpu.nvml.NvmlComputeCapability cc, io.qgpu.nvml.NvmlMigMode mig, int numa,
-                         List<NvmlNvLink> links) {
+                         NvmlComputeCapability cc, NvmlMigMode mig, int gpuNuma, List<Integer> numaAffinity,
+                         List<Integer> cpuAffinity, List<NvmlNvLink> links, List<MigFacts> migs) {
     }
 
     private static Facts read(NvmlDevice d) {
-        return new Facts(d, d.index(), d.name(), d.memory(), d.minorNumber(), d.pciInfo(), d.computeCapability(),
-                d.migMode(), d.numaNode(), d.nvLinks());
+        int index = d.index();
+        String name = d.name();
+        NvmlMemory memory = null;
+        NvmlException refused = null;
+        try {
+            memory = d.memory();
+        } catch (NvmlException e) {
+            if (e.result() != NvmlReturn.NO_PERMISSION) {
+                throw e;
+            }
+            refused = e; // a MIG-enabled GPU seen from a container: its instances still answer
+        }
+        int minor = d.minorNumber();
+        NvmlPciInfo pci = d.pciInfo();
+        NvmlComputeCapability cc = d.computeCapability();
+        NvmlMigMode mig = d.migMode();
+        List<MigFacts> migs = new ArrayList<>();
+        if (mig.current() == NvmlMigMode.State.ENABLED) {
+            for (NvmlMigDevice m : d.migDevices()) {
+                migs.add(new MigFacts(m, m.device().name(), m.device().memory().total()));
+            }
+        }
+        if (memory == null && migs.isEmpty()) {
+            throw refused;
+        }
+        return new Facts(d, index, name, memory, minor, pci, cc, mig, d.numaNode(),
+                orUnknown(() -> d.memoryAffinity(NvmlAffinityScope.NODE)),
+                orUnknown(() -> d.cpuAffinity(NvmlAffinityScope.NODE)), d.nvLinks(), List.copyOf(migs));
+    }
+
+    /** An affinity NVML refuses to give ({@code NO_PERMISSION}) is unknown, like one it does not support. */
+    private static List<Integer> orUnknown(Supplier<List<Integer>> query) {
+        try {
+            return query.get();
+        } catch (NvmlException e) {
+            if (e.result() != NvmlReturn.NO_PERMISSION) {
+                throw e;
+            }
+            return List.of();
+        }
     }
 
     private static final class LostDuringLinking extends RuntimeException {
@@ -139,11 +204,12 @@ public final class NvmlDiscovery implements GpuDiscovery {
         }
     }
 
-    private NvmlInventory build(String nodeName, List<Facts> found, String driver, String version,
+    private NvmlInventory build(String nodeName, List<Facts> found, int deviceCount, String driver, String version,
                                 List<String> unreachable) {
         int n = found.size();
         int[][] direct = new int[n][n];
         int[] switchLinks = new int[n];
+        int[] unknownLinks = new int[n];
         int[] active = new int[n];
         for (int a = 0; a < n; a++) {
             for (NvmlNvLink link : found.get(a).links) {
@@ -151,33 +217,75 @@ public final class NvmlDiscovery implements GpuDiscovery {
                     continue;
                 }
                 active[a]++;
-                NvmlPciInfo remote = link.remote().orElseThrow();
-                int b = positionOfPci(found, remote);
-                if (b >= 0 && b != a) {
-                    direct[a][b]++;
-                } else {
-                    switchLinks[a]++;
+                switch (link.remoteType()) {
+                    case SWITCH -> switchLinks[a]++;
+                    case GPU -> {
+                        int b = positionOfPci(found, link.remote().orElseThrow());
+                        if (b >= 0 && b != a) {
+                            direct[a][b]++;
+                        } // else a GPU this process does not see: no pair gains from it
+                    }
+                    default -> unknownLinks[a]++;
                 }
             }
         }
-        Topology.Builder topology = Topology.builder(n);
+        int[][] level = new int[n][n];
+        List<NvmlPairFacts> pairs = new ArrayList<>();
         for (int a = 0; a < n; a++) {
             for (int b = a + 1; b < n; b++) {
-                topology.link(a, b, LinkRules.link(a, b, direct, switchLinks, (x, y) -> ancestor(found, x, y)));
+                Optional<TopologyLevel> ancestor = ancestor(found, a, b);
+                level[a][b] = ancestor.map(TopologyLevel::nvmlValue).orElse(LinkRules.UNKNOWN_LEVEL);
+                GpuLink link = LinkRules.link(a, b, direct, switchLinks, (x, y) -> level[x][y]);
+                int viaSwitch = switchLinks[a] > 0 && switchLinks[b] > 0 ? Math.min(switchLinks[a], switchLinks[b]) : 0;
+                pairs.add(new NvmlPairFacts(a, b, ancestor, Math.min(direct[a][b], direct[b][a]), viaSwitch, link));
             }
         }
-        List<GpuDevice> gpus = new ArrayList<>(n);
         List<NvmlDeviceInfo> infos = new ArrayList<>(n);
+        List<GpuDevice> gpus = new ArrayList<>();
+        List<Integer> physical = new ArrayList<>(); // per node device: its GPU's position, -1 for a MIG instance
+        int nextIndex = deviceCount;
         for (int a = 0; a < n; a++) {
             Facts f = found.get(a);
             Health health = nvml.health(f.device.uuid());
-            gpus.add(GpuDevice.builder(f.device.uuid()).index(f.index).model(f.name).memoryBytes(f.memory.total())
-                    .numaNode(f.numa).health(health).isolationPolicy(isolationPolicy).build());
-            infos.add(new NvmlDeviceInfo(f.index, f.device.uuid(), f.name, f.memory.total(), f.memory.reserved(),
-                    f.minor, f.pci.busId(), f.cc, f.mig, f.numa, active[a], switchLinks[a], health));
+            int numa = f.numaAffinity.isEmpty() ? -1 : f.numaAffinity.get(0);
+            boolean split = migInstancesAsDevices && !f.migs.isEmpty();
+            List<MigInstance> instances = new ArrayList<>();
+            for (MigFacts m : f.migs) {
+                int nodeIndex = split ? nextIndex++ : -1;
+                instances.add(new MigInstance(m.mig.device().uuid(), m.name, f.device.uuid(), f.index, m.mig.slot(),
+                        m.mig.gpuInstanceId(), m.mig.computeInstanceId(), m.memory, nodeIndex));
+                if (split) {
+                    gpus.add(GpuDevice.builder(m.mig.device().uuid()).index(nodeIndex).model(m.name).memoryBytes(m.memory)
+                            .numaNode(numa).health(health).isolationPolicy(isolationPolicy).build());
+                    physical.add(-1);
+                }
+            }
+            if (!split) {
+                long memory = f.memory != null ? f.memory.total() : f.migs.stream().mapToLong(MigFacts::memory).sum();
+                gpus.add(GpuDevice.builder(f.device.uuid()).index(f.index).model(f.name).memoryBytes(memory)
+                        .numaNode(numa).health(health).isolationPolicy(isolationPolicy).build());
+                physical.add(a);
+            }
+            infos.add(new NvmlDeviceInfo(f.index, f.device.uuid(), f.name, f.memory == null ? -1 : f.memory.total(),
+                    f.memory == null ? -1 : f.memory.reserved(), f.minor, f.pci.busId(), f.cc, f.mig, f.gpuNuma,
+                    f.numaAffinity, f.cpuAffinity, active[a], switchLinks[a], unknownLinks[a], instances, health));
         }
-        Node node = new Node(nodeName, java.util.Map.of(), gpus, topology.build());
-        return new NvmlInventory(node, infos, driver, version, unreachable);
+        Topology.Builder topology = Topology.builder(gpus.size());
+        for (int x = 0; x < gpus.size(); x++) {
+            for (int y = x + 1; y < gpus.size(); y++) {
+                int a = physical.get(x);
+                int b = physical.get(y);
+                // MIG instances have no peer-to-peer path (CUDA does not support P2P under MIG)
+                GpuLink link = a < 0 || b < 0 ? MIG_LINK : pairs.get(pairSlot(n, a, b)).link();
+                topology.link(x, y, link);
+            }
+        }
+        Node node = new Node(nodeName, Map.of(), gpus, topology.build());
+        return new NvmlInventory(node, infos, pairs, driver, version, unreachable);
+    }
+
+    private static int pairSlot(int n, int a, int b) {
+        return a * (2 * n - a - 1) / 2 + (b - a - 1);
     }
 
     private static int positionOfPci(List<Facts> found, NvmlPciInfo pci) {
@@ -189,12 +297,16 @@ public final class NvmlDiscovery implements GpuDiscovery {
         return -1;
     }
 
-    private static int ancestor(List<Facts> found, int a, int b) {
+    /** The common-ancestor level of a pair; empty where NVML does not support the query (VMs). */
+    private static Optional<TopologyLevel> ancestor(List<Facts> found, int a, int b) {
         Facts fa = found.get(a);
         Facts fb = found.get(b);
         try {
-            return fa.device.commonAncestor(fb.device).nvmlValue();
+            return Optional.of(fa.device.commonAncestor(fb.device));
         } catch (NvmlException e) {
+            if (e.result() == NvmlReturn.NOT_SUPPORTED) {
+                return Optional.empty();
+            }
             if (e.result() != NvmlReturn.GPU_IS_LOST) {
                 throw e;
             }
@@ -226,8 +338,20 @@ public final class NvmlDiscovery implements GpuDiscovery {
         private Nvml session;
         private Path libraryPath;
         private IsolationPolicy isolationPolicy = IsolationPolicy.BEST_EFFORT;
+        private boolean migInstancesAsDevices = true;
 
         private Builder() {
+        }
+
+        /**
+         * Whether a MIG-enabled GPU is reported in the node as one device per MIG instance (the default:
+         * true), each under its {@code MIG-...} UUID with its own memory, so that placement treats an instance
+         * as a whole device; or as the GPU itself (false), with the instances only in
+         * {@link NvmlDeviceInfo#migInstances()}.
+         */
+        public Builder migInstancesAsDevices(boolean asDevices) {
+            this.migInstancesAsDevices = asDevices;
+            return this;
         }
 
         /** Use this open session (the discovery does not close it). */
@@ -258,13 +382,13 @@ public final class NvmlDiscovery implements GpuDiscovery {
                         "give either a session or a library path, not both");
             }
             if (session != null) {
-                return new NvmlDiscovery(session, false, isolationPolicy);
+                return new NvmlDiscovery(session, false, isolationPolicy, migInstancesAsDevices);
             }
             Nvml.Builder b = Nvml.builder();
             if (libraryPath != null) {
                 b.libraryPath(libraryPath);
             }
-            return new NvmlDiscovery(b.open(), true, isolationPolicy);
+            return new NvmlDiscovery(b.open(), true, isolationPolicy, migInstancesAsDevices);
         }
     }
 }

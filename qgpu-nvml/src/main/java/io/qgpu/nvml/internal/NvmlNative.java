@@ -30,6 +30,10 @@ public interface NvmlNative extends Library {
         "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
         "nvmlDeviceGetMigMode", "nvmlDeviceGetCudaComputeCapability",
         "nvmlEventSetCreate", "nvmlEventSetFree", "nvmlDeviceRegisterEvents", "nvmlEventSetWait_v2",
+        "nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetNvLinkRemoteDeviceType",
+        "nvmlDeviceGetMemoryAffinity", "nvmlDeviceGetCpuAffinityWithinScope",
+        "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
+        "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
     };
 
     /** Functions that may be missing (older drivers); a call then reports "not available". */
@@ -85,6 +89,30 @@ public interface NvmlNative extends Library {
     int nvmlDeviceGetCudaComputeCapability(Pointer device, IntByReference major, IntByReference minor);
 
     int nvmlDeviceGetNumaNodeId(Pointer device, IntByReference node);
+
+    /** As {@link #nvmlDeviceGetComputeRunningProcesses_v3}, for MPS clients. */
+    int nvmlDeviceGetMPSComputeRunningProcesses_v3(Pointer device, IntByReference count, NvmlStructs.ProcessInfo[] infos);
+
+    /** {@code type} receives an {@code nvmlIntNvLinkDeviceType_t} (a C enum: an int). */
+    int nvmlDeviceGetNvLinkRemoteDeviceType(Pointer device, int link, IntByReference type);
+
+    /** {@code nodeSet}: {@code nodeSetSize} C {@code unsigned long}s; {@code scope}: {@code nvmlAffinityScope_t}. */
+    int nvmlDeviceGetMemoryAffinity(Pointer device, int nodeSetSize, Pointer nodeSet, int scope);
+
+    /** {@code cpuSet}: {@code cpuSetSize} C {@code unsigned long}s; {@code scope}: {@code nvmlAffinityScope_t}. */
+    int nvmlDeviceGetCpuAffinityWithinScope(Pointer device, int cpuSetSize, Pointer cpuSet, int scope);
+
+    int nvmlDeviceGetMaxMigDeviceCount(Pointer device, IntByReference count);
+
+    int nvmlDeviceGetMigDeviceHandleByIndex(Pointer device, int index, PointerByReference migDevice);
+
+    int nvmlDeviceIsMigDeviceHandle(Pointer device, IntByReference isMigDevice);
+
+    int nvmlDeviceGetGpuInstanceId(Pointer device, IntByReference id);
+
+    int nvmlDeviceGetComputeInstanceId(Pointer device, IntByReference id);
+
+    int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(Pointer migDevice, PointerByReference device);
 
     int nvmlEventSetCreate(PointerByReference set);
 

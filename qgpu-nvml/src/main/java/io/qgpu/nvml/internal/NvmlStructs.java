@@ -7,7 +7,7 @@ import com.sun.jna.Structure.FieldOrder;
 
 /**
  * JNA mirrors of NVML's structs, field for field, in the layout of NVML 13.x on x86_64 (sizes and
- * offsets are asserted by the tests against DESIGN.md). Fields that are {@code unsigned} in C are
+ * offsets are listed in docs/nvml.md and asserted by the tests). Fields that are {@code unsigned} in C are
  * Java {@code int}/{@code long}; read them with {@link Integer#toUnsignedLong(int)} or
  * {@link Long#compareUnsigned(long, long)}.
  *

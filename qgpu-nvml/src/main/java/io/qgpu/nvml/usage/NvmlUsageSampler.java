@@ -7,7 +7,6 @@ import io.qgpu.api.spi.ProcessUsageSource;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlDevice;
 import io.qgpu.nvml.NvmlException;
-import io.qgpu.nvml.NvmlProcess;
 import io.qgpu.nvml.NvmlProcessUtilization;
 import io.qgpu.nvml.NvmlReturn;
 import io.qgpu.nvml.NvmlUtilization;
@@ -22,8 +21,14 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Samples GPU usage through NVML and maps processes to tenants: device utilization, per-process
- * memory ({@code nvmlDeviceGetComputeRunningProcesses_v3}) and per-process SM utilization
+ * memory of compute processes and MPS clients ({@code nvmlDeviceGetComputeRunningProcesses_v3},
+ * {@code nvmlDeviceGetMPSComputeRunningProcesses_v3}) and per-process SM utilization
  * ({@code nvmlDeviceGetProcessUtilization}). Also a {@link ProcessUsageSource} for the runtime gate.
+ *
+ * <p>Real drivers: on a MIG-enabled GPU (or a MIG instance, addressed by its {@code MIG-...} UUID) device
+ * utilization is {@code NOT_SUPPORTED} and is reported as -1; each process is mapped to its MIG instance;
+ * when NVML refuses the GPU's process lists ({@code NO_PERMISSION}, as in a container) the lists of its MIG
+ * instances are read instead. Samples above 100% are skipped (see {@link NvmlDevice#processUtilization}).
  *
  * <pre>{@code
  * NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml)
@@ -66,8 +71,8 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
         NvmlDevice device = device(gpuUuid);
         long[] last = lastSeen.computeIfAbsent(gpuUuid, k -> new long[1]);
         synchronized (last) {
-            NvmlUtilization util = device.utilization();
-            List<NvmlProcess> running = device.runningComputeProcesses();
+            NvmlUtilization util = utilization(device);
+            ProcessLister.Result running = ProcessLister.list(device);
             List<NvmlProcessUtilization> samples;
             boolean smSampled = true;
             try {
@@ -86,10 +91,7 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
                 newestTs = Math.max(newestTs, s.timestampMicros());
             }
             last[0] = newestTs;
-            Map<Long, Long> memory = new TreeMap<>();
-            for (NvmlProcess p : running) {
-                memory.merge(p.pid(), p.usedMemoryBytes(), (a, b) -> a < 0 || b < 0 ? -1 : a + b);
-            }
+            Map<Long, Long> memory = ProcessLister.memory(running);
             TreeMap<Long, Boolean> pids = new TreeMap<>();
             memory.keySet().forEach(pid -> pids.put(pid, true));
             newest.keySet().forEach(pid -> pids.put(pid, true));
@@ -98,8 +100,10 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
             for (long pid : pids.keySet()) {
                 NvmlProcessUtilization s = newest.get(pid);
                 Optional<String> tenant = Validate.notNull("tenantResolver(" + pid + ")", tenants.tenantOf(pid));
+                ProcessLister.Listed listed = running.byPid().get(pid);
                 ProcessUsage pu = new ProcessUsage(pid, tenant, memory.getOrDefault(pid, -1L),
-                        s == null ? 0 : s.smPercent(), s == null ? 0 : s.memoryPercent(), s != null);
+                        s == null ? 0 : s.smPercent(), s == null ? 0 : s.memoryPercent(), s != null,
+                        listed == null ? Optional.empty() : listed.migInstance(), listed != null && listed.mps());
                 processes.add(pu);
                 tenant.ifPresent(t -> byTenant.computeIfAbsent(t, k -> new ArrayList<>()).add(pu));
             }
@@ -108,9 +112,25 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
                     list.stream().map(ProcessUsage::pid).toList(),
                     list.stream().mapToLong(p -> Math.max(0, p.usedMemoryBytes())).sum(),
                     list.stream().mapToInt(ProcessUsage::smUtilPercent).sum())));
-            return new GpuUsage(gpuUuid, util.gpuPercent(), util.memoryPercent(), processes, tenantUsage, newestTs,
-                    smSampled);
+            return new GpuUsage(gpuUuid, util == null ? -1 : util.gpuPercent(), util == null ? -1 : util.memoryPercent(),
+                    processes, tenantUsage, newestTs, smSampled, running.listed());
         }
+    }
+
+    /**
+     * The processes NVML lists on the GPU now (compute processes and MPS clients, with their MIG instance and
+     * tenant), without utilization samples: each has {@code sampled == false} and 0% SM. Empty when NVML
+     * refuses every list. Does not move the period of {@link #sample(String)}.
+     *
+     * @throws InvalidValueException if NVML knows no GPU with this UUID
+     */
+    public List<ProcessUsage> processes(String gpuUuid) {
+        ProcessLister.Result listed = ProcessLister.list(device(gpuUuid));
+        List<ProcessUsage> out = new ArrayList<>();
+        new TreeMap<>(listed.byPid()).forEach((pid, l) -> out.add(new ProcessUsage(pid,
+                Validate.notNull("tenantResolver(" + pid + ")", tenants.tenantOf(pid)), l.usedMemoryBytes(), 0, 0,
+                false, l.migInstance(), l.mps())));
+        return List.copyOf(out);
     }
 
     /**
@@ -127,10 +147,7 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
         if (samples.isEmpty()) {
             return List.of();
         }
-        Map<Long, Long> memory = new HashMap<>();
-        for (NvmlProcess p : device.runningComputeProcesses()) {
-            memory.merge(p.pid(), p.usedMemoryBytes(), (a, b) -> a < 0 || b < 0 ? -1 : a + b);
-        }
+        Map<Long, Long> memory = ProcessLister.memory(ProcessLister.list(device));
         List<ProcessUsageSample> out = new ArrayList<>(samples.size());
         for (NvmlProcessUtilization s : samples) {
             out.add(new ProcessUsageSample(gpuUuid, s.pid(), s.timestampMicros(), s.smPercent(), s.memoryPercent(),
@@ -138,6 +155,18 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
         }
         out.sort(Comparator.comparingLong(ProcessUsageSample::timestampMicros).thenComparingLong(ProcessUsageSample::pid));
         return List.copyOf(out);
+    }
+
+    /** Device utilization, or null where NVML does not give it (MIG: {@code NOT_SUPPORTED}). */
+    private static NvmlUtilization utilization(NvmlDevice device) {
+        try {
+            return device.utilization();
+        } catch (NvmlException e) {
+            if (e.result() == NvmlReturn.NOT_SUPPORTED || e.result() == NvmlReturn.NO_PERMISSION) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     private NvmlDevice device(String gpuUuid) {

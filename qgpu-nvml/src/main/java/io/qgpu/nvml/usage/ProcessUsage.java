@@ -17,11 +17,14 @@ import java.util.Optional;
  * @param smUtilPercent   its SM utilization in the newest sample of the period, 0 if it had none
  * @param memUtilPercent  its memory utilization in the newest sample of the period, 0 if it had none
  * @param sampled         whether the driver sampled it in the period (it ran kernels)
+ * @param migInstance     the UUID ({@code MIG-...}) of the MIG instance it runs on, when the GPU is
+ *                        MIG-enabled and the instance is known
+ * @param mps             whether NVML lists it as an MPS client (it runs through the MPS server)
  *
  * <p>Thread safety: immutable.
  */
 public record ProcessUsage(long pid, Optional<String> tenant, long usedMemoryBytes, int smUtilPercent,
-                           int memUtilPercent, boolean sampled) {
+                           int memUtilPercent, boolean sampled, Optional<String> migInstance, boolean mps) {
 
     public ProcessUsage {
         Validate.atLeast("processUsage.pid", pid, 0);
@@ -29,5 +32,6 @@ public record ProcessUsage(long pid, Optional<String> tenant, long usedMemoryByt
         Validate.atLeast("processUsage.usedMemoryBytes", usedMemoryBytes, -1);
         Validate.between("processUsage.smUtilPercent", smUtilPercent, 0, 100);
         Validate.between("processUsage.memUtilPercent", memUtilPercent, 0, 100);
+        Validate.notNull("processUsage.migInstance", migInstance);
     }
 }

@@ -47,6 +47,12 @@ class LinkRulesTest {
                 LinkRules.link(0, 1, new int[2][2], new int[2], (a, b) -> 10));
     }
 
+    @Test
+    void anUnknownAncestorIsSys() {
+        assertEquals(new GpuLink.Pcie(TopologyLevel.SYSTEM),
+                LinkRules.link(0, 1, new int[2][2], new int[2], (a, b) -> LinkRules.UNKNOWN_LEVEL));
+    }
+
     /** A deliberately wrong rule: trusts one direction of the direct counts only. */
     static GpuLink oneSided(int a, int b, int[][] direct, int[] sw, IntBinaryOperator ancestor) {
         int lanes = direct[a][b] + (sw[a] > 0 && sw[b] > 0 ? Math.min(sw[a], sw[b]) : 0);

@@ -122,12 +122,14 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
     }
 
     @Test
-    void numaIsUnknownWithoutTheOptionalSymbol() {
+    void gpuNumaIdIsUnknownWithoutTheOptionalSymbolWhileTheAffinityStays() {
         FakeNvml old = FakeNvml.control(FakeNvml.oldPath());
         FakeNvml.machine(old, "dgx-h100");
         try (NvmlDiscovery d = NvmlDiscovery.builder().libraryPath(FakeNvml.oldPath()).build()) {
-            Node node = d.discover("old");
-            assertTrue(node.gpus().stream().allMatch(g -> g.numaNode() == -1));
+            NvmlInventory inv = d.inventory("old");
+            assertTrue(inv.devices().stream().allMatch(g -> g.gpuNumaNode() == -1));
+            assertEquals(List.of(0, 0, 0, 0, 1, 1, 1, 1), inv.node().gpus().stream().map(GpuDevice::numaNode).toList(),
+                    "the NUMA node comes from the memory affinity");
         }
     }
 
@@ -155,9 +157,9 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
     void gpuLostWhileLinkingIsDroppedAndLinksRedone() {
         FakeNvml.machine(FAKE, "t4x4");
         try (Nvml nvml = open()) {
-            // 10 device calls per GPU while reading facts (UUID, index, name, memory, minor, PCI, CC, MIG,
-            // NUMA, NVLink state = 10): lost on its first topology query
-            FAKE.fake_nvml_gpu_lost_after(2, 10);
+            // 12 device calls per GPU while reading facts (UUID, index, name, memory, minor, PCI, CC, MIG,
+            // NUMA id, memory affinity, CPU affinity, NVLink state = 12): lost on its first topology query
+            FAKE.fake_nvml_gpu_lost_after(2, 12);
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory("n");
             assertEquals(List.of(0, 1, 3), inv.node().gpus().stream().map(GpuDevice::index).toList());
             assertEquals(new GpuLink.Pcie(TopologyLevel.SYSTEM), inv.link(1, 2));

@@ -87,6 +87,20 @@ public interface FakeNvml extends Library {
 
     int fake_nvml_set_mig(int gpu, int current, int pending);
 
+    int fake_nvml_add_mig_process(int gpu, int slot, int pid, long usedBytes);
+
+    int fake_nvml_add_mps_process(int gpu, int pid, long usedBytes);
+
+    int fake_nvml_set_fixed_sample_count(int gpu, int on);
+
+    void fake_nvml_set_container_view(int on);
+
+    int fake_nvml_set_link_remote_type(int gpu, int link, int type);
+
+    int fake_nvml_set_link_remote(int gpu, int link, int bus);
+
+    int fake_nvml_set_visible(int mask);
+
     /** Selects a machine (clearing faults and counters) and fails the test setup if the name is unknown. */
     static void machine(FakeNvml fake, String name) {
         if (fake.fake_nvml_select_machine(name) != 0) {

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
 
 /**
- * The JNA mirrors have exactly the sizes and field offsets of NVML 13.x on x86_64, as DESIGN.md's
- * "NVML facts" table lists them (the fake library asserts the same figures in C with _Static_assert).
+ * The JNA mirrors have exactly the sizes and field offsets of NVML 13.x on x86_64, as docs/nvml.md lists
+ * them (the fake library asserts the same figures in C with _Static_assert).
  */
 class StructLayoutTest {
 

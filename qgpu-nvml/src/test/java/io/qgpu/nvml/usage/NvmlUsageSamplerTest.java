@@ -50,11 +50,11 @@ class NvmlUsageSamplerTest extends FakeNvmlTestBase {
             assertEquals(2_000, u.newestSampleMicros());
             assertTrue(u.smSampled());
             assertEquals(List.of(
-                    new ProcessUsage(101, Optional.of("job-a"), 1024 * MIB, 25, 2, true),
-                    new ProcessUsage(102, Optional.of("job-a"), 512 * MIB, 0, 0, false),
-                    new ProcessUsage(201, Optional.of("job-b"), 2048 * MIB, 40, 3, true),
-                    new ProcessUsage(303, Optional.empty(), -1, 5, 0, true),
-                    new ProcessUsage(999, Optional.empty(), -1, 0, 0, false)), u.processes());
+                    new ProcessUsage(101, Optional.of("job-a"), 1024 * MIB, 25, 2, true, Optional.empty(), false),
+                    new ProcessUsage(102, Optional.of("job-a"), 512 * MIB, 0, 0, false, Optional.empty(), false),
+                    new ProcessUsage(201, Optional.of("job-b"), 2048 * MIB, 40, 3, true, Optional.empty(), false),
+                    new ProcessUsage(303, Optional.empty(), -1, 5, 0, true, Optional.empty(), false),
+                    new ProcessUsage(999, Optional.empty(), -1, 0, 0, false, Optional.empty(), false)), u.processes());
             assertEquals(new TenantUsage("job-a", List.of(101L, 102L), 1536 * MIB, 25), u.tenants().get("job-a"));
             assertEquals(new TenantUsage("job-b", List.of(201L), 2048 * MIB, 40), u.tenants().get("job-b"));
             assertEquals(List.of(303L, 999L), u.unattributed().stream().map(ProcessUsage::pid).toList());

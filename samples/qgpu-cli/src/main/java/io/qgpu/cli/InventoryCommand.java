@@ -9,22 +9,29 @@ import com.sun.jna.NativeLibrary;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
 import io.qgpu.nvml.Nvml;
+import io.qgpu.nvml.NvmlException;
+import io.qgpu.nvml.discovery.MigInstance;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;
+import io.qgpu.nvml.discovery.NvmlPairFacts;
+import io.qgpu.nvml.usage.NvmlUsageSampler;
+import io.qgpu.nvml.usage.ProcessUsage;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code qgpu inventory}: the GPUs NVML sees and the link of every pair, as a table and a matrix like
- * {@code nvidia-smi topo -m}, or as JSON.
+ * {@code qgpu inventory}: the GPUs NVML sees, their MIG instances and the link of every pair, as a table
+ * and a matrix like {@code nvidia-smi topo -m} (see {@link InventoryText}), or as JSON with the processes of
+ * each GPU as well.
  */
 final class InventoryCommand implements Subcommand {
     static final String FAKE_SELECT = "fake_nvml_select_machine";
+    static final List<String> FAKE_MACHINES = List.of("dgx-h100", "t4x4", "a100-bridged", "a100-mig", "x86-numa",
+            "h100-vm");
 
     @Override
     public String name() {
@@ -41,8 +48,9 @@ final class InventoryCommand implements Subcommand {
         return """
                 usage: qgpu inventory [--json] [--nvml-lib PATH] [--machine NAME] [--node NAME]
 
-                Discovers the GPUs of this machine through NVML (libnvidia-ml) and prints them with a
-                topology matrix like `nvidia-smi topo -m` (NV# = NVLink lanes, PIX, PXB, PHB, NODE, SYS).
+                Discovers the GPUs of this machine through NVML (libnvidia-ml) and prints them, their MIG
+                instances, and a topology matrix like `nvidia-smi topo -m` (NV# = NVLink lanes, PIX, PXB,
+                PHB, NODE, SYS) with the CPU and NUMA affinity of each GPU.
 
                   --json            print JSON instead of tables
                   --nvml-lib PATH   load NVML from PATH instead of libnvidia-ml.so.1 from the loader's path
@@ -50,7 +58,7 @@ final class InventoryCommand implements Subcommand {
                                     GPU, point it at the fake library the build compiles:
                                     qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1
                   --machine NAME    with the fake library only: the machine it plays,
-                                    dgx-h100 (default), t4x4 or a100-bridged
+                                    dgx-h100 (default), t4x4, a100-bridged, a100-mig, x86-numa or h100-vm
                   --node NAME       node name to report (default: $HOSTNAME, else "local")
                 """;
     }
@@ -80,9 +88,10 @@ final class InventoryCommand implements Subcommand {
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(node);
             if (a.flag("--json")) {
                 ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-                out.println(mapper.writeValueAsString(json(mapper, inv, nvml.library())));
+                NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml).build();
+                out.println(mapper.writeValueAsString(json(mapper, inv, nvml.library(), sampler)));
             } else {
-                printText(inv, out);
+                InventoryText.print(inv, out);
             }
         }
         return 0;
@@ -98,26 +107,24 @@ final class InventoryCommand implements Subcommand {
                     + "(qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1); " + library + " does not export " + FAKE_SELECT);
         }
         if (select.invokeInt(new Object[] {machine}) != 0) {
-            throw new UsageException("--machine " + machine + ": the fake library knows dgx-h100, t4x4 and a100-bridged");
+            throw new UsageException("--machine " + machine + ": the fake library knows " + String.join(", ", FAKE_MACHINES));
         }
     }
 
-    static ObjectNode json(ObjectMapper mapper, NvmlInventory inv, String library) {
+    static ObjectNode json(ObjectMapper mapper, NvmlInventory inv, String library, NvmlUsageSampler sampler) {
         ObjectNode root = mapper.createObjectNode();
         root.put("node", inv.node().name());
         root.put("library", library);
         root.put("driverVersion", inv.driverVersion());
         root.put("nvmlVersion", inv.nvmlVersion());
         ArrayNode gpus = root.putArray("gpus");
-        for (int i = 0; i < inv.devices().size(); i++) {
-            NvmlDeviceInfo d = inv.devices().get(i);
-            GpuDevice g = inv.node().gpus().get(i);
+        for (NvmlDeviceInfo d : inv.devices()) {
             ObjectNode o = gpus.addObject();
             o.put("index", d.index());
             o.put("uuid", d.uuid());
             o.put("name", d.name());
             o.put("memoryBytes", d.memoryTotalBytes());
-            o.put("memoryMiB", d.memoryTotalBytes() / GpuDevice.MIB);
+            o.put("memoryMiB", d.memoryKnown() ? d.memoryTotalBytes() / GpuDevice.MIB : -1);
             o.put("reservedBytes", d.memoryReservedBytes());
             o.put("minorNumber", d.minorNumber());
             o.put("pciBusId", d.pciBusId());
@@ -126,84 +133,83 @@ final class InventoryCommand implements Subcommand {
             mig.put("current", d.migMode().current().name());
             mig.put("pending", d.migMode().pending().name());
             o.put("numaNode", d.numaNode());
+            o.put("gpuNumaNode", d.gpuNumaNode());
+            o.put("numaAffinity", d.numaAffinityText());
+            o.put("cpuAffinity", d.cpuAffinityText());
             o.put("activeNvLinks", d.activeNvLinks());
             o.put("nvSwitchLinks", d.nvSwitchLinks());
-            o.put("health", g.health().name());
+            o.put("unknownNvLinks", d.unknownNvLinks());
+            o.put("health", d.health().name());
+            ArrayNode instances = o.putArray("migInstances");
+            for (MigInstance m : d.migInstances()) {
+                ObjectNode mo = instances.addObject();
+                mo.put("uuid", m.uuid());
+                mo.put("name", m.name());
+                mo.put("slot", m.slot());
+                mo.put("gpuInstanceId", m.gpuInstanceId());
+                mo.put("computeInstanceId", m.computeInstanceId());
+                mo.put("memoryBytes", m.memoryTotalBytes());
+                mo.put("nodeIndex", m.nodeIndex());
+            }
+            processes(o, sampler, d.uuid());
         }
         ArrayNode matrix = root.putArray("topology");
         int n = inv.devices().size();
         for (int a = 0; a < n; a++) {
             ArrayNode row = matrix.addArray();
             for (int b = 0; b < n; b++) {
-                row.add(a == b ? "X" : inv.link(a, b).label());
+                row.add(a == b ? "X" : inv.gpuLink(a, b).label());
             }
         }
         ArrayNode links = root.putArray("links");
-        for (int a = 0; a < n; a++) {
-            for (int b = a + 1; b < n; b++) {
-                GpuLink l = inv.link(a, b);
-                ObjectNode o = links.addObject();
-                o.put("a", inv.devices().get(a).index());
-                o.put("b", inv.devices().get(b).index());
-                o.put("label", l.label());
-                if (l instanceof GpuLink.NvLink nv) {
-                    o.put("type", "nvlink");
-                    o.put("lanes", nv.lanes());
-                } else if (l instanceof GpuLink.Pcie p) {
-                    o.put("type", "pcie");
-                    o.put("level", p.level().name());
-                }
+        for (NvmlPairFacts p : inv.pairs()) {
+            GpuLink l = p.link();
+            ObjectNode o = links.addObject();
+            o.put("a", inv.devices().get(p.a()).index());
+            o.put("b", inv.devices().get(p.b()).index());
+            o.put("label", l.label());
+            if (l instanceof GpuLink.NvLink nv) {
+                o.put("type", "nvlink");
+                o.put("lanes", nv.lanes());
+            } else if (l instanceof GpuLink.Pcie pcie) {
+                o.put("type", "pcie");
+                o.put("level", pcie.level().name());
             }
+            o.put("commonAncestor", p.commonAncestor().map(Enum::name).orElse(null));
+            o.put("directNvLinks", p.directNvLinks());
+            o.put("switchNvLinks", p.switchNvLinks());
+        }
+        ArrayNode devices = root.putArray("devices");
+        for (GpuDevice g : inv.node().gpus()) {
+            ObjectNode o = devices.addObject();
+            o.put("index", g.index());
+            o.put("uuid", g.uuid());
+            o.put("model", g.model());
+            o.put("memoryBytes", g.memoryBytes());
+            o.put("numaNode", g.numaNode());
+            o.put("migInstance", inv.migInstance(g.uuid()).isPresent());
         }
         ArrayNode unreachable = root.putArray("unreachable");
         inv.unreachable().forEach(unreachable::add);
         return root;
     }
 
-    static void printText(NvmlInventory inv, PrintStream out) {
-        out.printf("node %s   driver %s   NVML %s%n%n", inv.node().name(), inv.driverVersion(), inv.nvmlVersion());
-        String fmt = "%-4s %-40s %-24s %10s  %-16s %5s %4s %-13s %4s %6s %-9s%n";
-        out.printf(fmt, "GPU", "UUID", "NAME", "MEMORY", "PCI BUS ID", "MINOR", "CC", "MIG", "NUMA", "NVLINK", "HEALTH");
-        for (NvmlDeviceInfo d : inv.devices()) {
-            String mig = switch (d.migMode().current()) {
-                case NOT_SUPPORTED -> "n/a";
-                case DISABLED -> d.migMode().pending() == d.migMode().current() ? "disabled" : "disabled*";
-                case ENABLED -> d.migMode().pending() == d.migMode().current() ? "enabled" : "enabled*";
-            };
-            out.printf(fmt, d.index(), d.uuid(), d.name(),
-                    String.format(Locale.ROOT, "%.1f GiB", d.memoryTotalBytes() / (double) GpuDevice.GIB),
-                    d.pciBusId(), d.minorNumber(), d.computeCapability(), mig,
-                    d.numaNode() < 0 ? "N/A" : Integer.toString(d.numaNode()), d.activeNvLinks(), d.health());
+    /** The GPU's processes, or the NVML error that kept them from us. */
+    private static void processes(ObjectNode gpu, NvmlUsageSampler sampler, String uuid) {
+        List<ProcessUsage> list;
+        try {
+            list = sampler.processes(uuid);
+        } catch (NvmlException e) {
+            gpu.put("processesError", e.result().cName() + " from " + e.function());
+            return;
         }
-        if (!inv.unreachable().isEmpty()) {
-            out.println();
-            inv.unreachable().forEach(u -> out.println("unreachable: " + u));
+        ArrayNode out = gpu.putArray("processes");
+        for (ProcessUsage p : list) {
+            ObjectNode o = out.addObject();
+            o.put("pid", p.pid());
+            o.put("usedMemoryBytes", p.usedMemoryBytes());
+            o.put("migInstance", p.migInstance().orElse(null));
+            o.put("mps", p.mps());
         }
-        out.println();
-        int n = inv.devices().size();
-        StringBuilder head = new StringBuilder(String.format("%-7s", ""));
-        for (NvmlDeviceInfo d : inv.devices()) {
-            head.append(String.format("%-7s", "GPU" + d.index()));
-        }
-        out.println(head.append("NUMA Affinity").toString().stripTrailing());
-        for (int a = 0; a < n; a++) {
-            StringBuilder row = new StringBuilder(String.format("%-7s", "GPU" + inv.devices().get(a).index()));
-            for (int b = 0; b < n; b++) {
-                row.append(String.format("%-7s", a == b ? " X" : inv.link(a, b).label()));
-            }
-            int numa = inv.devices().get(a).numaNode();
-            row.append(numa < 0 ? "N/A" : Integer.toString(numa));
-            out.println(row);
-        }
-        out.println();
-        out.println("Legend:");
-        out.println("  X    = the GPU itself");
-        out.println("  NV#  = NVLink with # lanes (through NVSwitches on switched systems)");
-        out.println("  PSB  = PCIe, same board");
-        out.println("  PIX  = PCIe, behind one PCIe switch");
-        out.println("  PXB  = PCIe, across several PCIe switches, no host bridge");
-        out.println("  PHB  = PCIe, through a host bridge (the CPU)");
-        out.println("  NODE = PCIe and the link between host bridges of one NUMA node");
-        out.println("  SYS  = PCIe and the interconnect between NUMA nodes (QPI/UPI/Infinity Fabric)");
     }
 }

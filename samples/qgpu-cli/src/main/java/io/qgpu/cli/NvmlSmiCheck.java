@@ -22,8 +22,8 @@ import org.w3c.dom.NodeList;
 
 /**
  * Compares {@code qgpu inventory --json} with {@code nvidia-smi -q -x} and {@code nvidia-smi topo -m}:
- * GPU count, and per GPU its UUID, name, memory, minor number, PCI bus id, MIG mode and index order,
- * then the link label of every pair. Used by {@code samples/nvml-check/check-real-gpu.sh}.
+ * GPU count, and per GPU its UUID, name, memory, minor number, PCI bus id, MIG mode, index order and
+ * running processes (pids), then its CPU and NUMA affinity and the link label of every pair. Used by {@code samples/nvml-check/check-real-gpu.sh}.
  *
  * <pre>
  * java -cp ... io.qgpu.cli.NvmlSmiCheck inventory.json smi.xml [topo.txt]
@@ -54,7 +54,7 @@ public final class NvmlSmiCheck {
 
     /** One GPU as nvidia-smi -q -x describes it. */
     record SmiGpu(String uuid, String name, long totalMiB, int minor, String busId, String migCurrent,
-                  String migPending) {
+                  String migPending, List<Long> pids) {
     }
 
     /** Runs every check, printing one line each; returns the exit code. */
@@ -82,14 +82,37 @@ public final class NvmlSmiCheck {
             c.expect(who + " minor number", s.minor, g.path("minorNumber").asInt());
             c.expect(who + " PCI bus id", normalizeBusId(s.busId), normalizeBusId(g.path("pciBusId").asText()));
             long totalMiB = g.path("memoryMiB").asLong();
-            long usableMiB = (g.path("memoryBytes").asLong() - g.path("reservedBytes").asLong()) >> 20;
-            boolean memOk = Math.abs(s.totalMiB - totalMiB) <= 1 || Math.abs(s.totalMiB - usableMiB) <= 1;
-            c.check(memOk, who + " memory: nvidia-smi " + s.totalMiB + " MiB, inventory " + totalMiB + " MiB total / "
-                    + usableMiB + " MiB without reserved");
+            if (totalMiB < 0) {
+                out.println("skipped   " + who + " memory: NVML refused it to this process (MIG seen from a container)");
+            } else {
+                long usableMiB = (g.path("memoryBytes").asLong() - g.path("reservedBytes").asLong()) >> 20;
+                boolean memOk = Math.abs(s.totalMiB - totalMiB) <= 1 || Math.abs(s.totalMiB - usableMiB) <= 1;
+                c.check(memOk, who + " memory: nvidia-smi " + s.totalMiB + " MiB, inventory " + totalMiB
+                        + " MiB total / " + usableMiB + " MiB without reserved");
+            }
+            if (g.has("processes")) {
+                List<Long> ours = new ArrayList<>();
+                g.path("processes").forEach(p -> ours.add(p.path("pid").asLong()));
+                ours.sort(null);
+                c.expect(who + " processes (pids)", s.pids, ours);
+            } else {
+                c.fail(who + " processes: the inventory has none (" + g.path("processesError").asText() + ")");
+            }
             c.expect(who + " MIG current", s.migCurrent, mig(g.path("migMode").path("current").asText()));
             c.expect(who + " MIG pending", s.migPending, mig(g.path("migMode").path("pending").asText()));
         }
         if (topoText != null) {
+            Map<Integer, String[]> affinity = parseAffinity(topoText);
+            for (JsonNode g : gpus) {
+                int idx = g.path("index").asInt();
+                String[] theirs = affinity.get(idx);
+                if (theirs == null) {
+                    c.fail("GPU" + idx + ": no CPU/NUMA affinity in the nvidia-smi topo -m output");
+                    continue;
+                }
+                c.expect("GPU" + idx + " CPU affinity", theirs[0], g.path("cpuAffinity").asText());
+                c.expect("GPU" + idx + " NUMA affinity", theirs[1], g.path("numaAffinity").asText());
+            }
             Map<Integer, Map<Integer, String>> smiTopo = parseTopo(topoText);
             JsonNode matrix = inv.path("topology");
             for (int a = 0; a < gpus.size(); a++) {
@@ -184,10 +207,20 @@ public final class NvmlSmiCheck {
             Element fb = child(g, "fb_memory_usage");
             Element pci = child(g, "pci");
             Element migMode = child(g, "mig_mode");
+            List<Long> pids = new ArrayList<>();
+            Element procs = child(g, "processes");
+            NodeList infos = procs == null ? null : procs.getElementsByTagName("process_info");
+            for (int k = 0; infos != null && k < infos.getLength(); k++) {
+                long pid = parseIntOr(text((Element) infos.item(k), "pid"), -1);
+                if (pid >= 0 && !pids.contains(pid)) {
+                    pids.add(pid); // a process on several MIG instances is listed once per instance
+                }
+            }
+            pids.sort(null);
             out.add(new SmiGpu(text(g, "uuid"), text(g, "product_name"), mib(fb == null ? "" : text(fb, "total")),
                     parseIntOr(text(g, "minor_number"), -1), pci == null ? g.getAttribute("id") : text(pci, "pci_bus_id"),
                     migMode == null ? "N/A" : text(migMode, "current_mig"),
-                    migMode == null ? "N/A" : text(migMode, "pending_mig")));
+                    migMode == null ? "N/A" : text(migMode, "pending_mig"), List.copyOf(pids)));
         }
         return out;
     }
@@ -222,6 +255,34 @@ public final class NvmlSmiCheck {
         } catch (NumberFormatException e) {
             return dflt;
         }
+    }
+
+    /**
+     * The "CPU Affinity" and "NUMA Affinity" cells of {@code nvidia-smi topo -m}, by GPU index. The output is
+     * tab-separated; the two columns are found by their header names.
+     */
+    static Map<Integer, String[]> parseAffinity(String text) {
+        int cpu = -1;
+        int numa = -1;
+        Map<Integer, String[]> out = new HashMap<>();
+        for (String raw : text.split("\\R")) {
+            String[] cells = raw.replaceAll("\u001B\\[[0-9;]*m", "").split("\t");
+            if (cpu < 0) {
+                for (int k = 0; k < cells.length; k++) {
+                    if (cells[k].trim().equals("CPU Affinity")) {
+                        cpu = k;
+                    } else if (cells[k].trim().equals("NUMA Affinity")) {
+                        numa = k;
+                    }
+                }
+                continue;
+            }
+            String first = cells[0].trim();
+            if (first.matches("GPU\\d+") && cells.length > Math.max(cpu, numa) && numa >= 0) {
+                out.put(Integer.parseInt(first.substring(3)), new String[] {cells[cpu].trim(), cells[numa].trim()});
+            }
+        }
+        return out;
     }
 
     /** The GPU-to-GPU cells of {@code nvidia-smi topo -m}, by GPU index. */

@@ -53,10 +53,11 @@ class InventoryCommandTest {
         assertTrue(r.out().contains("16.0 GiB"), r.out());
         assertTrue(r.out().contains("00000000:3B:00.0"), r.out());
         assertEquals(List.of(
-                "GPU0 X PHB SYS SYS 0",
-                "GPU1 PHB X SYS SYS 0",
-                "GPU2 SYS SYS X PHB 1",
-                "GPU3 SYS SYS PHB X 1"), matrix(r.out()));
+                "GPU0 X PHB SYS SYS 0-15 0 N/A",
+                "GPU1 PHB X SYS SYS 0-15 0 N/A",
+                "GPU2 SYS SYS X PHB 16-31 1 N/A",
+                "GPU3 SYS SYS PHB X 16-31 1 N/A"), matrix(r.out()));
+        assertTrue(r.out().contains("CPU Affinity    NUMA Affinity   GPU NUMA ID"), r.out());
         assertTrue(r.out().contains("Legend:"));
     }
 
@@ -66,8 +67,8 @@ class InventoryCommandTest {
         assertEquals(0, r.code(), r.err());
         List<String> rows = matrix(r.out());
         assertEquals(8, rows.size());
-        assertEquals("GPU0 X NV18 NV18 NV18 NV18 NV18 NV18 NV18 0", rows.get(0));
-        assertEquals("GPU7 NV18 NV18 NV18 NV18 NV18 NV18 NV18 X 1", rows.get(7));
+        assertEquals("GPU0 X NV18 NV18 NV18 NV18 NV18 NV18 NV18 0-15 0 0", rows.get(0));
+        assertEquals("GPU7 NV18 NV18 NV18 NV18 NV18 NV18 NV18 X 16-31 1 1", rows.get(7));
     }
 
     @Test
@@ -105,13 +106,55 @@ class InventoryCommandTest {
     }
 
     @Test
+    void x86NumaShowsCpuAndNumaAffinityAsNvidiaSmiDoes() {
+        Result r = run("inventory", "--nvml-lib", fake().toString(), "--machine", "x86-numa");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(List.of(
+                "GPU0 X PIX SYS SYS 0-23,48-71 0 N/A",
+                "GPU1 PIX X SYS SYS 0-23,48-71 0 N/A",
+                "GPU2 SYS SYS X NODE 24-47,72-95 1 N/A",
+                "GPU3 SYS SYS NODE X 24-47,72-95 1 N/A"), matrix(r.out()));
+    }
+
+    @Test
+    void a100MigListsTheInstancesAsDevices() throws Exception {
+        Result r = run("inventory", "--nvml-lib", fake().toString(), "--machine", "a100-mig");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(List.of("GPU0 X NV12 0-15 0 N/A", "GPU1 NV12 X 0-15 0 N/A"), matrix(r.out()));
+        List<String> migRows = r.out().lines().filter(l -> l.matches("\\d/\\d .*")).toList();
+        assertEquals(5, migRows.size(), r.out());
+        assertTrue(migRows.get(0).matches("0/0 +MIG-\\S+ +NVIDIA A100-SXM4-80GB MIG 3g\\.40gb +39\\.3 GiB +2 +0 +2"),
+                migRows.get(0));
+        assertTrue(r.out().contains("N/A"), "the parents' memory is refused in a container");
+        JsonNode root = new ObjectMapper().readTree(run("inventory", "--json", "--nvml-lib", fake().toString(),
+                "--machine", "a100-mig").out());
+        assertEquals(-1, root.path("gpus").get(0).path("memoryMiB").asInt());
+        assertEquals(4, root.path("gpus").get(0).path("migInstances").size());
+        assertEquals(5, root.path("devices").size());
+        assertTrue(root.path("devices").get(4).path("migInstance").asBoolean());
+        assertEquals(0, root.path("gpus").get(0).path("processes").size());
+    }
+
+    @Test
+    void h100VmShowsSysAndCountsUnidentifiedLinks() throws Exception {
+        Result r = run("inventory", "--nvml-lib", fake().toString(), "--machine", "h100-vm");
+        assertEquals(0, r.code(), r.err());
+        assertEquals("GPU0 X SYS SYS SYS N/A N/A N/A", matrix(r.out()).get(0));
+        assertTrue(r.out().contains("72 active NVLinks lead to a remote side NVML cannot identify"), r.out());
+        JsonNode root = new ObjectMapper().readTree(run("inventory", "--json", "--nvml-lib", fake().toString(),
+                "--machine", "h100-vm").out());
+        assertEquals(18, root.path("gpus").get(0).path("unknownNvLinks").asInt());
+        assertTrue(root.path("links").get(0).path("commonAncestor").isNull());
+    }
+
+    @Test
     void badOptionsAreUsageErrors() {
         Result missing = run("inventory", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1");
         assertEquals(2, missing.code());
         assertTrue(missing.err().contains("no such file"), missing.err());
         Result machine = run("inventory", "--nvml-lib", fake().toString(), "--machine", "cray-1");
         assertEquals(2, machine.code());
-        assertTrue(machine.err().contains("dgx-h100, t4x4 and a100-bridged"), machine.err());
+        assertTrue(machine.err().contains("dgx-h100, t4x4, a100-bridged, a100-mig, x86-numa, h100-vm"), machine.err());
         Result extra = run("inventory", "oops");
         assertEquals(2, extra.code());
         assertTrue(extra.err().contains("unexpected argument oops"), extra.err());

@@ -51,10 +51,10 @@ class NvmlSmiCheckTest {
     }
 
     static final String TOPO = "\t\u001B[4mGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\u001B[0m\n"
-            + "GPU0\t X \tPHB\tSYS\tSYS\t0-15,32-47\t0\t\tN/A\n"
-            + "GPU1\tPHB\t X \tSYS\tSYS\t0-15,32-47\t0\t\tN/A\n"
-            + "GPU2\tSYS\tSYS\t X \tPHB\t16-31,48-63\t1\t\tN/A\n"
-            + "GPU3\tSYS\tSYS\tPHB\t X \t16-31,48-63\t1\t\tN/A\n"
+            + "GPU0\t X \tPHB\tSYS\tSYS\t0-15\t0\t\tN/A\n"
+            + "GPU1\tPHB\t X \tSYS\tSYS\t0-15\t0\t\tN/A\n"
+            + "GPU2\tSYS\tSYS\t X \tPHB\t16-31\t1\t\tN/A\n"
+            + "GPU3\tSYS\tSYS\tPHB\t X \t16-31\t1\t\tN/A\n"
             + "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect\n";
 
     static List<String> uuids(String json) throws Exception {
@@ -95,6 +95,23 @@ class NvmlSmiCheckTest {
                 "Tesla T4", 15872), TOPO);
         assertEquals("1", missing[0]);
         assertTrue(missing[1].contains("GPU-other (nvidia-smi position 0) is missing"), missing[1]);
+    }
+
+    @Test
+    void affinityAndProcessMismatchesAreFound() throws Exception {
+        String json = inventoryJson();
+        List<String> uuids = uuids(json);
+        String xml = smiXml(uuids, "Tesla T4", 15872);
+        String[] cpu = check(json, xml, TOPO.replace("\t0-15\t0\t", "\t0-7\t0\t"));
+        assertEquals("1", cpu[0]);
+        assertTrue(cpu[1].contains("MISMATCH  GPU0 CPU affinity: nvidia-smi 0-7, inventory 0-15"), cpu[1]);
+        String[] numa = check(json, xml, TOPO.replace("\t16-31\t1\t", "\t16-31\t3\t"));
+        assertTrue(numa[1].contains("MISMATCH  GPU2 NUMA affinity: nvidia-smi 3, inventory 1"), numa[1]);
+        String withProcess = xml.replaceFirst("</fb_memory_usage>",
+                "</fb_memory_usage>\n\t\t<processes>\n\t\t\t<process_info><pid>4242</pid></process_info>\n\t\t</processes>");
+        String[] procs = check(json, withProcess, TOPO);
+        assertEquals("1", procs[0]);
+        assertTrue(procs[1].contains("processes (pids): nvidia-smi [4242], inventory []"), procs[1]);
     }
 
     @Test
