@@ -229,7 +229,8 @@ final class GpuSim {
             x.grants++;
             if (run.tracing()) {
                 trace(x, TraceKind.GRANT, "quota=" + Dist.fmt(grant.quotaNanos())
-                        + (grant.cut() ? " cut-to=" + Dist.fmt(grant.lengthNanos()) : ""));
+                        + (grant.cut() ? " cut-to=" + Dist.fmt(grant.lengthNanos())
+                        : grant.lengthNanos() != grant.quotaNanos() ? " length=" + Dist.fmt(grant.lengthNanos()) : ""));
             }
             apply(new PreemptionEvent.Start(run.now(), x.id));
             startExecution();
@@ -302,6 +303,10 @@ final class GpuSim {
 
     private void onExpiry(long ep) {
         if (ep != grantEpoch) {
+            return;
+        }
+        if (executing && run.now() - segStart >= Math.ceil(holder.current.remaining)) {
+            onItemDone(execEpoch);   // the kernel ends exactly at the expiry: it completes, no extra token turn
             return;
         }
         if (spec.slicing() == Slicing.DRIVER) {
