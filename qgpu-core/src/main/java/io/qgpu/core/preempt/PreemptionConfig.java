@@ -18,7 +18,7 @@ import java.time.Duration;
  *         .releaseDelay(Duration.ofMillis(20))
  *         .build();
  * PreemptionConfig adaptive = PreemptionConfig.custom()
- *         .releasePolicy(ReleasePolicy.adaptive(Duration.ofMicros(300), Duration.ofMillis(200)))
+ *         .releasePolicy(ReleasePolicy.adaptive(Duration.ofNanos(300_000), Duration.ofMillis(200)))
  *         .build();
  * }</pre>
  *

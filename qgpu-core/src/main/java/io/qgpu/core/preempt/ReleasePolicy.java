@@ -28,7 +28,7 @@ import java.util.Arrays;
  * <pre>{@code
  * PreemptionConfig qgpu = PreemptionConfig.custom().releasePolicy(ReleasePolicy.fixed(Duration.ofMillis(100))).build();
  * PreemptionConfig adaptive = PreemptionConfig.custom()
- *         .releasePolicy(ReleasePolicy.adaptive(Duration.ofMicros(200), Duration.ofMillis(200)))
+ *         .releasePolicy(ReleasePolicy.adaptive(Duration.ofNanos(200_000), Duration.ofMillis(200)))
  *         .build();
  * long hold = adaptive.releasePolicy().holdNanos(state.idleGaps());
  * }</pre>
