@@ -16,7 +16,7 @@ import java.util.List;
  * ReleaseComparison c = ReleaseComparison.run(Simulator.standard(), scenario, ReleaseComparison.DEFAULT_DELAYS,
  *         ReleaseComparison.adaptiveFor(scenario));
  * c.adaptive().offlineShare();
- * c.dominating(c.adaptive(), 0.001);     // empty: on or above the fixed-delay frontier
+ * c.dominating(c.adaptive(), ReleaseComparison.FRONTIER_TOLERANCE);   // empty: on or above the frontier
  * }</pre>
  *
  * @param scenario what was run (its own release rule is replaced in each run)
@@ -30,6 +30,13 @@ public record ReleaseComparison(Scenario scenario, List<Point> fixed, Point adap
     /** Fixed delays from 0 to 200 ms. */
     public static final List<Duration> DEFAULT_DELAYS = List.of(Duration.ZERO, Duration.ofMillis(5), Duration.ofMillis(10),
             Duration.ofMillis(20), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(150), Duration.ofMillis(200));
+
+    /**
+     * How much more offline share (0.1 point of the GPU) a fixed delay must give to count as beating
+     * a rule: below that, runs that differ only in when grants fall relative to a quota window differ
+     * by noise (a fixed-share GPU's offline share moves by about 0.06 point between delays).
+     */
+    public static final double FRONTIER_TOLERANCE = 0.001;
 
     /** The longest hold the adaptive rule may pick here: the longest fixed delay compared. */
     public static final Duration MAX_HOLD = Duration.ofMillis(200);
