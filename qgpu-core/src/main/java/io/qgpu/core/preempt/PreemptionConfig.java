@@ -14,7 +14,7 @@ import java.time.Duration;
  * <pre>{@code
  * PreemptionConfig qgpu = PreemptionConfig.ofDefaults();
  * PreemptionConfig eager = PreemptionConfig.custom()
- *         .preemptionBound(Duration.ofMicros(200))
+ *         .preemptionBound(Duration.ofNanos(200_000))
  *         .releaseDelay(Duration.ofMillis(20))
  *         .build();
  * PreemptionConfig adaptive = PreemptionConfig.custom()
