@@ -177,9 +177,10 @@ public final class TokenScheduler implements ComputeEngine {
         if (holder != null) {
             return new TokenDecision.Held(holder);
         }
-        boolean strict = config.limitEnforcement() == LimitEnforcement.STRICT;
+        boolean strict = strict();
         Tenant best = null;
         long bestUsage = 0;
+        long bestRank = 0;
         long bestRemaining = 0;
         boolean anyWaiting = false;
         for (Tenant t : tenants.values()) {
@@ -189,10 +190,15 @@ public final class TokenScheduler implements ComputeEngine {
             anyWaiting = true;
             long usage = window.usageNanos(t.id, now);
             long remaining = t.limitNanos - usage;
-            boolean eligible = strict ? remaining >= t.strictThreshold : remaining > 0;
-            if (eligible && (best == null || before(t, usage, best, bestUsage))) {
+            // STRICT ranks by the usage still in the window when the grant would end (what leaves the
+            // window meanwhile no longer counts), so a tenant whose old usage is about to leave is not
+            // passed over for one grant per window
+            long rank = strict ? window.usageStillInWindowNanos(t.id, now, t.quota) : usage;
+            boolean eligible = !t.capped || (strict ? remaining >= t.strictThreshold : remaining > 0);
+            if (eligible && (best == null || before(t, rank, best, bestRank))) {
                 best = t;
                 bestUsage = usage;
+                bestRank = rank;
                 bestRemaining = remaining;
             }
         }
@@ -204,9 +210,14 @@ public final class TokenScheduler implements ComputeEngine {
         }
         long length = best.quota;
         boolean cut = false;
-        if (strict && bestRemaining < length) {
-            length = bestRemaining;
-            cut = true;
+        if (strict) {
+            long deduct = Math.min(best.debtNanos, length / 2);
+            best.debtNanos -= deduct;
+            length -= deduct;
+            if (best.capped && bestRemaining < length) {
+                length = bestRemaining;
+                cut = true;
+            }
         }
         best.waiting = false;
         holder = new Grant(best.id, now, best.quota, length, cut);
@@ -243,6 +254,10 @@ public final class TokenScheduler implements ComputeEngine {
         long burst;
         if (burstNanos >= 0) {
             burst = burstNanos;
+        } else if (strict() && end >= expiry) {
+            // used to the end: the burst is the quota; the overrun is charged to the next grant instead
+            burst = t.quota;
+            t.debtNanos = Math.min(t.quota, t.debtNanos + (end - expiry));
         } else if (holder.cut() && end >= expiry) {
             burst = t.quota + (end - expiry);
         } else {
@@ -318,6 +333,10 @@ public final class TokenScheduler implements ComputeEngine {
         return earliest;
     }
 
+    private boolean strict() {
+        return config.limitEnforcement() == LimitEnforcement.STRICT;
+    }
+
     private Tenant known(String tenant) {
         Validate.notNull("tokenScheduler.tenant", tenant);
         Tenant t = tenants.get(tenant);
@@ -338,7 +357,11 @@ public final class TokenScheduler implements ComputeEngine {
         final long requestNanos;
         final long limitNanos;
         final long strictThreshold;
+        /** A limit below the whole window; a limit of 100% is no cap. */
+        final boolean capped;
         long quota;
+        /** STRICT: overrun past earlier grants not yet taken off a grant. */
+        long debtNanos;
         boolean waiting;
         long seq;
 
@@ -348,6 +371,7 @@ public final class TokenScheduler implements ComputeEngine {
             this.requestNanos = Math.round(share.request() * config.windowNanos());
             this.limitNanos = Math.max(1, Math.round(share.limit() * config.windowNanos()));
             this.strictThreshold = Math.min(config.minQuotaNanos(), limitNanos);
+            this.capped = limitNanos < config.windowNanos();
             this.quota = config.baseQuotaNanos(); // Gemini: the first grant gets the base quota as is
         }
     }

@@ -89,6 +89,21 @@ public final class UsageWindow {
         return iv.usageSince(from, now);
     }
 
+    /**
+     * The part of {@code tenant}'s usage at {@code now} that is still in the window at
+     * {@code now + ahead}: its busy time in {@code (now + ahead - window, now]} (what its usage will
+     * be then if it is not busy in between). Like {@link #usageNanos}, it evicts only what has left
+     * the window at {@code now}.
+     */
+    public long usageStillInWindowNanos(String tenant, long now, long ahead) {
+        Validate.atLeast("usageWindow.ahead", ahead, 0);
+        long usage = usageNanos(tenant, now);
+        if (usage == 0 || ahead == 0) {
+            return usage;
+        }
+        return usage - tenants.get(tenant).usageBefore(now - window, Math.min(now, now + ahead - window));
+    }
+
     /** {@link #usageNanos} divided by the window. */
     public double share(String tenant, long now) {
         return (double) usageNanos(tenant, now) / window;
@@ -180,6 +195,20 @@ public final class UsageWindow {
                     }
                     u -= ends[i] - Math.max(now, Math.max(starts[i], from));
                 }
+            }
+            return u;
+        }
+
+        /** Busy time in {@code (from, to]}, where {@code from} is at or before every interval kept. */
+        long usageBefore(long from, long to) {
+            long u = 0;
+            for (int k = 0; k < size; k++) {
+                int i = idx(k);
+                long s = Math.max(starts[i], from);
+                if (s >= to) {
+                    break;
+                }
+                u += Math.min(ends[i], to) - s;
             }
             return u;
         }

@@ -8,26 +8,35 @@ import java.time.Duration;
  * Timing of online/offline preemption on one GPU: online work gets the GPU at most
  * {@code preemptionBound} after it is submitted (offline tenants that have not confirmed their
  * suspension by then are suspended by force), and the GPU goes back to offline work after online
- * work has been idle for {@code releaseDelay}. Defaults are qGPU's: 1 ms and 100 ms.
+ * work has been idle for the hold its {@link ReleasePolicy} picks. Defaults are qGPU's: 1 ms and a
+ * fixed 100 ms.
  *
  * <pre>{@code
  * PreemptionConfig qgpu = PreemptionConfig.ofDefaults();
  * PreemptionConfig eager = PreemptionConfig.custom()
- *         .preemptionBound(Duration.ofMicros(200))
+ *         .preemptionBound(Duration.ofNanos(200_000))
  *         .releaseDelay(Duration.ofMillis(20))
+ *         .build();
+ * PreemptionConfig adaptive = PreemptionConfig.custom()
+ *         .releasePolicy(ReleasePolicy.adaptive(Duration.ofNanos(300_000), Duration.ofMillis(200)))
  *         .build();
  * }</pre>
  *
  * @param preemptionBoundNanos longest time from online submission to online running, positive
- * @param releaseDelayNanos    how long online must be idle before offline resumes, 0 or more
+ * @param releasePolicy        how long online must be idle before offline resumes
  *
  * <p>Thread safety: immutable.
  */
-public record PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos) {
+public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releasePolicy) {
 
     public PreemptionConfig {
         Validate.atLeast("preemption.preemptionBound", preemptionBoundNanos, 1);
-        Validate.atLeast("preemption.releaseDelay", releaseDelayNanos, 0);
+        Validate.notNull("preemption.releasePolicy", releasePolicy);
+    }
+
+    /** A fixed release delay of {@code releaseDelayNanos} (0 or more). */
+    public PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos) {
+        this(preemptionBoundNanos, new ReleasePolicy.Fixed(releaseDelayNanos));
     }
 
     public static PreemptionConfig ofDefaults() {
@@ -41,7 +50,7 @@ public record PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos
     public Builder toBuilder() {
         Builder b = new Builder();
         b.bound = preemptionBoundNanos;
-        b.releaseDelay = releaseDelayNanos;
+        b.releasePolicy = releasePolicy;
         return b;
     }
 
@@ -49,14 +58,20 @@ public record PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos
         return Duration.ofNanos(preemptionBoundNanos);
     }
 
+    /** The longest hold the release policy may pick: the delay of a fixed policy. */
+    public long releaseDelayNanos() {
+        return releasePolicy.maxHoldNanos();
+    }
+
+    /** {@link #releaseDelayNanos()} as a duration. */
     public Duration releaseDelay() {
-        return Duration.ofNanos(releaseDelayNanos);
+        return Duration.ofNanos(releaseDelayNanos());
     }
 
     /** Fail-fast builder starting from the defaults. */
     public static final class Builder {
         private long bound = 1_000_000L;
-        private long releaseDelay = 100_000_000L;
+        private ReleasePolicy releasePolicy = new ReleasePolicy.Fixed(100_000_000L);
 
         private Builder() {
         }
@@ -66,29 +81,27 @@ public record PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos
             if (d.isNegative() || d.isZero()) {
                 throw new InvalidValueException("preemption.preemptionBound", d, "must be positive");
             }
-            this.bound = nanos("preemption.preemptionBound", d);
+            try {
+                this.bound = d.toNanos();
+            } catch (ArithmeticException e) {
+                throw new InvalidValueException("preemption.preemptionBound", d, "must fit in a long of nanoseconds");
+            }
             return this;
         }
 
+        /** A fixed release delay ({@link ReleasePolicy#fixed}). */
         public Builder releaseDelay(Duration d) {
-            Validate.notNull("preemption.releaseDelay", d);
-            if (d.isNegative()) {
-                throw new InvalidValueException("preemption.releaseDelay", d, "must not be negative");
-            }
-            this.releaseDelay = nanos("preemption.releaseDelay", d);
+            this.releasePolicy = ReleasePolicy.fixed(d);
+            return this;
+        }
+
+        public Builder releasePolicy(ReleasePolicy p) {
+            this.releasePolicy = Validate.notNull("preemption.releasePolicy", p);
             return this;
         }
 
         public PreemptionConfig build() {
-            return new PreemptionConfig(bound, releaseDelay);
-        }
-
-        private static long nanos(String field, Duration d) {
-            try {
-                return d.toNanos();
-            } catch (ArithmeticException e) {
-                throw new InvalidValueException(field, d, "must fit in a long of nanoseconds");
-            }
+            return new PreemptionConfig(bound, releasePolicy);
         }
     }
 }

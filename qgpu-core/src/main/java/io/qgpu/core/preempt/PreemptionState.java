@@ -40,12 +40,13 @@ public final class PreemptionState {
     final long timerAt;
     final long preemptStartedAt;
     final long lastOnlineIdleAt;
+    final IdleGaps idleGaps;
     final long at;
     final long version;
 
     PreemptionState(GpuMode mode, String[] ids, PriorityClass[] classes, TenantPhase[] phases, long[] since,
                     Map<String, Integer> index, long timerAt, long preemptStartedAt, long lastOnlineIdleAt,
-                    long at, long version) {
+                    IdleGaps idleGaps, long at, long version) {
         this.mode = mode;
         this.ids = ids;
         this.classes = classes;
@@ -55,6 +56,7 @@ public final class PreemptionState {
         this.timerAt = timerAt;
         this.preemptStartedAt = preemptStartedAt;
         this.lastOnlineIdleAt = lastOnlineIdleAt;
+        this.idleGaps = idleGaps;
         this.at = at;
         this.version = version;
     }
@@ -62,7 +64,7 @@ public final class PreemptionState {
     /** A GPU without tenants at time {@code at}, in mode {@link GpuMode#OFFLINE}. */
     public static PreemptionState initial(long at) {
         return new PreemptionState(GpuMode.OFFLINE, new String[0], new PriorityClass[0], new TenantPhase[0],
-                new long[0], Map.of(), NO_TIMER, Long.MIN_VALUE, Long.MIN_VALUE, at, 0);
+                new long[0], Map.of(), NO_TIMER, Long.MIN_VALUE, Long.MIN_VALUE, IdleGaps.empty(0), at, 0);
     }
 
     public GpuMode mode() {
@@ -87,6 +89,22 @@ public final class PreemptionState {
     /** {@link #nextTimer()} or {@link Long#MAX_VALUE} when none is pending (allocation-free). */
     public long nextTimerNanos() {
         return timerAt;
+    }
+
+    /**
+     * When the last online tenant last went idle (or gave up waiting); {@link Long#MIN_VALUE} if never.
+     * The release timer is due this long after it: the hold of the machine's {@link ReleasePolicy}.
+     */
+    public long lastOnlineIdleAt() {
+        return lastOnlineIdleAt;
+    }
+
+    /**
+     * The recent online idle gaps this GPU saw (kept only when the machine's {@link ReleasePolicy}
+     * asks for a history).
+     */
+    public IdleGaps idleGaps() {
+        return idleGaps;
     }
 
     /** When the current preemption began; meaningful in {@link GpuMode#PREEMPTING}. */
@@ -213,7 +231,7 @@ public final class PreemptionState {
         return mode == s.mode && timerAt == s.timerAt && preemptStartedAt == s.preemptStartedAt
                 && lastOnlineIdleAt == s.lastOnlineIdleAt && at == s.at && version == s.version
                 && Arrays.equals(ids, s.ids) && Arrays.equals(classes, s.classes) && Arrays.equals(phases, s.phases)
-                && Arrays.equals(since, s.since);
+                && Arrays.equals(since, s.since) && idleGaps.equals(s.idleGaps);
     }
 
     @Override

@@ -138,6 +138,11 @@ final class StandardPreemptionMachine implements PreemptionMachine {
     }
 
     private void submitOnline(Draft d, int i, long at) {
+        int history = config.releasePolicy().history();
+        if (history > 0 && (d.mode == GpuMode.OFFLINE || d.mode == GpuMode.RELEASING) && d.lastOnlineIdleAt != Long.MIN_VALUE) {
+            IdleGaps g = d.idleGaps.capacity() == history ? d.idleGaps : IdleGaps.empty(history);
+            d.idleGaps = g.plus(Math.max(0, at - d.lastOnlineIdleAt));
+        }
         switch (d.mode) {
             case OFFLINE -> {
                 boolean anyRunning = false;
@@ -192,7 +197,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
 
     private void enterReleasing(Draft d, long at) {
         d.mode(GpuMode.RELEASING, at);
-        d.timerAt = Math.max(at, saturatedAdd(d.lastOnlineIdleAt, config.releaseDelayNanos()));
+        d.timerAt = Math.max(at, saturatedAdd(d.lastOnlineIdleAt, config.releasePolicy().holdNanos(d.idleGaps)));
     }
 
     private void completeIfResolved(Draft d, long at) {
@@ -266,6 +271,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
         long timerAt;
         long preemptStartedAt;
         long lastOnlineIdleAt;
+        IdleGaps idleGaps;
         final List<Action> actions = new ArrayList<>(4);
 
         Draft(PreemptionState s) {
@@ -279,6 +285,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
             timerAt = s.timerAt;
             preemptStartedAt = s.preemptStartedAt;
             lastOnlineIdleAt = s.lastOnlineIdleAt;
+            idleGaps = s.idleGaps;
         }
 
         int indexOf(String tenant) {
@@ -350,7 +357,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
         PreemptionState build(long at, long version) {
             Map<String, Integer> idx = membershipChanged ? PreemptionState.indexOf(ids) : index;
             return new PreemptionState(mode, ids, classes, phases, since, idx, timerAt, preemptStartedAt,
-                    lastOnlineIdleAt, at, version);
+                    lastOnlineIdleAt, idleGaps, at, version);
         }
     }
 }

@@ -98,52 +98,125 @@ class TokenSchedulerTest {
         assertEquals(ms(325), r.nextQuotaNanos());
     }
 
+    /**
+     * Registers {@code ids} in the given order or reversed. Every ordering test runs both ways, so the
+     * expected winner is registered first in one run and last in the other: a scheduler that picks
+     * the first- or the last-registered tenant fails one of them.
+     */
+    private static void register(TokenScheduler s, boolean reversed, String... ids) {
+        for (int i = 0; i < ids.length; i++) {
+            String id = ids[reversed ? ids.length - 1 - i : i];
+            s.addTenant(id, id.startsWith("job") ? Share.of(id.equals("jobA") ? 0.4 : 0.6, id.equals("jobA") ? 0.7 : 0.8)
+                    : id.equals("guaranteed") ? Share.of(0.4, 1.0) : Share.unlimited());
+        }
+    }
+
     @Test
     void belowRequestFirstByRelativeDeficit() {
-        TokenScheduler s = gemini();
-        s.addTenant("jobA", Share.of(0.4, 0.7));
-        s.addTenant("jobB", Share.of(0.6, 0.8));
-        hold(s, "jobA", ms(1_000));
-        hold(s, "jobB", ms(1_000));
-        // missing: A 3 s of 4 s (0.75), B 5 s of 6 s (0.83): B first, although it asked second
-        s.request("jobA");
-        s.request("jobB");
-        assertEquals("jobB", granted(s.schedule()).tenant());
+        for (boolean reversed : new boolean[] {false, true}) {
+            TokenScheduler s = gemini();
+            register(s, reversed, "jobA", "jobB");
+            hold(s, "jobA", ms(1_000));
+            hold(s, "jobB", ms(1_000));
+            // missing: A 3 s of 4 s (0.75), B 5 s of 6 s (0.83): B first, although it asked second
+            s.request("jobA");
+            s.request("jobB");
+            assertEquals("jobB", granted(s.schedule()).tenant(), "reversed=" + reversed);
+        }
     }
 
     @Test
     void aTenantBelowItsRequestBeatsOneWithLessUsage() {
-        TokenScheduler s = gemini();
-        s.addTenant("guaranteed", Share.of(0.4, 1.0));
-        s.addTenant("besteffort", Share.unlimited());
-        hold(s, "guaranteed", ms(3_000));
-        s.request("besteffort");
-        s.request("guaranteed");
-        assertEquals("guaranteed", granted(s.schedule()).tenant());
+        for (boolean reversed : new boolean[] {false, true}) {
+            TokenScheduler s = gemini();
+            register(s, reversed, "guaranteed", "besteffort");
+            hold(s, "guaranteed", ms(3_000));
+            s.request("besteffort");
+            s.request("guaranteed");
+            assertEquals("guaranteed", granted(s.schedule()).tenant(), "reversed=" + reversed);
+        }
     }
 
     @Test
     void thenLowestUsageFirstAndTiesInRequestOrder() {
-        TokenScheduler s = gemini();
-        s.addTenant("x", Share.unlimited());
-        s.addTenant("y", Share.unlimited());
-        s.addTenant("z", Share.unlimited());
-        hold(s, "x", ms(2_000));
-        hold(s, "y", ms(1_000));
-        s.request("x");
-        s.request("y");
-        assertEquals("y", granted(s.schedule()).tenant());
-        s.release("y", 0);
-        s.request("z");                       // z and x: z has no usage
-        assertEquals("z", granted(s.schedule()).tenant());
-        s.release("z", 0);
-        assertEquals("x", granted(s.schedule()).tenant());
-        s.release("x", 0);
-        s.addTenant("p", Share.unlimited());
-        s.addTenant("q", Share.unlimited());
-        s.request("q");
-        s.request("p");
-        assertEquals("q", granted(s.schedule()).tenant(), "equal usage: first to ask");
+        for (boolean reversed : new boolean[] {false, true}) {
+            clock.advance(ms(20_000));        // a fresh window for each run
+            TokenScheduler s = gemini();
+            register(s, reversed, "x", "y", "z");
+            hold(s, "x", ms(2_000));
+            hold(s, "y", ms(1_000));
+            s.request("x");
+            s.request("y");
+            assertEquals("y", granted(s.schedule()).tenant(), "reversed=" + reversed);
+            s.release("y", 0);
+            s.request("z");                       // z and x: z has no usage
+            assertEquals("z", granted(s.schedule()).tenant(), "reversed=" + reversed);
+            s.release("z", 0);
+            assertEquals("x", granted(s.schedule()).tenant(), "reversed=" + reversed);
+            s.release("x", 0);
+            register(s, reversed, "p", "q");
+            s.request("q");
+            s.request("p");
+            assertEquals("q", granted(s.schedule()).tenant(), "equal usage: first to ask, reversed=" + reversed);
+        }
+    }
+
+    /**
+     * STRICT ranks by the usage still in the window when the grant would end: two satisfied tenants
+     * with equal usage, one of whose usage is about to leave the window. Gemini's rule (current usage,
+     * then request order) picks the first to ask; STRICT picks the one about to drop.
+     */
+    @Test
+    void strictRanksByTheUsageStillInTheWindowAtTheEndOfTheGrant() {
+        for (boolean reversed : new boolean[] {false, true}) {
+            clock.advance(ms(20_000));
+            TokenScheduler s = strict();
+            register(s, reversed, "x", "y");
+            hold(s, "y", ms(250));            // y's usage is the older one
+            hold(s, "x", ms(250));
+            clock.advance(ms(9_400));         // 150 ms of y's usage leaves the window within the next 250 ms grant, none of x's
+            s.request("x");
+            s.request("y");
+            assertEquals(s.usageNanos("x"), s.usageNanos("y"));
+            assertEquals("y", granted(s.schedule()).tenant(), "reversed=" + reversed);
+        }
+    }
+
+    @Test
+    void aHundredPercentLimitIsNoCapEvenWhenTheWindowIsFull() {
+        TokenScheduler s = strict();
+        s.addTenant("a", Share.of(0.3, 1.0));
+        for (int i = 0; i < 80; i++) {            // 20 s back to back: every window full
+            Grant g = holdWholeGrant(s, "a");
+            assertEquals(ms(250), g.lengthNanos(), "never cut to the headroom");
+        }
+        assertEquals(ms(10_000), s.usageNanos("a"));
+    }
+
+    private Grant holdWholeGrant(TokenScheduler s, String tenant) {
+        s.request(tenant);
+        TokenDecision d = s.schedule();
+        Grant g = granted(d);
+        clock.advance(g.lengthNanos());
+        s.release(tenant, 0);
+        return g;
+    }
+
+    @Test
+    void strictTakesAnOverrunOffTheNextGrantAndKeepsTheQuota() {
+        TokenScheduler s = strict();
+        s.addTenant("a", Share.unlimited());
+        s.request("a");
+        Grant g = granted(s.schedule());
+        clock.advance(ms(290));                                // 40 ms past the 250 ms grant
+        ReleaseReport r = s.release("a", ms(40));
+        assertEquals(ms(290), r.usedNanos(), "the overrun counts as usage");
+        assertEquals(ms(250), r.nextQuotaNanos(), "but does not grow the quota");
+        s.request("a");
+        Grant next = granted(s.schedule());
+        assertEquals(ms(250), next.quotaNanos());
+        assertEquals(ms(210), next.lengthNanos(), "the next grant is 40 ms shorter");
+        assertEquals(ms(250), g.lengthNanos());
     }
 
     @Test

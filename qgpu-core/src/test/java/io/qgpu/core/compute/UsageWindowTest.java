@@ -15,6 +15,21 @@ import org.junit.jupiter.api.Test;
 class UsageWindowTest {
 
     @Test
+    void usageStillInTheWindowAheadDropsWhatLeavesMeanwhileAndEvictsNothingNeededNow() {
+        UsageWindow w = new UsageWindow(Duration.ofSeconds(10));
+        w.record("a", ms(0), ms(1_000));
+        w.record("a", ms(2_000), ms(3_000));
+        w.record("a", ms(9_000), ms(9_500));
+        assertEquals(ms(2_500), w.usageStillInWindowNanos("a", ms(9_800), 0));
+        assertEquals(ms(2_000), w.usageStillInWindowNanos("a", ms(9_800), ms(700)), "(500 ms, 9.8 s]: 500 ms of the first left");
+        assertEquals(ms(1_500), w.usageStillInWindowNanos("a", ms(9_800), ms(1_200)), "(1 s, 9.8 s]: the first is gone");
+        assertEquals(ms(1_000), w.usageStillInWindowNanos("a", ms(9_800), ms(2_700)), "(2.5 s, 9.8 s]: half the second too");
+        assertEquals(ms(0), w.usageStillInWindowNanos("a", ms(9_800), ms(20_000)), "nothing is left a whole window ahead");
+        assertEquals(ms(2_500), w.usageNanos("a", ms(9_800)), "the look ahead evicted nothing");
+        assertEquals(0, w.usageStillInWindowNanos("ghost", ms(9_800), ms(100)));
+    }
+
+    @Test
     void countsOnlyTheWindowAndClipsTheStraddlingInterval() {
         UsageWindow w = new UsageWindow(Duration.ofSeconds(10));
         w.record("a", 0, ms(3000));

@@ -97,7 +97,7 @@ class PreemptionPropertyTest {
                 }
             }
             return new Transition(new PreemptionState(n.mode, n.ids, n.classes, phases, n.since, n.index, n.timerAt,
-                    n.preemptStartedAt, n.lastOnlineIdleAt, n.at, n.version), t.actions());
+                    n.preemptStartedAt, n.lastOnlineIdleAt, n.idleGaps, n.at, n.version), t.actions());
         }
     }
 

@@ -9,14 +9,17 @@ import java.util.Map;
  *
  * <pre>{@code
  * GpuMetrics g = result.gpu("gpu0");
- * g.utilization();          // busy time / duration
- * g.offlineUseOfIdle();     // offline GPU time / time the GPU was left to offline work
+ * g.utilization();          // raw: busy time / duration
+ * g.offlineUseOfIdle();     // offline GPU time in mode OFFLINE / time in mode OFFLINE with runnable offline work
+ * g.releaseIdleNanos();     // the GPU idle in the release delay while offline work waited
+ * g.onlineWaitP99Nanos();   // online submission to its work really running, over all submissions
  * }</pre>
  *
  * @param gpu                  id
  * @param policy               isolation policy among offline tenants
  * @param slicing              how grants end
- * @param utilization          busy time / duration
+ * @param releasePolicy        the release rule the GPU ran with, as text ({@code 100ms}, {@code adaptive(...)})
+ * @param utilization          raw GPU utilisation: busy time / duration
  * @param onlineShare          online GPU time / duration
  * @param offlineShare         offline GPU time / duration
  * @param modeNanos            time spent in each mode
@@ -37,14 +40,25 @@ import java.util.Map;
  * @param resumeDelayMinNanos  shortest time from online going idle to an offline tenant running again
  *                             (longer than the release delay only when its policy held it back)
  * @param resumeDelayMaxNanos  longest such time
+ * @param onlineSubmissions    online submissions (an idle online tenant got work)
+ * @param onlineWaitP50Nanos   from such a submission to its work really running (preemption, an atomic
+ *                             kernel in flight, the switch; 0 when the GPU was free), median
+ * @param onlineWaitP99Nanos   that wait, 99th percentile over all online submissions
+ * @param onlineWaitMaxNanos   that wait, maximum
+ * @param releaseIdleNanos     time in mode RELEASING while some offline tenant had work: the GPU idle
+ *                             only because of the release delay
+ * @param switches             switches of the GPU between offline and online contexts (each costs the
+ *                             scenario's switch time)
  *
  * <p>Thread safety: immutable.
  */
-public record GpuMetrics(String gpu, IsolationPolicy policy, Slicing slicing, double utilization, double onlineShare,
-                         double offlineShare, Map<GpuMode, Long> modeNanos, double offlineUseOfIdle, long policyHeldNanos,
-                         long preemptions, long preemptionP50Nanos, long preemptionP99Nanos, long preemptionMaxNanos,
-                         long forcedSuspensions, long releases, long releaseDelayMinNanos, long releaseDelayMaxNanos,
-                         long resumes, long resumeDelayMinNanos, long resumeDelayMaxNanos) {
+public record GpuMetrics(String gpu, IsolationPolicy policy, Slicing slicing, String releasePolicy, double utilization,
+                         double onlineShare, double offlineShare, Map<GpuMode, Long> modeNanos, double offlineUseOfIdle,
+                         long policyHeldNanos, long preemptions, long preemptionP50Nanos, long preemptionP99Nanos,
+                         long preemptionMaxNanos, long forcedSuspensions, long releases, long releaseDelayMinNanos,
+                         long releaseDelayMaxNanos, long resumes, long resumeDelayMinNanos, long resumeDelayMaxNanos,
+                         long onlineSubmissions, long onlineWaitP50Nanos, long onlineWaitP99Nanos, long onlineWaitMaxNanos,
+                         long releaseIdleNanos, long switches) {
     public GpuMetrics {
         modeNanos = Map.copyOf(modeNanos);
     }

@@ -12,7 +12,6 @@ import io.qgpu.core.preempt.PreemptionState;
 import io.qgpu.core.preempt.TenantPhase;
 import io.qgpu.core.preempt.Transition;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +23,6 @@ import java.util.SplittableRandom;
  * equally (processor sharing). Package-internal, single-threaded.
  */
 final class GpuSim {
-
-    private static final GpuMode[] MODES = GpuMode.values();
 
     final String id;
     final GpuSpec spec;
@@ -53,24 +50,18 @@ final class GpuSim {
     private long computeTimerAt = Long.MAX_VALUE;
     private long computeTimerEpoch;
 
-    // accounting
-    final List<long[]> modeTimeline = new ArrayList<>();
-    final LongList preemptionWaits = new LongList();
-    final LongList releaseDelays = new LongList();
-    final LongList resumeDelays = new LongList();
-    long forced;
+    // what preemption costs
+    private final PreemptionCost cost;
+    /** Online work cannot run before this (an atomic offline kernel in flight, the switch). */
+    private long onlineFreeAt;
+    /** Online work ran since offline work last ran: the next offline kernel pays a switch. */
+    private boolean switchBackPending;
+
+    final GpuAccounting acct = new GpuAccounting();
     private long lastOnlineIdleAt = Long.MIN_VALUE;
     /** Online went idle at {@link #lastOnlineIdleAt} and the GPU was released; no offline tenant has run since. */
     private boolean awaitingOfflineResume;
     private boolean closingPreemption;
-    // time in mode OFFLINE while some offline tenant had work
-    private GpuMode currentMode = GpuMode.OFFLINE;
-    private int offlineWithWork;
-    private long demandAccountedTo;
-    private long offlineDemandNanos;
-    /** The compute engine answered WaitUntil: every waiting offline tenant is held back by its policy. */
-    private boolean policyHolding;
-    long policyHeldNanos;
 
     GpuSim(GpuSpec spec, Scenario scenario, SimEngines engines, SimRun run, SplittableRandom root) {
         this.id = spec.id();
@@ -79,7 +70,7 @@ final class GpuSim {
         this.compute = engines.compute().create(spec.policy(), scenario.compute(), run);
         this.machine = engines.preemption().apply(scenario.preemption());
         this.state = machine.initial(0);
-        modeTimeline.add(new long[] {0, GpuMode.OFFLINE.ordinal()});
+        this.cost = scenario.cost();
         for (TenantSpec t : spec.tenants()) {
             TenantSim ts = new TenantSim(t, root.split(), run);
             tenants.put(t.id(), ts);
@@ -98,8 +89,7 @@ final class GpuSim {
 
     void onWork(TenantSim x) {
         if (!x.online) {
-            accountDemand(run.now());
-            offlineWithWork++;
+            acct.offlineWork(+1, run.now());
         }
         x.submitted = true;
         trace(x, TraceKind.SUBMIT, "");
@@ -124,15 +114,13 @@ final class GpuSim {
 
     private void handle(Action a) {
         if (a instanceof Action.ModeChanged m) {
-            accountDemand(m.at());
-            currentMode = m.to();
-            modeTimeline.add(new long[] {m.at(), m.to().ordinal()});
+            acct.mode(m.to(), m.at());
             closingPreemption = m.from() == GpuMode.PREEMPTING && m.to() == GpuMode.ONLINE;
             if (m.to() == GpuMode.RELEASING && m.from() == GpuMode.ONLINE) {
                 lastOnlineIdleAt = m.at();
             }
             if (m.from() == GpuMode.RELEASING && m.to() == GpuMode.OFFLINE) {
-                releaseDelays.add(m.at() - lastOnlineIdleAt);
+                acct.releaseDelays.add(m.at() - lastOnlineIdleAt);
                 awaitingOfflineResume = true;
             }
             if (m.from() == GpuMode.OFFLINE) {
@@ -144,19 +132,21 @@ final class GpuSim {
         } else if (a instanceof Action.Suspend s) {
             TenantSim x = tenant(s.tenant());
             long ep = ++x.suspendEpoch;
-            long latency = x.spec.suspendLatency().sample(x.rnd);
-            run.at(run.now() + latency, () -> onSuspendAck(x, ep));
+            long ack = run.now() + x.spec.suspendLatency().sample(x.rnd);
+            run.at(Math.max(ack, physicalStop(x)), () -> onSuspendAck(x, ep));
             trace(x, TraceKind.SUSPEND, "");
         } else if (a instanceof Action.ForceSuspended f) {
             TenantSim x = tenant(f.tenant());
             x.suspendEpoch++;
             if (holder == x) {
-                stopExecution();
+                long stop = physicalStop(x);
+                freeForOnline(stop);
+                stopExecution(stop);
                 releaseToken();
             }
             x.suspensions++;
             x.forced++;
-            forced++;
+            acct.forced++;
             if (run.tracing()) {
                 run.trace(f.at(), id, x.id, TraceKind.FORCED, "bound passed without confirmation");
             }
@@ -171,9 +161,12 @@ final class GpuSim {
         } else if (a instanceof Action.RunOnline r) {
             TenantSim x = tenant(r.tenant());
             startOnline(x);
+            long wait = r.waitedNanos() + Math.max(0, onlineFreeAt - run.now());
+            x.onlineWaits.add(wait);
+            acct.onlineWaits.add(wait);
             if (closingPreemption || r.waitedNanos() > 0) {
                 x.preemptionWaits.add(r.waitedNanos());
-                preemptionWaits.add(r.waitedNanos());
+                acct.preemptionWaits.add(r.waitedNanos());
             }
             if (run.tracing()) {
                 trace(x, TraceKind.RUN, "waited=" + Dist.fmt(r.waitedNanos()));
@@ -205,6 +198,7 @@ final class GpuSim {
         }
         x.suspendEpoch++;
         if (holder == x) {
+            freeForOnline(run.now());
             stopExecution();
             releaseToken();
         }
@@ -221,7 +215,7 @@ final class GpuSim {
             return;
         }
         TokenDecision d = compute.schedule();
-        policyHolding(d instanceof TokenDecision.WaitUntil);
+        acct.policyHolding(d instanceof TokenDecision.WaitUntil, run.now());
         if (d instanceof TokenDecision.Granted g) {
             TenantSim x = tenant(g.grant().tenant());
             holder = x;
@@ -229,7 +223,8 @@ final class GpuSim {
             x.grants++;
             if (run.tracing()) {
                 trace(x, TraceKind.GRANT, "quota=" + Dist.fmt(grant.quotaNanos())
-                        + (grant.cut() ? " cut-to=" + Dist.fmt(grant.lengthNanos()) : ""));
+                        + (grant.cut() ? " cut-to=" + Dist.fmt(grant.lengthNanos())
+                        : grant.lengthNanos() != grant.quotaNanos() ? " length=" + Dist.fmt(grant.lengthNanos()) : ""));
             }
             apply(new PreemptionEvent.Start(run.now(), x.id));
             startExecution();
@@ -262,25 +257,53 @@ final class GpuSim {
         if (item == null) {
             throw new IllegalStateException(x.id + " got the token without work");
         }
-        segStart = run.now();
+        segStart = Math.max(run.now(), onlineFreeAt);
+        if (switchBackPending) {
+            segStart += cost.switchNanos();   // restoring the offline context
+            switchBackPending = false;
+            acct.switches++;
+        }
         executing = true;
         if (awaitingOfflineResume) {
-            resumeDelays.add(run.now() - lastOnlineIdleAt);
+            acct.resumeDelays.add(run.now() - lastOnlineIdleAt);
             awaitingOfflineResume = false;
         }
         long ep = ++execEpoch;
-        run.at(run.now() + (long) Math.ceil(item.remaining), () -> onItemDone(ep));
+        run.at(segStart + (long) Math.ceil(item.remaining), () -> onItemDone(ep));
     }
 
     private void stopExecution() {
+        stopExecution(run.now());
+    }
+
+    /** The holder's work stops at {@code stop} (now, or the end of an atomic kernel in flight). */
+    private void stopExecution(long stop) {
         if (!executing) {
             return;
         }
-        long elapsed = run.now() - segStart;
-        holder.current.remaining = Math.max(0, holder.current.remaining - elapsed);
-        holder.busy.add(segStart, run.now(), 1.0);
+        if (stop > segStart) {
+            holder.current.remaining = Math.max(0, holder.current.remaining - (stop - segStart));
+            holder.busy.add(segStart, Math.min(stop, run.end()), 1.0);
+        }
         executing = false;
         execEpoch++;
+    }
+
+    /**
+     * When the holder's work really leaves the GPU if it is stopped now: now, or with atomic kernels
+     * the end of the kernel in flight (a kernel whose start is still delayed by a switch has not begun).
+     */
+    private long physicalStop(TenantSim x) {
+        if (!cost.atomicKernels() || holder != x || !executing || segStart >= run.now()) {
+            return run.now();
+        }
+        return segStart + (long) Math.ceil(x.current.remaining);
+    }
+
+    /** The holder's work leaves the GPU at {@code stop} for online work, which starts after the switch. */
+    private void freeForOnline(long stop) {
+        onlineFreeAt = Math.max(onlineFreeAt, stop + cost.switchNanos());
+        acct.switches++;
     }
 
     private void onItemDone(long ep) {
@@ -290,8 +313,13 @@ final class GpuSim {
         TenantSim x = holder;
         x.busy.add(segStart, run.now(), 1.0);
         executing = false;
+        execEpoch++;   // when the expiry completed it, the kernel's own event at the same time is stale
         x.current.remaining = 0;
         x.complete();
+        if (cost.atomicKernels() && x.hasWork() && state.phase(x.id).orElseThrow() == TenantPhase.SUSPENDING) {
+            onSuspendAck(x, x.suspendEpoch);   // at a kernel boundary it confirms at once and launches nothing more
+            return;
+        }
         if (run.now() >= grant.expiresAtNanos() || !x.hasWork()) {
             endHold(x);
         } else {
@@ -304,12 +332,16 @@ final class GpuSim {
         if (ep != grantEpoch) {
             return;
         }
-        if (spec.slicing() == Slicing.DRIVER) {
+        if (executing && run.now() - segStart >= Math.ceil(holder.current.remaining)) {
+            onItemDone(execEpoch);   // the kernel ends exactly at the expiry: it completes, no extra token turn
+            return;
+        }
+        if (spec.slicing() == Slicing.DRIVER && !cost.atomicKernels()) {
             stopExecution();
             endHold(holder);
             dispatch();
         }
-        // LAUNCH: the kernel in flight runs to its end; onItemDone ends the hold
+        // LAUNCH, or a kernel that cannot be interrupted: it runs to its end; onItemDone ends the hold
     }
 
     /** The holder gives the token back on its own: its grant is over, or it has no work. */
@@ -318,6 +350,7 @@ final class GpuSim {
         releaseToken();
         TenantPhase p = state.phase(x.id).orElseThrow();
         if (p == TenantPhase.SUSPENDING) {
+            freeForOnline(run.now());
             x.suspendEpoch++;   // resolved before the confirmation came
             if (x.hasWork()) {
                 x.suspensions++;
@@ -348,8 +381,7 @@ final class GpuSim {
 
     private void goIdle(TenantSim x) {
         if (!x.online) {
-            accountDemand(run.now());
-            offlineWithWork--;
+            acct.offlineWork(-1, run.now());
         }
         x.submitted = false;
         trace(x, TraceKind.IDLE, "");
@@ -364,17 +396,19 @@ final class GpuSim {
             throw new IllegalStateException(x.id + " runs without work");
         }
         online.add(x);
+        switchBackPending = cost.switchNanos() > 0;
         psReschedule();
     }
 
     private void psAdvance() {
         long now = run.now();
-        long dt = now - psLast;
+        long from = Math.max(psLast, onlineFreeAt);
+        long dt = now - from;
         if (dt > 0 && !online.isEmpty()) {
             double share = 1.0 / online.size();
             for (TenantSim x : online) {
                 x.current.remaining -= dt * share;
-                x.busy.add(psLast, now, share);
+                x.busy.add(from, now, share);
             }
         }
         psLast = now;
@@ -389,7 +423,7 @@ final class GpuSim {
         for (TenantSim x : online) {
             min = Math.min(min, x.current.remaining);
         }
-        long t = run.now() + Math.max(0, (long) Math.ceil(min * online.size()));
+        long t = Math.max(run.now(), onlineFreeAt) + Math.max(0, (long) Math.ceil(min * online.size()));
         run.at(t, () -> onOnlineDone(ep));
     }
 
@@ -415,67 +449,13 @@ final class GpuSim {
 
     // ---- the end ----
 
-    private void accountDemand(long at) {
-        if (currentMode == GpuMode.OFFLINE && offlineWithWork > 0) {
-            if (policyHolding) {
-                policyHeldNanos += at - demandAccountedTo;
-            } else {
-                offlineDemandNanos += at - demandAccountedTo;
-            }
-        }
-        demandAccountedTo = at;
-    }
-
-    private void policyHolding(boolean holding) {
-        if (holding != policyHolding) {
-            accountDemand(run.now());
-            policyHolding = holding;
-        }
-    }
-
     void finish() {
-        accountDemand(run.now());
-        if (executing) {
+        acct.account(run.now());
+        if (executing && run.now() > segStart) {
             holder.busy.add(segStart, run.now(), 1.0);
-            executing = false;
         }
+        executing = false;
         psAdvance();
-    }
-
-    Map<GpuMode, Long> modeNanos(long end) {
-        Map<GpuMode, Long> m = new EnumMap<>(GpuMode.class);
-        for (GpuMode g : GpuMode.values()) {
-            m.put(g, 0L);
-        }
-        for (int i = 0; i < modeTimeline.size(); i++) {
-            long from = modeTimeline.get(i)[0];
-            long to = i + 1 < modeTimeline.size() ? modeTimeline.get(i + 1)[0] : end;
-            GpuMode mode = MODES[(int) modeTimeline.get(i)[1]];
-            m.merge(mode, Math.max(0, Math.min(to, end) - Math.min(from, end)), Long::sum);
-        }
-        return m;
-    }
-
-    /**
-     * Offline GPU time while in mode OFFLINE, and the time in mode OFFLINE while offline tenants had
-     * work that their policy let them run.
-     */
-    double[] offlineUseOfOfflineMode(long end, Map<String, BusyLog> logs) {
-        double used = 0;
-        double time = offlineDemandNanos;
-        for (int i = 0; i < modeTimeline.size(); i++) {
-            if (modeTimeline.get(i)[1] != GpuMode.OFFLINE.ordinal()) {
-                continue;
-            }
-            long from = Math.min(modeTimeline.get(i)[0], end);
-            long to = i + 1 < modeTimeline.size() ? Math.min(modeTimeline.get(i + 1)[0], end) : end;
-            for (TenantSim t : tenants.values()) {
-                if (!t.online) {
-                    used += logs.get(t.id).gpuNanosBetween(from, to);
-                }
-            }
-        }
-        return new double[] {used, time};
     }
 
     private TenantSim tenant(String tenantId) {

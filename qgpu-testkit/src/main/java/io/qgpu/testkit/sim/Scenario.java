@@ -29,13 +29,15 @@ import java.util.Set;
  * @param seed           seed of all random draws: same seed, same result
  * @param bucketNanos    width of the share time series' buckets
  * @param compute        token scheduler settings (window, quotas) for every GPU
- * @param preemption     preemption bound and release delay for every GPU
+ * @param preemption     preemption bound and release policy for every GPU
+ * @param cost           what preemption costs on every GPU (atomic offline kernels, switch time)
  * @param gpus           the GPUs; tenant ids are unique over all of them
  *
  * <p>Thread safety: immutable.
  */
 public record Scenario(String name, String description, long durationNanos, long seed, long bucketNanos,
-                       TokenSchedulerConfig compute, PreemptionConfig preemption, List<GpuSpec> gpus) {
+                       TokenSchedulerConfig compute, PreemptionConfig preemption, PreemptionCost cost,
+                       List<GpuSpec> gpus) {
 
     public Scenario {
         Validate.notBlank("scenario.name", name);
@@ -52,6 +54,7 @@ public record Scenario(String name, String description, long durationNanos, long
         }
         Validate.notNull("scenario.compute", compute);
         Validate.notNull("scenario.preemption", preemption);
+        Validate.notNull("scenario.cost", cost);
         gpus = Validate.list("scenario.gpus", gpus);
         if (gpus.isEmpty()) {
             throw new InvalidValueException("scenario.gpus", gpus, "must not be empty");
@@ -80,16 +83,25 @@ public record Scenario(String name, String description, long durationNanos, long
     }
 
     public Scenario withSeed(long newSeed) {
-        return new Scenario(name, description, durationNanos, newSeed, bucketNanos, compute, preemption, gpus);
+        return new Scenario(name, description, durationNanos, newSeed, bucketNanos, compute, preemption, cost, gpus);
+    }
+
+    /** The same scenario with another preemption timing or release policy. */
+    public Scenario withPreemption(PreemptionConfig p) {
+        return new Scenario(name, description, durationNanos, seed, bucketNanos, compute, p, cost, gpus);
     }
 
     /** The same scenario run for {@code d}; the bucket shrinks if it would be longer than {@code d}. */
     public Scenario withDuration(Duration d) {
         long n = Validate.notNull("scenario.duration", d).toNanos();
-        return new Scenario(name, description, n, seed, Math.min(bucketNanos, Math.max(1, n)), compute, preemption, gpus);
+        return new Scenario(name, description, n, seed, Math.min(bucketNanos, Math.max(1, n)), compute, preemption, cost,
+                gpus);
     }
 
-    /** Fail-fast builder; defaults: 60 s, seed 1, bucket = duration / 100, Gemini's token settings, qGPU's preemption timing. */
+    /**
+     * Fail-fast builder; defaults: 60 s, seed 1, bucket = duration / 100, Gemini's token settings,
+     * qGPU's preemption timing, free preemption ({@link PreemptionCost#NONE}).
+     */
     public static final class Builder {
         private final String name;
         private String description = "";
@@ -98,6 +110,7 @@ public record Scenario(String name, String description, long durationNanos, long
         private Duration bucket;
         private TokenSchedulerConfig compute = TokenSchedulerConfig.ofDefaults();
         private PreemptionConfig preemption = PreemptionConfig.ofDefaults();
+        private PreemptionCost cost = PreemptionCost.NONE;
         private final List<GpuSpec> gpus = new ArrayList<>();
 
         private Builder(String name) {
@@ -134,6 +147,11 @@ public record Scenario(String name, String description, long durationNanos, long
             return this;
         }
 
+        public Builder cost(PreemptionCost c) {
+            this.cost = c;
+            return this;
+        }
+
         public Builder gpu(GpuSpec g) {
             this.gpus.add(g);
             return this;
@@ -143,7 +161,7 @@ public record Scenario(String name, String description, long durationNanos, long
             Validate.notNull("scenario.duration", duration);
             long d = duration.toNanos();
             long b = bucket == null ? Math.max(1, d / 100) : bucket.toNanos();
-            return new Scenario(name, description, d, seed, b, compute, preemption, gpus);
+            return new Scenario(name, description, d, seed, b, compute, preemption, cost, gpus);
         }
     }
 }

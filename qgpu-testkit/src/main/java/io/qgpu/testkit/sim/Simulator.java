@@ -1,7 +1,6 @@
 package io.qgpu.testkit.sim;
 
 import io.qgpu.api.Validate;
-import io.qgpu.core.preempt.GpuMode;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -17,7 +16,9 @@ import java.util.SplittableRandom;
  * GPU) and a {@link io.qgpu.core.compute.ComputeEngine} (which offline tenant holds the token), both
  * reading the virtual clock. The offline holder runs its kernels alone; its grant ends at the expiry
  * ({@link Slicing}), when it runs out of work, or when online work preempts it (it confirms after a
- * sample of its suspension latency, or is suspended by force at the bound). Online tenants share the
+ * sample of its suspension latency, or is suspended by force at the bound). What preemption costs
+ * is the scenario's {@link PreemptionCost}: with atomic kernels online work waits for the offline
+ * kernel in flight, and each switch between offline and online work costs GPU time. Online tenants share the
  * GPU equally while they have work (processor sharing, no policy). Work progress is kept across
  * suspensions. Events at the same time run in the order they were scheduled, so a seed gives the
  * same result every time; each tenant draws from its own split of the seed.
@@ -84,21 +85,25 @@ public final class Simulator {
                     offlineNanos += used;
                 }
                 long active = t.activeNanos(end);
+                long w = Math.min(scenario.compute().windowNanos(), end);
                 tenantMetrics.add(new TenantMetrics(t.id, g.id, t.spec.priority(), t.spec.requestPercent(),
                         t.spec.limitPercent(), used / 1e9, used / end, active == 0 ? 0 : used / active,
                         t.latencies.size(), t.pendingRequests(), t.latencies.percentile(50), t.latencies.percentile(99),
                         t.latencies.max(), t.preemptionWaits.size(), t.preemptionWaits.percentile(50),
                         t.preemptionWaits.percentile(99), t.preemptionWaits.max(), t.suspensions, t.forced,
-                        t.iterations, t.grants));
+                        t.iterations, t.grants, log.maxWindowUsage(w, 0, end) / w, t.onlineWaits.percentile(99)));
             }
-            Map<GpuMode, Long> modes = g.modeNanos(end);
-            double[] idleUse = g.offlineUseOfOfflineMode(end, logs);
-            gpuMetrics.add(new GpuMetrics(g.id, g.spec.policy(), g.spec.slicing(), (onlineNanos + offlineNanos) / end,
-                    onlineNanos / end, offlineNanos / end, modes, idleUse[1] == 0 ? -1 : idleUse[0] / idleUse[1],
-                    g.policyHeldNanos, g.preemptionWaits.size(), g.preemptionWaits.percentile(50),
-                    g.preemptionWaits.percentile(99), g.preemptionWaits.max(), g.forced, g.releaseDelays.size(),
-                    g.releaseDelays.min(), g.releaseDelays.max(), g.resumeDelays.size(), g.resumeDelays.min(),
-                    g.resumeDelays.max()));
+            GpuAccounting a = g.acct;
+            List<BusyLog> offlineLogs = new ArrayList<>();
+            g.tenants.values().stream().filter(t -> !t.online).forEach(t -> offlineLogs.add(logs.get(t.id)));
+            double[] idleUse = a.offlineUseOfOfflineMode(end, offlineLogs);
+            gpuMetrics.add(new GpuMetrics(g.id, g.spec.policy(), g.spec.slicing(), scenario.preemption().releasePolicy().describe(),
+                    (onlineNanos + offlineNanos) / end, onlineNanos / end, offlineNanos / end, a.modeNanos(end),
+                    idleUse[1] == 0 ? -1 : idleUse[0] / idleUse[1], a.policyHeldNanos, a.preemptionWaits.size(),
+                    a.preemptionWaits.percentile(50), a.preemptionWaits.percentile(99), a.preemptionWaits.max(), a.forced,
+                    a.releaseDelays.size(), a.releaseDelays.min(), a.releaseDelays.max(), a.resumeDelays.size(),
+                    a.resumeDelays.min(), a.resumeDelays.max(), a.onlineWaits.size(), a.onlineWaits.percentile(50),
+                    a.onlineWaits.percentile(99), a.onlineWaits.max(), a.releaseIdleNanos, a.switches));
         }
         List<TraceEvent> events = new ArrayList<>(run.traceEvents());
         events.sort(Comparator.comparingLong(TraceEvent::atNanos));

@@ -33,6 +33,10 @@ import io.qgpu.api.PriorityClass;
  * @param forcedSuspensions   of which by force (it missed the bound)
  * @param iterations          training iterations completed
  * @param grants              tokens this offline tenant received
+ * @param maxWindowShare      the most GPU time it had in any window of the usage window's length
+ *                            (the scenario's compute window), divided by that window
+ * @param onlineWaitP99Nanos  online tenants: from a submission to its work really running, 99th
+ *                            percentile over all its submissions (0 when the GPU was free)
  *
  * <p>Thread safety: immutable.
  */
@@ -40,5 +44,6 @@ public record TenantMetrics(String tenant, String gpu, PriorityClass priority, i
                             double gpuSeconds, double share, double activeShare, long requestsCompleted,
                             long requestsPending, long latencyP50Nanos, long latencyP99Nanos, long latencyMaxNanos,
                             long preemptions, long preemptionP50Nanos, long preemptionP99Nanos, long preemptionMaxNanos,
-                            long suspensions, long forcedSuspensions, long iterations, long grants) {
+                            long suspensions, long forcedSuspensions, long iterations, long grants,
+                            double maxWindowShare, long onlineWaitP99Nanos) {
 }

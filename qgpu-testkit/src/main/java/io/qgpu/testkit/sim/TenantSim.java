@@ -38,6 +38,7 @@ final class TenantSim {
     final BusyLog.Builder busy = new BusyLog.Builder();
     final LongList latencies = new LongList();
     final LongList preemptionWaits = new LongList();
+    final LongList onlineWaits = new LongList();
     long suspensions;
     long forced;
     long iterations;

@@ -13,7 +13,7 @@ import java.time.Duration;
  * TenantSpec train = TenantSpec.offline("train", busy)
  *         .withShare(30, 100)                                         // request 30%, limit 100%
  *         .withActive(Duration.ofSeconds(10), Duration.ofSeconds(40))
- *         .withSuspendLatency(Dist.uniform(Duration.ofMicros(20), Duration.ofMicros(300)));
+ *         .withSuspendLatency(Dist.uniform(Duration.ofNanos(20_000), Duration.ofNanos(300_000)));
  * }</pre>
  *
  * @param id               unique in the scenario

@@ -34,12 +34,34 @@ final class BrokenEngines {
 
     /** Fixed-share with Gemini's eligibility rule and no cut to the headroom: a grant may overshoot the quota. */
     static SimEngines fixedShareWithoutHeadroomCut() {
+        return geminiRule();
+    }
+
+    /**
+     * Gemini's own rule on every policy (what the engines did before): the quota grows with each
+     * overrun, ties among satisfied tenants go to the lowest current usage.
+     */
+    static SimEngines geminiRule() {
         return SimEngines.standard().withCompute((policy, config, ticker) -> {
             TokenScheduler s = TokenScheduler.create(config.toBuilder().limitEnforcement(LimitEnforcement.GEMINI).build(), ticker);
             return new Delegating(s) {
                 @Override
                 public void addTenant(String tenant, int requestPercent, int limitPercent) {
                     s.addTenant(tenant, ComputeEngine.shareFor(policy, requestPercent, limitPercent));
+                }
+            };
+        });
+    }
+
+    /** Enforces a 100% limit as a cap (99.9% of the window), so a tenant alone is idled when its window fills. */
+    static SimEngines fullLimitAsCap() {
+        return SimEngines.standard().withCompute((policy, config, ticker) -> {
+            TokenScheduler s = (TokenScheduler) ComputeEngine.create(IsolationPolicy.ELASTIC, config, ticker);
+            return new Delegating(s) {
+                @Override
+                public void addTenant(String tenant, int requestPercent, int limitPercent) {
+                    io.qgpu.core.compute.Share sh = ComputeEngine.shareFor(policy, requestPercent, limitPercent);
+                    s.addTenant(tenant, io.qgpu.core.compute.Share.of(sh.request(), Math.min(sh.limit(), 0.999)));
                 }
             };
         });

@@ -77,7 +77,7 @@ class SimulatorTest {
     }
 
     @Test
-    void launchSlicingOverrunsAndTheQuotaFollowsTheMeasuredBursts() {
+    void launchSlicingOverrunsAndTheOverrunIsTakenOffTheNextGrantNotAddedToTheQuota() {
         TenantSpec t = TenantSpec.offline("long-kernels", Claims.busy(Duration.ofMillis(400), Duration.ofMillis(400)));
         TenantSpec u = TenantSpec.offline("short-kernels", Claims.busy(Duration.ofMillis(1), Duration.ofMillis(1)));
         Scenario s = Scenario.builder("launch").duration(Duration.ofSeconds(30)).seed(2)
@@ -86,8 +86,13 @@ class SimulatorTest {
         List<TraceEvent> releases = r.trace().stream()
                 .filter(e -> e.kind() == TraceKind.RELEASE && e.tenant().equals("long-kernels")).toList();
         assertTrue(releases.get(0).detail().contains("overrun=150ms"), releases.get(0).detail());
-        assertTrue(releases.get(0).detail().endsWith("next-quota=325ms"), "0.5 * 400 + 0.5 * 250: " + releases.get(0).detail());
-        assertTrue(releases.get(releases.size() - 1).detail().contains("next-quota=400ms"), "converges to the kernel length");
+        assertTrue(releases.get(0).detail().endsWith("next-quota=250ms"), "a grant used to its end keeps the quota: "
+                + releases.get(0).detail());
+        assertTrue(releases.get(releases.size() - 1).detail().contains("next-quota=250ms"), "the quota does not grow with overruns");
+        List<TraceEvent> grants = r.trace().stream()
+                .filter(e -> e.kind() == TraceKind.GRANT && e.tenant().equals("long-kernels")).toList();
+        assertEquals("quota=250ms", grants.get(0).detail());
+        assertEquals("quota=250ms length=125ms", grants.get(1).detail(), "the 150 ms overrun is taken off, at most half the quota");
         assertEquals(0.5, r.tenant("long-kernels").share(), 0.02, "usage counts the overrun, so shares stay fair");
     }
 

@@ -10,8 +10,10 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.core.compute.LimitEnforcement;
 import io.qgpu.core.compute.TokenSchedulerConfig;
 import io.qgpu.core.preempt.PreemptionConfig;
+import io.qgpu.core.preempt.ReleasePolicy;
 import io.qgpu.testkit.sim.Dist;
 import io.qgpu.testkit.sim.GpuSpec;
+import io.qgpu.testkit.sim.PreemptionCost;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.Slicing;
 import io.qgpu.testkit.sim.TenantSpec;
@@ -37,7 +39,7 @@ import java.util.regex.Pattern;
  * {
  *   "name": "online-offline-burst", "duration": "60s", "seed": 42, "bucket": "500ms",
  *   "compute": {"window": "5s", "baseQuota": "50ms", "minQuota": "10ms"},
- *   "preemption": {"bound": "1ms", "releaseDelay": "100ms"},
+ *   "preemption": {"bound": "1ms", "releaseDelay": "100ms", "kernels": "atomic", "switch": "100us"},
  *   "gpus": [{"id": "gpu0", "policy": "burst-share", "tenants": [
  *     {"id": "infer", "priority": "online",
  *      "workload": {"type": "open-loop", "rate": 10, "service": {"type": "exponential", "mean": "8ms"}}},
@@ -83,6 +85,7 @@ final class ScenarioReader {
         }
         if (root.has("preemption")) {
             b.preemption(preemption(root.get("preemption")));
+            b.cost(cost(root.get("preemption")));
         }
         if (root.has("gpus") == root.has("gpu")) {
             throw new InvalidValueException("gpus", null, "give either \"gpus\": [ ... ] or one \"gpu\": { ... }");
@@ -130,15 +133,49 @@ final class ScenarioReader {
 
     private static PreemptionConfig preemption(JsonNode n) {
         object(n, "preemption");
-        only(n, "preemption.", Set.of("bound", "releaseDelay"));
+        only(n, "preemption.", Set.of("bound", "releaseDelay", "release", "kernels", "switch"));
         PreemptionConfig.Builder p = PreemptionConfig.custom();
         if (n.has("bound")) {
             p.preemptionBound(duration(n.get("bound"), "preemption.bound", null));
         }
+        if (n.has("releaseDelay") && n.has("release")) {
+            throw new InvalidValueException("preemption.release", n.get("release").toString(),
+                    "give either releaseDelay (a fixed delay) or release, not both");
+        }
         if (n.has("releaseDelay")) {
             p.releaseDelay(duration(n.get("releaseDelay"), "preemption.releaseDelay", null));
         }
+        if (n.has("release")) {
+            p.releasePolicy(release(n.get("release"), "preemption.release"));
+        }
         return p.build();
+    }
+
+    /** {@code "100ms"} (fixed) or {@code {"type": "adaptive", "switchCost": "400us", "maxHold": "200ms"}}. */
+    static ReleasePolicy release(JsonNode n, String path) {
+        if (n.isTextual()) {
+            return ReleasePolicy.fixed(duration(n, path, null));
+        }
+        object(n, path);
+        String type = text(n, "type", path + ".", null);
+        if (!type.equals("adaptive")) {
+            throw new InvalidValueException(path + ".type", type, "must be adaptive (a fixed delay is a duration: \"100ms\")");
+        }
+        only(n, path + ".", Set.of("type", "switchCost", "maxHold"));
+        return ReleasePolicy.adaptive(duration(n.get("switchCost"), path + ".switchCost", Duration.ZERO),
+                duration(n.get("maxHold"), path + ".maxHold", Duration.ofMillis(200)));
+    }
+
+    private static PreemptionCost cost(JsonNode n) {
+        boolean atomic = false;
+        if (n.has("kernels")) {
+            String k = text(n, "kernels", "preemption.", null);
+            if (!k.equals("atomic") && !k.equals("interruptible")) {
+                throw new InvalidValueException("preemption.kernels", k, "must be atomic or interruptible");
+            }
+            atomic = k.equals("atomic");
+        }
+        return PreemptionCost.of(atomic, duration(n.get("switch"), "preemption.switch", Duration.ZERO));
     }
 
     private static GpuSpec gpu(JsonNode n, String path) {

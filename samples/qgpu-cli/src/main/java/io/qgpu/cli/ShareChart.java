@@ -31,12 +31,17 @@ final class ShareChart {
     private ShareChart() {
     }
 
-    static void write(SimResult r, GpuSpec gpu, Path png) throws IOException {
+    /**
+     * @param barNanos the bar width: the series' bucket or a multiple of it (for example the quota
+     *                 window, so that a share enforced per window is read at that width)
+     */
+    static void write(SimResult r, GpuSpec gpu, Path png, long barNanos) throws IOException {
         ShareSeries s = r.shares();
-        int n = s.buckets();
+        int perBar = (int) (barNanos / s.bucketNanos());
+        int n = (s.buckets() + perBar - 1) / perBar;
         double[] x = new double[n + 1];
         for (int i = 0; i <= n; i++) {
-            x[i] = Math.min(i * (double) s.bucketNanos(), r.scenario().durationNanos()) / 1e9;
+            x[i] = Math.min(i * (double) barNanos, r.scenario().durationNanos()) / 1e9;
         }
         List<TenantSpec> order = new ArrayList<>();
         gpu.tenants().stream().filter(TenantSpec::online).forEach(order::add);
@@ -47,7 +52,7 @@ final class ShareChart {
         double[] below = new double[n + 1];
         for (TenantSpec t : order) {
             double[] top = new double[n + 1];
-            double[] share = s.series(t.id());
+            double[] share = bars(s, t.id(), perBar, r.scenario().durationNanos());
             for (int i = 0; i <= n; i++) {
                 double v = share[Math.min(i, n - 1)] * 100.0;   // the last point repeats the last bucket (step end)
                 top[i] = below[i] + v;
@@ -58,7 +63,8 @@ final class ShareChart {
 
         XYChart chart = new XYChartBuilder().width(1100).height(520)
                 .title(r.scenario().name() + " - " + gpu.id() + " (" + gpu.policy().wireName() + "): share of the GPU per "
-                        + fmtSeconds(s.bucketNanos()) + ", stacked")
+                        + fmtSeconds(barNanos) + ", stacked (quota window " + fmtSeconds(r.scenario().compute().windowNanos())
+                        + ")")
                 .xAxisTitle("virtual time (s)").yAxisTitle("GPU time (%)").build();
         Styler st = chart.getStyler();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.StepArea);
@@ -84,6 +90,24 @@ final class ShareChart {
         try (OutputStream os = Files.newOutputStream(png)) {
             BitmapEncoder.saveBitmap(chart, os, BitmapEncoder.BitmapFormat.PNG);
         }
+    }
+
+    /** The share per bar of {@code k} buckets, weighted by each bucket's length (the last may be short). */
+    private static double[] bars(ShareSeries s, String tenant, int k, long duration) {
+        double[] share = s.series(tenant);
+        int n = (share.length + k - 1) / k;
+        double[] out = new double[n];
+        for (int b = 0; b < n; b++) {
+            double busy = 0;
+            double len = 0;
+            for (int i = b * k; i < Math.min(share.length, (b + 1) * k); i++) {
+                double l = Math.min(s.bucketNanos(), duration - s.bucketStartNanos(i));
+                busy += share[i] * l;
+                len += l;
+            }
+            out[b] = len == 0 ? 0 : busy / len;
+        }
+        return out;
     }
 
     private static String fmtSeconds(long nanos) {

@@ -73,7 +73,11 @@ class SimulateCommandTest {
         }
 
         Map<String, Map<String, String>> m = metrics(tmp.resolve("metrics.csv"));
-        assertEquals(4, m.size());
+        assertEquals(5, m.size(), "four tenants and the GPU's row");
+        assertEquals("gpu", m.get("*").get("level"));
+        assertEquals(Double.parseDouble(m.get("*").get("offline_share")), Double.parseDouble(m.get("train-a").get("share"))
+                + Double.parseDouble(m.get("prep").get("share")), 1e-5);
+        assertTrue(Double.parseDouble(m.get("train-a").get("max_window_share")) >= trainShareOf(m), "a window holds at least the mean");
         double trainShare = Double.parseDouble(m.get("train-a").get("share"));
         double fromSeries = shares.subList(1, shares.size()).stream()
                 .mapToDouble(l -> Double.parseDouble(l.split(",")[3])).average().orElseThrow();
@@ -94,6 +98,10 @@ class SimulateCommandTest {
         }
         assertTrue(trace.stream().anyMatch(l -> l.contains(",train-a,SUSPEND,")));
         assertTrue(trace.stream().anyMatch(l -> l.contains(",-,MODE,RELEASING->OFFLINE")));
+    }
+
+    private static double trainShareOf(Map<String, Map<String, String>> m) {
+        return Double.parseDouble(m.get("train-a").get("share"));
     }
 
     @Test
@@ -171,5 +179,7 @@ class SimulateCommandTest {
         assertTrue(r.out().contains("simulate"), r.out());
         Run usage = qgpu("help", "simulate");
         assertTrue(usage.out().contains("--duration D"), usage.out());
+        assertTrue(usage.out().contains("--release R"), usage.out());
+        assertTrue(usage.out().contains("--compare"), usage.out());
     }
 }
