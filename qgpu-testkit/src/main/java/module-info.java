@@ -13,6 +13,7 @@ module io.qgpu.testkit {
     exports io.qgpu.testkit.invariants;
     exports io.qgpu.testkit.contract;
     exports io.qgpu.testkit.sim;
+    exports io.qgpu.testkit.sim.scenario;
 
     // JUnit reflects over the inherited rule methods of the contract suite
     opens io.qgpu.testkit.contract to org.junit.platform.commons;

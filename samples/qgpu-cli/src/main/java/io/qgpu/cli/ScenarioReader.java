@@ -25,8 +25,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reads a simulation {@link Scenario} from JSON. Strict: unknown keys, wrong types and bad values
@@ -52,7 +50,6 @@ import java.util.regex.Pattern;
 final class ScenarioReader {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ns|us|µs|ms|s|m)");
 
     private ScenarioReader() {
     }
@@ -260,24 +257,8 @@ final class ScenarioReader {
         }
     }
 
-    /** Parses {@code 250ms}, {@code 1.5s}, {@code 40us}, {@code 2m}, {@code 100ns}. */
     static Duration parseDuration(String path, String text) {
-        Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
-            throw new InvalidValueException(path, text, "must be a duration with a unit, for example \"250ms\", \"1.5s\", \"40us\"");
-        }
-        double v = Double.parseDouble(m.group(1));
-        double nanos = switch (m.group(2)) {
-            case "ns" -> v;
-            case "us", "µs" -> v * 1e3;
-            case "ms" -> v * 1e6;
-            case "s" -> v * 1e9;
-            default -> v * 60e9;
-        };
-        if (nanos > 1e17) {
-            throw new InvalidValueException(path, text, "is too long");
-        }
-        return Duration.ofNanos(Math.round(nanos));
+        return io.qgpu.testkit.sim.scenario.Durations.parse(path, text);
     }
 
     private static Duration duration(JsonNode n, String path, Duration dflt) {
@@ -288,7 +269,8 @@ final class ScenarioReader {
             return dflt;
         }
         if (!n.isTextual()) {
-            throw new InvalidValueException(path, n.toString(), "must be a string with a unit, for example \"250ms\"");
+            throw new InvalidValueException(path, n.toString(), "must be a duration: "
+                    + io.qgpu.testkit.sim.scenario.Durations.FORMS);
         }
         return parseDuration(path, n.asText());
     }

@@ -10,6 +10,7 @@ import io.qgpu.testkit.sim.SimResult;
 import io.qgpu.testkit.sim.Simulator;
 import io.qgpu.testkit.sim.TenantMetrics;
 import io.qgpu.testkit.sim.TraceEvent;
+import io.qgpu.testkit.sim.scenario.Durations;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -48,12 +49,14 @@ final class SimulateCommand implements Subcommand {
                 "",
                 "  --out DIR       where to write the files (default qgpu-sim-out/<scenario name>)",
                 "  --seed N        override the scenario's seed",
-                "  --duration D    override the scenario's virtual duration, e.g. 30s, 2m",
+                "  --duration D    override the scenario's virtual duration: a number and a unit",
+                "                  (ns, us, ms, s, m), e.g. 30s, 2m, 1500ms; a bare number is refused",
                 "  --no-trace      do not record or write the event trace",
                 "",
                 "Files: share-<gpu>.png (stacked GPU share per tenant over time), shares.csv (the same numbers),",
                 "metrics.csv (one row per tenant), trace.csv (time_s,gpu,tenant,event,detail).",
-                "Examples: samples/qgpu-cli/scenarios/*.json");
+                "Scenario files: docs/formats.md; examples: samples/qgpu-cli/scenarios/*.json, e.g.",
+                "  qgpu simulate samples/qgpu-cli/scenarios/online-offline-burst-share.json --duration 10s --seed 7 --out target/sim");
     }
 
     @Override
@@ -76,7 +79,7 @@ final class SimulateCommand implements Subcommand {
             }
         }
         if (args.option("--duration").isPresent()) {
-            scenario = scenario.withDuration(ScenarioReader.parseDuration("--duration", args.option("--duration").get()));
+            scenario = scenario.withDuration(Durations.parse("--duration", args.option("--duration").get()));
         }
         boolean trace = !args.flag("--no-trace");
         Path outDir = Path.of(args.option("--out").orElse("qgpu-sim-out/" + scenario.name()));
