@@ -32,7 +32,7 @@ import java.util.concurrent.CountDownLatch;
  *   --kubeconfig FILE      the cluster to talk to (default: fabric8's usual lookup: KUBECONFIG, ~/.kube/config, in-cluster)
  *   --inventory FILE       a static inventory (QgpuJson inventory file: rules and nodes); with Kubernetes, node annotations add more
  *   --rules NAME           granularity preset when no inventory file gives rules: qgpu (default), hami, gpu-manager
- *   --host ADDR            listen address (default 0.0.0.0)
+ *   --host ADDR            listen address (default 127.0.0.1: this machine only; 0.0.0.0 for every interface)
  *   --port N               listen port (default 8888)
  *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind
  *   --max-body-bytes N     largest request body (default 4194304); larger ones get 413
@@ -111,7 +111,7 @@ public final class Main {
         boolean demo = opts.containsKey("demo");
         Inventory inventory;
         if (opts.containsKey("inventory")) {
-            inventory = QgpuJson.readInventory(Files.readString(Path.of(opts.get("inventory"))));
+            inventory = QgpuJson.readInventory(Path.of(opts.get("inventory")));
         } else if (demo) {
             throw new IllegalArgumentException("--demo needs --inventory FILE");
         } else {
@@ -159,7 +159,7 @@ public final class Main {
 
     private static ExtenderServer server(Map<String, String> opts, GpuExtender extender, Ledger ledger) throws IOException {
         return ExtenderServer.builder(extender)
-                .host(opts.getOrDefault("host", "0.0.0.0"))
+                .host(opts.getOrDefault("host", "127.0.0.1"))
                 .port(Integer.parseInt(opts.getOrDefault("port", "8888")))
                 .urlPrefix(opts.getOrDefault("url-prefix", "/qgpu"))
                 .maxBodyBytes(Integer.parseInt(opts.getOrDefault("max-body-bytes", String.valueOf(ExtenderServer.DEFAULT_MAX_BODY_BYTES))))
@@ -228,7 +228,8 @@ public final class Main {
                 "  --kubeconfig FILE     cluster to use (default: KUBECONFIG, ~/.kube/config or in-cluster)",
                 "  --inventory FILE      static inventory (rules and nodes, QgpuJson format)",
                 "  --rules NAME          qgpu (default), hami or gpu-manager when no inventory gives rules",
-                "  --host ADDR           listen address (default 0.0.0.0)",
+                "  --host ADDR           listen address (default 127.0.0.1, this machine only; 0.0.0.0 listens on",
+                "                        every interface, as a scheduler in another pod or machine needs)",
                 "  --port N              listen port (default 8888)",
                 "  --url-prefix PATH     path before the verbs (default /qgpu)",
                 "  --max-body-bytes N    largest request body (default 4194304)",

@@ -64,4 +64,17 @@ class MainTest {
             assertTrue(view.body().contains("team-a/infer-0"), view.body());
         }
     }
+
+    @Test
+    void listensOnLoopbackUnlessGivenAHost() throws Exception {
+        Path inv = dir.resolve("inventory.json");
+        Files.write(inv, TestSupport.resource("inventory.json"));
+        try (Main.Running r = Main.start(Main.parse(new String[] {"--demo", "--inventory", inv.toString(), "--port", "0"}))) {
+            assertTrue(r.server().address().getAddress().isLoopbackAddress(), r.server().address().toString());
+        }
+        try (Main.Running r = Main.start(Main.parse(new String[] {"--demo", "--inventory", inv.toString(), "--port", "0",
+                "--host", "0.0.0.0"}))) {
+            assertTrue(r.server().address().getAddress().isAnyLocalAddress(), r.server().address().toString());
+        }
+    }
 }
