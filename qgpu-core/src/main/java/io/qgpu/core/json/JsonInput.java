@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.InvalidTypeIdException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import io.qgpu.api.InvalidValueException;
 import java.io.IOException;
@@ -164,6 +164,14 @@ public final class JsonInput {
                 throw error(path, "is required");
             }
             return value;
+        } catch (InvalidTypeIdException e) {
+            // a "type" (or other kind key) that names no known kind, or is missing
+            java.util.regex.Matcher prop = java.util.regex.Pattern.compile("type id property '([^']+)'").matcher(e.getOriginalMessage());
+            String full = key(join(path, e.getPath()), prop.find() ? prop.group(1) : "type");
+            java.util.regex.Matcher known = java.util.regex.Pattern.compile("known type ids = \\[([^\\]]*)\\]")
+                    .matcher(e.getOriginalMessage());
+            String kinds = known.find() ? known.group(1) : "";
+            return thrown(error(full, e.getTypeId() == null ? "is required: one of " + kinds : "must be one of " + kinds, e));
         } catch (JsonMappingException e) {
             String full = join(path, e.getPath());
             return thrown(e instanceof UnrecognizedPropertyException u

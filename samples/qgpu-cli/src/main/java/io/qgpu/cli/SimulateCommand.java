@@ -11,6 +11,7 @@ import io.qgpu.testkit.sim.Simulator;
 import io.qgpu.testkit.sim.TenantMetrics;
 import io.qgpu.testkit.sim.TraceEvent;
 import io.qgpu.testkit.sim.scenario.Durations;
+import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -66,10 +67,7 @@ final class SimulateCommand implements Subcommand {
             throw new UsageException(args.positionals().isEmpty() ? "missing SCENARIO.json" : "one scenario file at a time");
         }
         Path file = Path.of(args.positional(0, "SCENARIO.json"));
-        if (!Files.isRegularFile(file)) {
-            throw new UsageException("no such file: " + file);
-        }
-        Scenario scenario = ScenarioReader.read(file);
+        Scenario scenario = ScenarioFile.read(file);
         if (args.option("--seed").isPresent()) {
             String s = args.option("--seed").get();
             try {

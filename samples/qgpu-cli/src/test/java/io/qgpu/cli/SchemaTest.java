@@ -16,6 +16,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,7 +75,7 @@ class SchemaTest {
                 files("samples/qgpu-cli/examples", "ledger-operations\\.json")));
         f.put("snapshot", new Format("snapshot.schema.json", QgpuJson::readSnapshot,
                 files("samples/qgpu-cli/examples", "ledger-snapshot\\.json")));
-        f.put("scenario", new Format("scenario.schema.json", ScenarioFiles::read, files("samples/qgpu-cli/scenarios", ".*\\.json")));
+        f.put("scenario", new Format("scenario.schema.json", ScenarioFile::read, files("samples/qgpu-cli/scenarios", ".*\\.json")));
         return f;
     }
 
