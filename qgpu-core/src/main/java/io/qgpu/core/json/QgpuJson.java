@@ -225,7 +225,7 @@ public final class QgpuJson {
             if (d == null) {
                 throw in.error(at, "must be a node object, not null");
             }
-            Node n = convert(in, at, "node", () -> d.toModel("node"));
+            Node n = node(in, at, d);
             Integer first = names.putIfAbsent(n.name(), i);
             if (first != null) {
                 throw in.error(at + ".name", "duplicate node name: nodes[" + first + "] has it too");
@@ -239,6 +239,22 @@ public final class QgpuJson {
             nodes.add(n);
         }
         return nodes;
+    }
+
+    /** A node; an error about one of its links also names the link by its node and GPU pair. */
+    private static Node node(JsonInput in, String at, Dto.NodeDto d) {
+        try {
+            return d.toModel("node");
+        } catch (InvalidValueException e) {
+            QgpuJsonException x = in.translate(at, "node", e);
+            java.util.regex.Matcher link = java.util.regex.Pattern.compile("^(.*\\.links\\[\\d+])").matcher(x.path());
+            com.fasterxml.jackson.databind.JsonNode l = link.find() ? in.at(link.group(1)) : null;
+            if (l == null || l.get("a") == null || l.get("b") == null) {
+                throw x;
+            }
+            throw in.error(x.path(), x.rule() + " (the link between GPUs " + l.get("a") + " and " + l.get("b") + " of node "
+                    + (d.name() == null ? at : d.name()) + ")", e);
+        }
     }
 
     private static <T> T convert(JsonInput in, String path, String selfName, Supplier<T> conversion) {

@@ -135,7 +135,7 @@ class QgpuJsonErrorsTest {
         String bad = inventory(withLinks);
         QgpuJsonException e = refused("inventory.json", bad, () -> QgpuJson.readInventory(inv));
         assertEquals("nodes[0].links[1].b", e.path());
-        assertTrue(e.getMessage().contains("= 7: must be between 0 and 1"), e.getMessage());
+        assertTrue(e.getMessage().contains("= 7: must be between 0 and 1 (the link between GPUs 0 and 7 of node n)"), e.getMessage());
         QgpuJsonException label = refused("inventory.json", bad.replace("\"b\": 7, \"link\": \"PIX\"", "\"b\": 1, \"link\": \"XX\""),
                 () -> QgpuJson.readInventory(inv));
         assertEquals("nodes[0].links[1].link", label.path());
