@@ -117,4 +117,23 @@ class CliConsistencyTest {
         assertTrue(r.err().contains("--duration = \"30\": must be a duration: a number and a unit: ns, us, ms, s or m"),
                 r.err());
     }
+
+    @Test
+    void inventoryWithoutAnNvmlLibraryPointsToTheFlag() {
+        String key = "qgpu.nvml.library";
+        String before = System.getProperty(key);
+        System.setProperty(key, ROOT.resolve("no-such-dir/libnvidia-ml.so.1").toString());
+        try {
+            LedgerCommandTest.Run r = run(List.of("inventory"));
+            assertEquals(2, r.code());
+            assertTrue(r.err().contains("Give its path with --nvml-lib PATH, or try the fake library the build compiles:"
+                    + " qgpu inventory --nvml-lib qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1"), r.err());
+        } finally {
+            if (before == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, before);
+            }
+        }
+    }
 }
