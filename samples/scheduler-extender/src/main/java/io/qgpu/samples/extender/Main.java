@@ -4,8 +4,10 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.QgpuException;
+import io.qgpu.core.json.Durations;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
@@ -14,7 +16,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,7 +40,7 @@ import java.util.concurrent.CountDownLatch;
  *   --threads N            request threads (default 8)
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
- *   --sync-timeout SEC     how long to wait for the informers at start-up (default 60)
+ *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
  * </pre>
  *
  * <p>Thread safety: a program entry point.
@@ -142,7 +143,7 @@ public final class Main {
         try {
             if (client != null) {
                 sync = new KubernetesSync(client, extender);
-                sync.start(Duration.ofSeconds(Long.parseLong(opts.getOrDefault("sync-timeout", "60"))));
+                sync.start(Durations.parse("--sync-timeout", opts.getOrDefault("sync-timeout", "60s")));
             }
             server = server(opts, extender, ledger);
         } catch (Exception | Error e) {
@@ -208,7 +209,14 @@ public final class Main {
                 throw new IllegalArgumentException("unknown option --" + name);
             }
         }
-        for (String n : List.of("port", "max-body-bytes", "threads", "sync-timeout")) {
+        if (m.containsKey("sync-timeout")) {
+            try {
+                Durations.parse("--sync-timeout", m.get("sync-timeout"));
+            } catch (InvalidValueException e) {
+                throw new IllegalArgumentException(e.getMessage());
+            }
+        }
+        for (String n : List.of("port", "max-body-bytes", "threads")) {
             if (m.containsKey(n)) {
                 try {
                     Long.parseLong(m.get(n));
@@ -236,6 +244,7 @@ public final class Main {
                 "  --threads N           request threads (default 8)",
                 "  --node-policy P       binpack (default) or spread",
                 "  --gpu-policy P        spread (default) or binpack",
-                "  --sync-timeout SEC    informer sync timeout at start-up (default 60)");
+                "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",
+                "                        default 60s; a bare number is refused");
     }
 }

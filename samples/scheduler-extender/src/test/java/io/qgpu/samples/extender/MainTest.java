@@ -77,4 +77,13 @@ class MainTest {
             assertTrue(r.server().address().getAddress().isAnyLocalAddress(), r.server().address().toString());
         }
     }
+
+    @Test
+    void syncTimeoutTakesTheOneDurationSyntax() {
+        assertEquals("2s", Main.parse(new String[] {"--sync-timeout", "2s"}).get("sync-timeout"));
+        IllegalArgumentException bare = assertThrows(IllegalArgumentException.class,
+                () -> Main.parse(new String[] {"--sync-timeout", "60"}));
+        assertTrue(bare.getMessage().startsWith("--sync-timeout = \"60\": must be a duration: a number and a unit"),
+                bare.getMessage());
+    }
 }

@@ -1,4 +1,4 @@
-package io.qgpu.testkit.sim.scenario;
+package io.qgpu.core.json;
 
 import io.qgpu.api.InvalidValueException;
 import java.time.Duration;
@@ -6,9 +6,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The one duration syntax of qgpu's files and command line: a number and a unit, {@code ns},
- * {@code us} (or {@code µs}), {@code ms}, {@code s} or {@code m}, for example {@code 250ms},
- * {@code 1.5s}, {@code 40us}, {@code 2m}. A bare number is refused, because its unit would be a guess.
+ * The one duration syntax of qgpu's files and command lines (scenario files, the CLI, the scheduler
+ * extender): a number and a unit, {@code ns}, {@code us} (or {@code µs}), {@code ms}, {@code s} or
+ * {@code m}, for example {@code 250ms}, {@code 1.5s}, {@code 40us}, {@code 2m}. A bare number is refused, because its unit would be a guess.
  *
  * <pre>{@code
  * Durations.parse("--duration", "30s");   // PT30S
