@@ -75,7 +75,9 @@ class ScenarioFileTest {
 
     @Test
     void unknownKeysAreRefusedInEveryObjectIncludingEachWorkloadKind() throws Exception {
-        assertEquals("gpus[0].tenants[0].workload.think", refused(GOOD.replace("\"rate\": 10,", "\"rate\": 10, \"think\": \"1ms\",")).path());
+        QgpuJsonException think = refused(GOOD.replace("\"rate\": 10,", "\"rate\": 10, \"think\": \"1ms\","));
+        assertEquals("gpus[0].tenants[0].workload.think", think.path());
+        assertEquals("unknown key; the keys allowed here are rate, service", think.rule());
         assertEquals("gpus[0].tenants[1].suspendLatency.mean",
                 refused(GOOD.replace("\"sigma\": 0.5", "\"sigma\": 0.5, \"mean\": \"1ms\"")).path());
         assertEquals("compute.quantum", refused(GOOD.replace("\"window\": \"5s\",", "\"window\": \"5s\", \"quantum\": \"1ms\",")).path());
