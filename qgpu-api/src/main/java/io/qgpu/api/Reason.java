@@ -6,8 +6,11 @@ package io.qgpu.api;
  * <pre>{@code
  * Reason r = Reason.shortOf(ReasonCode.INSUFFICIENT_MEMORY, "GPU-a0", 8L << 30, 2L << 30);
  * r.shortfall();   // 6 GiB
- * r.message();     // "GPU-a0: INSUFFICIENT_MEMORY requested 8589934592, available 2147483648 (short by 6442450944)"
+ * r.message();     // "GPU-a0: INSUFFICIENT_MEMORY requested 8 GiB, free 2 GiB (short by 6 GiB)"
  * }</pre>
+ *
+ * <p>{@link #message()} writes memory in GiB, compute in percent and counts as counts, each with its
+ * unit; the record keeps the raw numbers (bytes, percent, count) for programs.
  *
  * @param code      what failed
  * @param target    node name or GPU UUID the reason is about
@@ -44,16 +47,52 @@ public record Reason(ReasonCode code, String target, long requested, long availa
         return quantified() ? Math.max(0, requested - available) : 0;
     }
 
-    /** One line for logs and reports. */
+    /** One line for logs and reports, quantities with their units (GiB, percent, GPUs). */
     public String message() {
         StringBuilder sb = new StringBuilder(target).append(": ").append(code);
         if (quantified()) {
-            sb.append(" requested ").append(requested).append(", available ").append(available)
-                    .append(" (short by ").append(shortfall()).append(')');
+            if (code == ReasonCode.EXCLUSIVE && detail.isEmpty()) {
+                // an exclusive claim on a GPU that has tenants: available is the tenants it has
+                sb.append(" an exclusive claim needs a GPU without tenants; this one has ").append(available)
+                        .append(available == 1 ? " tenant" : " tenants");
+            } else {
+                sb.append(" requested ").append(amount(requested)).append(", ").append(freeWord()).append(' ')
+                        .append(amount(available));
+                if (shortfall() > 0) {
+                    sb.append(" (short by ").append(amount(shortfall())).append(')');
+                }
+            }
         }
         if (!detail.isEmpty()) {
             sb.append(' ').append(detail);
         }
         return sb.toString();
+    }
+
+    private String freeWord() {
+        return switch (code) {
+            case INSUFFICIENT_MEMORY, INSUFFICIENT_COMPUTE, TOO_MANY_TENANTS -> "free";
+            case EXCLUSIVE -> "device has";
+            default -> "available";
+        };
+    }
+
+    /** A quantity with its unit: bytes as GiB for memory codes, percent for compute, a count otherwise. */
+    private String amount(long v) {
+        return switch (code) {
+            case INSUFFICIENT_MEMORY, EXCLUSIVE -> gib(v);
+            case INSUFFICIENT_COMPUTE -> v + "%";
+            case TOO_MANY_TENANTS -> v + (v == 1 ? " tenant slot" : " tenant slots");
+            case NOT_ENOUGH_GPUS, AFFINITY -> v + (v == 1 ? " GPU" : " GPUs");
+            default -> Long.toString(v);
+        };
+    }
+
+    /** Bytes as GiB: whole numbers as they are, others to two decimals ({@code 1.40 GiB}). */
+    static String gib(long bytes) {
+        if (bytes % GpuDevice.GIB == 0) {
+            return bytes / GpuDevice.GIB + " GiB";
+        }
+        return String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) GpuDevice.GIB);
     }
 }

@@ -131,14 +131,14 @@ final class Dto {
         GpuDevice toModel(String f) {
             String u = required(f + ".uuid", uuid);
             return GpuDevice.builder(u)
-                    .index(required(f + "[" + u + "].index", index))
+                    .index(required(f + ".index", index))
                     .model(model == null ? "unknown" : model)
-                    .memoryBytes(memory(f + "[" + u + "].memoryBytes", memoryBytes, memoryGiB, true))
-                    .health(health == null ? Health.HEALTHY : parseHealth(f + "[" + u + "].health", health))
+                    .memoryBytes(memory(f + ".memoryBytes", memoryBytes, memoryGiB, true))
+                    .health(health == null ? Health.HEALTHY : parseHealth(f + ".health", health))
                     .numaNode(numaNode == null ? -1 : numaNode)
                     .isolationPolicy(isolationPolicy == null ? IsolationPolicy.BEST_EFFORT
-                            : IsolationPolicy.fromName(f + "[" + u + "].isolationPolicy", isolationPolicy))
-                    .reservedFor(reservedFor == null ? null : PriorityClass.fromName(f + "[" + u + "].reservedFor", reservedFor))
+                            : IsolationPolicy.fromName(f + ".isolationPolicy", isolationPolicy))
+                    .reservedFor(reservedFor == null ? null : PriorityClass.fromName(f + ".reservedFor", reservedFor))
                     .build();
         }
     }
@@ -187,14 +187,16 @@ final class Dto {
             Node.Builder b = Node.builder(nm).labels(orEmpty(labels));
             List<GpuDto> gs = orEmpty(gpus);
             for (int i = 0; i < gs.size(); i++) {
-                b.gpu(required(nf + ".gpus[" + i + "]", gs.get(i)).toModel(nf + ".gpus"));
+                b.gpu(required(nf + ".gpus[" + i + "]", gs.get(i)).toModel(nf + ".gpus[" + i + "]"));
             }
             if (defaultLink != null) {
                 b.defaultLink(parseLink(nf + ".defaultLink", defaultLink));
             }
-            for (LinkDto l : orEmpty(links)) {
-                b.link(required(nf + ".links.a", l.a()), required(nf + ".links.b", l.b()),
-                        parseLink(nf + ".links[" + l.a() + "," + l.b() + "]", l.link()));
+            List<LinkDto> ls = orEmpty(links);
+            for (int i = 0; i < ls.size(); i++) {
+                LinkDto l = required(nf + ".links[" + i + "]", ls.get(i));
+                String lf = nf + ".links[" + i + "]";
+                b.link(required(lf + ".a", l.a()), required(lf + ".b", l.b()), parseLink(lf + ".link", l.link()));
             }
             return b.build();
         }

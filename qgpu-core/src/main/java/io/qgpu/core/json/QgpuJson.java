@@ -1,12 +1,10 @@
 package io.qgpu.core.json;
 
-import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -16,9 +14,12 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.core.ledger.LedgerSnapshot;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.stream.Collectors;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * JSON for the model: inventories, claims, placements and ledger snapshots. Reading is strict:
@@ -48,7 +49,10 @@ public final class QgpuJson {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
             .enable(SerializationFeature.INDENT_OUTPUT)
+            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
             .build();
 
     private QgpuJson() {
@@ -62,12 +66,22 @@ public final class QgpuJson {
     // ------------------------------------------------------------ inventory
 
     public static Inventory readInventory(String json) {
-        Dto.InventoryDto dto = read(json, Dto.InventoryDto.class);
+        return readInventory(JsonInput.parse("", json, ""));
+    }
+
+    /** Reads an inventory file; errors name the file, the JSON path and the line. */
+    public static Inventory readInventory(Path file) {
+        return readInventory(JsonInput.read(file, ""));
+    }
+
+    public static Inventory readInventory(JsonInput in) {
+        Dto.InventoryDto dto = in.bind("", Dto.InventoryDto.class);
         if (dto.schemaVersion() != null && dto.schemaVersion() != SCHEMA_VERSION) {
-            throw new InvalidValueException("inventory.schemaVersion", dto.schemaVersion(), "must be " + SCHEMA_VERSION);
+            throw in.error("schemaVersion", "must be " + SCHEMA_VERSION);
         }
-        GranularityRules rules = dto.rules() == null ? GranularityRules.ofDefaults() : dto.rules().toModel();
-        return new Inventory(rules, nodes(dto.nodes()));
+        GranularityRules rules = dto.rules() == null ? GranularityRules.ofDefaults()
+                : convert(in, "rules", "rules", () -> dto.rules().toModel());
+        return new Inventory(rules, nodes(in, dto.nodes()));
     }
 
     public static String writeInventory(Inventory inventory) {
@@ -76,7 +90,8 @@ public final class QgpuJson {
     }
 
     public static Node readNode(String json) {
-        return read(json, Dto.NodeDto.class).toModel("node");
+        JsonInput in = JsonInput.parse("", json, "");
+        return convert(in, "", "node", () -> in.bind("", Dto.NodeDto.class).toModel("node"));
     }
 
     public static String writeNode(Node node) {
@@ -87,16 +102,38 @@ public final class QgpuJson {
 
     /** Reads a JSON array of claims. */
     public static List<Claim> readClaims(String json) {
-        List<Dto.ClaimDto> dtos = read(json, new TypeReference<List<Dto.ClaimDto>>() { });
+        return readClaims(JsonInput.parse("", json, "claims"));
+    }
+
+    /** Reads a file holding a JSON array of claims; errors name the file and {@code claims[i].key}. */
+    public static List<Claim> readClaims(Path file) {
+        return readClaims(JsonInput.read(file, "claims"));
+    }
+
+    /** Reads the claims of an input whose top-level value is an array of claims. */
+    public static List<Claim> readClaims(JsonInput in) {
+        List<Dto.ClaimDto> dtos = in.bind("", new TypeReference<List<Dto.ClaimDto>>() { });
         List<Claim> out = new ArrayList<>(dtos.size());
         for (int i = 0; i < dtos.size(); i++) {
-            out.add(Dto.required("claims[" + i + "]", dtos.get(i)).toModel());
+            out.add(claim(in, in.rootName() + "[" + i + "]", dtos.get(i)));
         }
         return out;
     }
 
     public static Claim readClaim(String json) {
-        return read(json, Dto.ClaimDto.class).toModel();
+        return readClaim(JsonInput.parse("", json, ""), "");
+    }
+
+    /** Reads the claim at {@code path} of an input, for formats that embed claims (ledger operations). */
+    public static Claim readClaim(JsonInput in, String path) {
+        return claim(in, path, in.bind(path, Dto.ClaimDto.class));
+    }
+
+    private static Claim claim(JsonInput in, String path, Dto.ClaimDto dto) {
+        if (dto == null) {
+            throw in.error(path, "must be a claim object, not null");
+        }
+        return convert(in, path, "claim", dto::toModel);
     }
 
     public static String writeClaims(List<Claim> claims) {
@@ -106,13 +143,14 @@ public final class QgpuJson {
     // ------------------------------------------------------------ placements
 
     public static Placement readPlacement(String json) {
-        return read(json, Dto.PlacementDto.class).toModel();
+        JsonInput in = JsonInput.parse("", json, "");
+        return convert(in, "", "placement", () -> in.bind("", Dto.PlacementDto.class).toModel());
     }
 
     /** Reads a JSON array of placements. */
     public static List<Placement> readPlacements(String json) {
-        List<Dto.PlacementDto> dtos = read(json, new TypeReference<List<Dto.PlacementDto>>() { });
-        return dtos.stream().map(d -> Dto.required("placements[]", d).toModel()).collect(Collectors.toList());
+        JsonInput in = JsonInput.parse("", json, "placements");
+        return placements(in, in.rootName(), in.bind("", new TypeReference<List<Dto.PlacementDto>>() { }));
     }
 
     /** A placement with its derived container environment. */
@@ -137,75 +175,99 @@ public final class QgpuJson {
      * checks consistency (oversubscription, unknown GPUs) and leaves the ledger untouched on failure.
      */
     public static LedgerSnapshot readSnapshot(String json) {
-        Dto.SnapshotDto dto = read(json, Dto.SnapshotDto.class);
+        return readSnapshot(JsonInput.parse("", json, ""));
+    }
+
+    /** Reads a snapshot file; errors name the file, the JSON path and the line. */
+    public static LedgerSnapshot readSnapshot(Path file) {
+        return readSnapshot(JsonInput.read(file, ""));
+    }
+
+    public static LedgerSnapshot readSnapshot(JsonInput in) {
+        Dto.SnapshotDto dto = in.bind("", Dto.SnapshotDto.class);
         if (dto.schemaVersion() == null) {
-            throw new InvalidValueException("snapshot.schemaVersion", null, "is required");
+            throw in.error("schemaVersion", "is required");
         }
         if (dto.schemaVersion() != SCHEMA_VERSION) {
-            throw new InvalidValueException("snapshot.schemaVersion", dto.schemaVersion(),
-                    "must be " + SCHEMA_VERSION + " (this version of qgpu reads no other)");
+            throw in.error("schemaVersion", "must be " + SCHEMA_VERSION + " (this version of qgpu reads no other)");
         }
-        GranularityRules rules = Dto.required("snapshot.rules", dto.rules()).toModel();
-        List<Placement> placements = new ArrayList<>();
-        for (Dto.PlacementDto p : Dto.orEmpty(dto.placements())) {
-            placements.add(Dto.required("snapshot.placements[]", p).toModel());
+        if (dto.rules() == null) {
+            throw in.error("rules", "is required");
         }
-        return new LedgerSnapshot(rules, nodes(dto.nodes()), placements);
+        GranularityRules rules = convert(in, "rules", "rules", () -> dto.rules().toModel());
+        List<Node> nodes = nodes(in, dto.nodes());
+        return new LedgerSnapshot(rules, nodes, placements(in, "placements", Dto.orEmpty(dto.placements())));
     }
 
     // ------------------------------------------------------------ internals
 
-    private static List<Node> nodes(List<Dto.NodeDto> dtos) {
+    private static List<Placement> placements(JsonInput in, String path, List<Dto.PlacementDto> dtos) {
+        List<Placement> out = new ArrayList<>();
+        for (int i = 0; i < dtos.size(); i++) {
+            String at = path + "[" + i + "]";
+            Dto.PlacementDto p = dtos.get(i);
+            if (p == null) {
+                throw in.error(at, "must be a placement object, not null");
+            }
+            out.add(convert(in, at, "placement", p::toModel));
+        }
+        return out;
+    }
+
+    private static List<Node> nodes(JsonInput in, List<Dto.NodeDto> dtos) {
         List<Node> nodes = new ArrayList<>();
-        List<Dto.NodeDto> in = Dto.orEmpty(dtos);
-        for (int i = 0; i < in.size(); i++) {
-            nodes.add(Dto.required("nodes[" + i + "]", in.get(i)).toModel("nodes[" + i + "]"));
+        List<Dto.NodeDto> list = Dto.orEmpty(dtos);
+        Map<String, Integer> names = new HashMap<>();
+        Map<String, String> uuids = new HashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            String at = "nodes[" + i + "]";
+            Dto.NodeDto d = list.get(i);
+            if (d == null) {
+                throw in.error(at, "must be a node object, not null");
+            }
+            Node n = node(in, at, d);
+            Integer first = names.putIfAbsent(n.name(), i);
+            if (first != null) {
+                throw in.error(at + ".name", "duplicate node name: nodes[" + first + "] has it too");
+            }
+            for (int g = 0; g < n.gpus().size(); g++) {
+                String other = uuids.putIfAbsent(n.gpus().get(g).uuid(), at);
+                if (other != null) {
+                    throw in.error(at + ".gpus[" + g + "].uuid", "duplicate GPU UUID: a GPU of " + other + " has it too");
+                }
+            }
+            nodes.add(n);
         }
         return nodes;
     }
 
-    private static <T> T read(String json, Class<T> type) {
-        return read(json, MAPPER.constructType(type));
-    }
-
-    private static <T> T read(String json, TypeReference<T> type) {
-        return read(json, MAPPER.constructType(type));
-    }
-
-    private static <T> T read(String json, JavaType type) {
-        if (json == null) {
-            throw new InvalidValueException("json", null, "must not be null");
-        }
+    /** A node; an error about one of its links also names the link by its node and GPU pair. */
+    private static Node node(JsonInput in, String at, Dto.NodeDto d) {
         try {
-            T value = MAPPER.readValue(json, type);
-            if (value == null) {
-                throw new QgpuJsonException("", "document is empty or null", null);
+            return d.toModel("node");
+        } catch (InvalidValueException e) {
+            QgpuJsonException x = in.translate(at, "node", e);
+            java.util.regex.Matcher link = java.util.regex.Pattern.compile("^(.*\\.links\\[\\d+])").matcher(x.path());
+            com.fasterxml.jackson.databind.JsonNode l = link.find() ? in.at(link.group(1)) : null;
+            if (l == null || l.get("a") == null || l.get("b") == null) {
+                throw x;
             }
-            return value;
-        } catch (JsonProcessingException e) {
-            throw translate(e);
+            throw in.error(x.path(), x.rule() + " (the link between GPUs " + l.get("a") + " and " + l.get("b") + " of node "
+                    + (d.name() == null ? at : d.name()) + ")", e);
         }
     }
 
-    private static QgpuJsonException translate(JsonProcessingException e) {
-        String path = "";
-        if (e instanceof JsonMappingException m) {
-            StringBuilder sb = new StringBuilder();
-            for (JsonMappingException.Reference r : m.getPath()) {
-                if (r.getFieldName() != null) {
-                    if (sb.length() > 0) {
-                        sb.append('.');
-                    }
-                    sb.append(r.getFieldName());
-                } else if (r.getIndex() >= 0) {
-                    sb.append('[').append(r.getIndex()).append(']');
-                }
-            }
-            path = sb.toString();
+    private static <T> T convert(JsonInput in, String path, String selfName, Supplier<T> conversion) {
+        try {
+            return conversion.get();
+        } catch (InvalidValueException e) {
+            throw in.translate(path, selfName, e);
         }
-        JsonLocation loc = e.getLocation();
-        String where = loc == null ? "" : " (line " + loc.getLineNr() + ", column " + loc.getColumnNr() + ")";
-        return new QgpuJsonException(path, e.getOriginalMessage() + where, e);
+    }
+
+    /** The strict mapper every reader shares. */
+    static ObjectMapper strictMapper() {
+        return MAPPER;
     }
 
     private static String write(Object dto) {

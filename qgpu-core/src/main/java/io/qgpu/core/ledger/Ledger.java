@@ -84,8 +84,9 @@ public final class Ledger implements ClusterView {
         this.state = state;
     }
 
-    /** An empty ledger with these rules and nodes. */
+    /** An empty ledger with these rules and nodes; refuses a node name or GPU UUID given twice ({@link LedgerStateException}). */
     public static Ledger create(GranularityRules rules, Collection<Node> nodes) {
+        DistinctNodes.require(Validate.list("nodes", nodes));
         return new Ledger(State.build(rules, nodes, List.of(), false).state());
     }
 

@@ -113,37 +113,64 @@ public record PlacementExplanation(String tenantId, PlacementPolicy nodePolicy, 
         }
     }
 
-    /** A text table of the candidates (with each term) and the refused nodes, for people. */
+    /** Width at which {@link #table()} wraps long lines. */
+    public static final int TABLE_WIDTH = 100;
+
+    /**
+     * A text table of the candidates and the refused nodes, for people: one row per candidate, then
+     * one line per term (value x weight and the reason), then one line per refused node and reason.
+     * Lines longer than {@link #TABLE_WIDTH} characters are wrapped, the continuation indented.
+     */
     public String table() {
         StringBuilder sb = new StringBuilder();
         sb.append("claim ").append(tenantId).append("  node policy ").append(nodePolicy.wireName())
                 .append("  gpu policy ").append(gpuPolicy.wireName()).append('\n');
         for (Reason r : general) {
-            sb.append("  ! ").append(r.message()).append('\n');
+            wrap(sb, "  ! ", r.message());
         }
         if (!candidates.isEmpty()) {
-            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8s %8s %8s  %s%n", "", "node", "gpus", "node", "gpu-set",
-                    "total", "terms"));
+            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8s %8s %8s%n", "", "node", "gpus", "node", "gpu-set",
+                    "total"));
         }
         for (Candidate c : candidates) {
             boolean isChosen = chosen.isPresent() && chosen.get().node().equals(c.node());
-            List<String> terms = new ArrayList<>();
-            for (Term t : c.terms()) {
-                terms.add(String.format(Locale.ROOT, "%s=%.3fx%.2f", t.scorer(), t.value(), t.weight()));
-            }
-            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8.3f %8.3f %8.3f  %s%n",
+            sb.append(String.format(Locale.ROOT, "  %-3s %-20s %-28s %8.3f %8.3f %8.3f%n",
                     isChosen ? "=>" : (c.shortlisted() ? "" : "-"), c.node(), c.gpus().toString(), c.nodeScore(), c.setScore(),
-                    c.total(), String.join(" ", terms)));
+                    c.total()));
             for (Term t : c.terms()) {
-                sb.append("        ").append(t.scorer()).append(": ").append(t.why()).append('\n');
+                wrap(sb, String.format(Locale.ROOT, "        %-16s %.3f x %.2f  ", t.scorer(), t.value(), t.weight()), t.why());
             }
         }
         for (NodeRejection r : rejected.values()) {
-            sb.append("  x   ").append(r.nodeName()).append(": ").append(r.summary()).append('\n');
+            sb.append("  x   ").append(r.nodeName()).append('\n');
+            for (Reason reason : r.all()) {
+                wrap(sb, "        - ", reason.message());
+            }
         }
         if (chosen.isEmpty()) {
             sb.append("  unschedulable\n");
         }
         return sb.toString();
+    }
+
+    /** Appends {@code head + text}, wrapped at word boundaries to {@link #TABLE_WIDTH}, continuation lines indented. */
+    private static void wrap(StringBuilder sb, String head, String text) {
+        String indent = " ".repeat(Math.min(head.length() + 2, TABLE_WIDTH / 2));
+        StringBuilder line = new StringBuilder(head);
+        boolean empty = true;
+        for (String word : text.split(" ")) {
+            if (!empty && line.length() + 1 + word.length() > TABLE_WIDTH) {
+                sb.append(line).append('\n');
+                line.setLength(0);
+                line.append(indent);
+                empty = true;
+            }
+            if (!empty) {
+                line.append(' ');
+            }
+            line.append(word);
+            empty = false;
+        }
+        sb.append(line).append('\n');
     }
 }

@@ -23,12 +23,14 @@ class ModuleDescriptorTest {
         }
         assertEquals("io.qgpu.testkit", d.name());
         assertEquals(Set.of("io.qgpu.testkit.machines", "io.qgpu.testkit.property", "io.qgpu.testkit.invariants",
-                "io.qgpu.testkit.contract", "io.qgpu.testkit.sim"), d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
+                "io.qgpu.testkit.contract", "io.qgpu.testkit.sim", "io.qgpu.testkit.sim.scenario"), d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
         Set<String> transitive = d.requires().stream()
                 .filter(r -> r.modifiers().contains(ModuleDescriptor.Requires.Modifier.TRANSITIVE))
                 .map(ModuleDescriptor.Requires::name).collect(Collectors.toSet());
         assertTrue(transitive.containsAll(Set.of("io.qgpu.api", "io.qgpu.core", "org.junit.jupiter.api")), transitive::toString);
         assertTrue(d.opens().stream().anyMatch(o -> o.source().equals("io.qgpu.testkit.contract")
                 && o.targets().contains("org.junit.platform.commons")));
+        assertTrue(d.opens().stream().anyMatch(o -> o.source().equals("io.qgpu.testkit.sim.scenario")
+                && o.targets().contains("com.fasterxml.jackson.databind")), "Jackson binds the scenario records");
     }
 }

@@ -45,7 +45,9 @@ final class Args {
                     }
                     a.options.put(key, value);
                 } else {
-                    throw new UsageException("unknown option " + key);
+                    java.util.TreeSet<String> known = new java.util.TreeSet<>(flags);
+                    known.addAll(valued);
+                    throw new UsageException("unknown option " + key + "; this command takes " + String.join(", ", known));
                 }
             } else {
                 a.positionals.add(s);

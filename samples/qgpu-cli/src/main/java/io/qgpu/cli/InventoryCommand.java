@@ -11,6 +11,9 @@ import io.qgpu.api.GpuLink;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlException;
 import io.qgpu.nvml.discovery.MigInstance;
+
+import io.qgpu.nvml.NvmlLibraryException;
+import io.qgpu.nvml.NvmlReturn;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;
@@ -81,7 +84,7 @@ final class InventoryCommand implements Subcommand {
             String h = System.getenv("HOSTNAME");
             return h == null || h.isBlank() ? "local" : h;
         });
-        try (Nvml nvml = builder.open()) {
+        try (Nvml nvml = open(builder, a.option("--nvml-lib").isPresent())) {
             if (a.option("--machine").isPresent()) {
                 selectFakeMachine(nvml.library(), a.option("--machine").get());
             }
@@ -95,6 +98,20 @@ final class InventoryCommand implements Subcommand {
             }
         }
         return 0;
+    }
+
+    /** Opens NVML; without a library on this machine, says how to point the CLI at one. */
+    private static Nvml open(Nvml.Builder builder, boolean libGiven) {
+        try {
+            return builder.open();
+        } catch (NvmlLibraryException e) {
+            if (libGiven || e.result() != NvmlReturn.LIBRARY_NOT_FOUND) {
+                throw e;
+            }
+            throw new UsageException("no NVML library (libnvidia-ml.so.1) on this machine: is the NVIDIA driver installed?"
+                    + " Give its path with --nvml-lib PATH, or try the fake library the build compiles:"
+                    + " qgpu inventory --nvml-lib qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1 --machine t4x4");
+        }
     }
 
     /** Asks the fake library to play a machine; refused for any other library. */

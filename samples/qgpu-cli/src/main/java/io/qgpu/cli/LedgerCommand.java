@@ -1,16 +1,10 @@
 package io.qgpu.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuState;
-import io.qgpu.api.Health;
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.api.Slice;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
@@ -18,13 +12,14 @@ import io.qgpu.core.ledger.ReserveResult;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code qgpu ledger INVENTORY.json OPERATIONS.json}: applies reserve/release/health operations to
- * a ledger and prints every refusal with its reasons and the resulting state.
+ * {@code qgpu ledger INVENTORY.json OPERATIONS.json} (or {@code --restore SNAPSHOT.json}): applies
+ * reserve/release/health operations to a ledger and prints every refusal with its reasons and the
+ * resulting state.
  */
 final class LedgerCommand implements Subcommand {
 
@@ -42,68 +37,69 @@ final class LedgerCommand implements Subcommand {
     public String usage() {
         return """
                 usage: qgpu ledger INVENTORY.json OPERATIONS.json [--json] [--snapshot OUT.json]
+                       qgpu ledger --restore SNAPSHOT.json [OPERATIONS.json] [--json] [--snapshot OUT.json]
 
-                  INVENTORY.json   {"rules": {"name": "qgpu"}, "nodes": [...]}  (see samples/qgpu-cli/examples/ledger-inventory.json)
-                  OPERATIONS.json  a JSON array, applied in order:
-                                     {"op": "reserve", "node": N, "gpus": [UUID...], "claim": {...}}
-                                     {"op": "release", "tenant": T}
-                                     {"op": "health", "gpu": UUID, "health": "unhealthy"|"healthy"}
-                  --json           print the final state as a ledger snapshot (JSON) instead of a table
-                  --snapshot FILE  also write the snapshot to FILE
+                  INVENTORY.json    {"rules": {"name": "qgpu"}, "nodes": [...]}  (docs/formats.md)
+                  OPERATIONS.json   a JSON array, applied in order:
+                                      {"op": "reserve", "node": N, "gpus": [UUID...], "claim": {...}}
+                                      {"op": "release", "tenant": T}
+                                      {"op": "health", "gpu": UUID, "health": "unhealthy"|"healthy"}
+                  --restore FILE    start from a ledger snapshot (as --snapshot writes it) instead of an inventory
+                  --json            print the final state as a ledger snapshot (JSON) instead of a table
+                  --snapshot FILE   also write the final state to FILE as a ledger snapshot
 
                 Exit code 0 when every operation was read (refusals are results, not errors),
-                2 on unreadable input.""";
+                2 on unreadable input.
+                examples:
+                  qgpu ledger samples/qgpu-cli/examples/ledger-inventory.json samples/qgpu-cli/examples/ledger-operations.json
+                  qgpu ledger --restore samples/qgpu-cli/examples/ledger-snapshot.json""";
     }
 
     @Override
     public int run(List<String> argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("--json"), Set.of("--snapshot"));
-        Path inventoryFile = Path.of(args.positional(0, "INVENTORY.json"));
-        Path opsFile = Path.of(args.positional(1, "OPERATIONS.json"));
-        if (args.positionals().size() > 2) {
-            throw new UsageException("unexpected argument " + args.positionals().get(2));
-        }
-        Inventory inventory = QgpuJson.readInventory(Files.readString(inventoryFile));
-        Ledger ledger = Ledger.create(inventory.rules(), inventory.nodes());
-        JsonNode ops = new ObjectMapper().readTree(Files.readString(opsFile));
-        if (ops == null || !ops.isArray()) {
-            throw new InvalidValueException("operations", opsFile.toString(), "must be a JSON array");
+        Args args = Args.parse(argv, Set.of("--json"), Set.of("--snapshot", "--restore"));
+        Ledger ledger;
+        List<LedgerOperations.Operation> ops;
+        if (args.option("--restore").isPresent()) {
+            if (args.positionals().size() > 1) {
+                throw new UsageException("with --restore, give at most OPERATIONS.json; unexpected argument "
+                        + args.positionals().get(1));
+            }
+            Path snapshotFile = Path.of(args.option("--restore").get());
+            ledger = Ledger.of(QgpuJson.readSnapshot(snapshotFile));
+            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(Path.of(args.positionals().get(0)));
+        } else {
+            Path inventoryFile = Path.of(args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
+            Path opsFile = Path.of(args.positional(1, "OPERATIONS.json"));
+            if (args.positionals().size() > 2) {
+                throw new UsageException("unexpected argument " + args.positionals().get(2));
+            }
+            Inventory inventory = QgpuJson.readInventory(inventoryFile);
+            ops = LedgerOperations.read(opsFile);
+            ledger = Ledger.create(inventory.rules(), inventory.nodes());
         }
         boolean json = args.flag("--json");
         PrintStream log = json ? err : out;
         int refused = 0;
         for (int i = 0; i < ops.size(); i++) {
-            JsonNode op = ops.get(i);
-            String kind = text(op, "op", i);
-            switch (kind) {
-                case "reserve" -> {
-                    Placement p = placement(op, i, ledger);
-                    ReserveResult r = ledger.reserve(p);
-                    if (r instanceof ReserveResult.Refused f) {
-                        refused++;
-                        log.printf("#%d reserve %s on %s %s: REFUSED%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
-                        f.reasons().forEach(reason -> log.println("      - " + reason.message()));
-                    } else {
-                        log.printf("#%d reserve %s on %s %s: ok%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
-                    }
+            LedgerOperations.Operation op = ops.get(i);
+            if (op instanceof LedgerOperations.Reserve r) {
+                Placement p = r.placement(ledger);
+                ReserveResult result = ledger.reserve(p);
+                if (result instanceof ReserveResult.Refused f) {
+                    refused++;
+                    log.printf("#%d reserve %s on %s %s: REFUSED%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
+                    f.reasons().forEach(reason -> log.println("      - " + reason.message()));
+                } else {
+                    log.printf("#%d reserve %s on %s %s: ok%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
                 }
-                case "release" -> {
-                    String tenant = text(op, "tenant", i);
-                    boolean was = ledger.release(tenant).isPresent();
-                    log.printf("#%d release %s: %s%n", i, tenant, was ? "ok" : "not held (no-op)");
-                }
-                case "health" -> {
-                    String gpu = text(op, "gpu", i);
-                    String h = text(op, "health", i);
-                    Health health = h.equalsIgnoreCase("healthy") ? Health.HEALTHY
-                            : h.equalsIgnoreCase("unhealthy") ? Health.UNHEALTHY
-                            : failHealth(i, h);
-                    List<Placement> displaced = ledger.setHealth(gpu, health);
-                    log.printf("#%d health %s -> %s%s%n", i, gpu, health.name().toLowerCase(),
-                            displaced.isEmpty() ? "" : "; displaced: " + displaced.stream().map(Placement::tenantId).toList());
-                }
-                default -> throw new InvalidValueException("operations[" + i + "].op", kind,
-                        "must be reserve, release or health");
+            } else if (op instanceof LedgerOperations.Release r) {
+                boolean was = ledger.release(r.tenant()).isPresent();
+                log.printf("#%d release %s: %s%n", i, r.tenant(), was ? "ok" : "not held (no-op)");
+            } else if (op instanceof LedgerOperations.SetHealth h) {
+                List<Placement> displaced = ledger.setHealth(h.gpu(), h.health());
+                log.printf("#%d health %s -> %s%s%n", i, h.gpu(), h.health().name().toLowerCase(Locale.ROOT),
+                        displaced.isEmpty() ? "" : "; displaced: " + displaced.stream().map(Placement::tenantId).toList());
             }
         }
         String snapshot = QgpuJson.writeSnapshot(ledger.snapshot());
@@ -119,42 +115,6 @@ final class LedgerCommand implements Subcommand {
                     ledger.size(), ledger.displaced().size());
         }
         return 0;
-    }
-
-    private static Health failHealth(int i, String h) {
-        throw new InvalidValueException("operations[" + i + "].health", h, "must be healthy or unhealthy");
-    }
-
-    private static String text(JsonNode op, String field, int i) {
-        JsonNode v = op.get(field);
-        if (v == null || !v.isTextual()) {
-            throw new InvalidValueException("operations[" + i + "]." + field, v == null ? null : v.toString(),
-                    "is required and must be a string");
-        }
-        return v.asText();
-    }
-
-    private static Placement placement(JsonNode op, int i, Ledger ledger) {
-        String node = text(op, "node", i);
-        JsonNode claimJson = op.get("claim");
-        if (claimJson == null || !claimJson.isObject()) {
-            throw new InvalidValueException("operations[" + i + "].claim", null, "is required and must be an object");
-        }
-        Claim claim = QgpuJson.readClaim(claimJson.toString());
-        JsonNode gpus = op.get("gpus");
-        if (gpus == null || !gpus.isArray()) {
-            throw new InvalidValueException("operations[" + i + "].gpus", null, "is required and must be an array of UUIDs");
-        }
-        List<Slice> slices = new ArrayList<>();
-        for (JsonNode g : gpus) {
-            String uuid = g.asText();
-            long memory = claim.memoryPerGpuBytes();
-            if (claim.exclusive()) {
-                memory = ledger.node(node).flatMap(n -> n.node().gpu(uuid)).map(GpuDevice::memoryBytes).orElse(1L);
-            }
-            slices.add(new Slice(uuid, memory, claim.computeRequest(), claim.computeLimit()));
-        }
-        return new Placement(claim, node, slices);
     }
 
     /** One row per GPU. */

@@ -1,10 +1,15 @@
 package io.qgpu.cli;
 
 import io.qgpu.api.QgpuException;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * The {@code qgpu} command-line tool. {@code qgpu help} lists the subcommands.
@@ -35,6 +40,10 @@ public final class Main {
     /** Runs the tool and returns its exit code (tests call this). */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
         Map<String, Subcommand> all = subcommands();
+        if (!args.isEmpty() && (args.get(0).equals("--version") || args.get(0).equals("version"))) {
+            out.println("qgpu " + version());
+            return 0;
+        }
         if (args.isEmpty() || args.get(0).equals("help") || args.get(0).equals("--help") || args.get(0).equals("-h")) {
             if (args.size() > 1 && all.containsKey(args.get(1))) {
                 out.println(all.get(args.get(1)).usage());
@@ -43,6 +52,8 @@ public final class Main {
             out.println("usage: qgpu <command> [options]   (qgpu help <command> for details)");
             out.println();
             all.values().forEach(s -> out.printf("  %-10s %s%n", s.name(), s.summary()));
+            out.printf("  %-10s %s%n", "help", "this list; qgpu help <command> (or qgpu <command> --help) for a command's flags");
+            out.printf("  %-10s %s%n", "--version", "print the version");
             return args.isEmpty() ? 2 : 0;
         }
         Subcommand s = all.get(args.get(0));
@@ -64,9 +75,31 @@ public final class Main {
         } catch (QgpuException e) {
             err.println("qgpu " + s.name() + ": " + e.getMessage());
             return 2;
+        } catch (NoSuchFileException e) {
+            err.println("qgpu " + s.name() + ": " + e.getFile() + ": no such file or directory");
+            return 2;
+        } catch (AccessDeniedException e) {
+            err.println("qgpu " + s.name() + ": " + e.getFile() + ": permission denied");
+            return 2;
+        } catch (IOException e) {
+            err.println("qgpu " + s.name() + ": " + e.getMessage());
+            return 2;
         } catch (Exception e) {
             err.println("qgpu " + s.name() + ": " + e);
             return 2;
         }
+    }
+
+    /** The version Maven filtered into {@code version.properties} (the project version). */
+    static String version() {
+        Properties p = new Properties();
+        try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            return "unknown";
+        }
+        return p.getProperty("version", "unknown");
     }
 }

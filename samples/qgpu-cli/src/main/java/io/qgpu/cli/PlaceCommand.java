@@ -62,8 +62,11 @@ final class PlaceCommand implements Subcommand {
                   --out FILE              write the JSON there instead of standard output
 
                 A claim's own nodePolicy/gpuPolicy fields override every default.
-                example:
-                  qgpu place --inventory examples/inventory.json --claims examples/claims-multi-gpu.json --explain""";
+                --explain wraps its lines at 100 characters: one row per candidate node, one line per
+                scoring term, one line per reason a node was refused.
+                examples:
+                  qgpu place --inventory samples/qgpu-cli/examples/inventory.json --claims samples/qgpu-cli/examples/claims-multi-gpu.json --explain
+                  qgpu place --inventory samples/qgpu-cli/examples/inventory.json --claims samples/qgpu-cli/examples/claims-spread.json --gpu-policy binpack --online-policy spread,spread --offline-policy binpack""";
     }
 
     @Override
@@ -73,8 +76,8 @@ final class PlaceCommand implements Subcommand {
         if (!args.positionals().isEmpty()) {
             throw new UsageException("unexpected argument " + args.positionals().get(0));
         }
-        Inventory inventory = QgpuJson.readInventory(read(args, "--inventory"));
-        List<Claim> claims = QgpuJson.readClaims(read(args, "--claims"));
+        Inventory inventory = QgpuJson.readInventory(file(args, "--inventory"));
+        List<Claim> claims = QgpuJson.readClaims(file(args, "--claims"));
         PlacementConfig.Builder cfg = PlacementConfig.builder();
         args.option("--node-policy").ifPresent(p -> cfg.nodePolicy(PlacementPolicy.fromName("--node-policy", p)));
         args.option("--gpu-policy").ifPresent(p -> cfg.gpuPolicy(PlacementPolicy.fromName("--gpu-policy", p)));
@@ -106,7 +109,7 @@ final class PlaceCommand implements Subcommand {
                 PlacementResult.Unschedulable u = (PlacementResult.Unschedulable) r;
                 failures.add(failure(mapper, u));
                 if (explain) {
-                    out.println("  NOT placed: " + u.summary());
+                    out.println("  NOT placed: " + claim.tenantId() + " (the reasons are listed above)");
                     out.println();
                 }
             }
@@ -145,13 +148,8 @@ final class PlaceCommand implements Subcommand {
         cfg.classPolicy(pc, node, gpu);
     }
 
-    private static String read(Args args, String flag) throws IOException {
-        String file = args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE"));
-        Path p = Path.of(file);
-        if (!Files.isRegularFile(p)) {
-            throw new UsageException(flag + ": no such file " + file);
-        }
-        return Files.readString(p, StandardCharsets.UTF_8);
+    private static Path file(Args args, String flag) {
+        return Path.of(args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
     }
 
     private static JsonNode failure(ObjectMapper mapper, PlacementResult.Unschedulable u) {

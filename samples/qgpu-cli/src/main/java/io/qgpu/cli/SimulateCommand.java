@@ -6,6 +6,8 @@ import io.qgpu.testkit.sim.ReleaseComparison;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.SimResult;
 import io.qgpu.testkit.sim.Simulator;
+import io.qgpu.core.json.Durations;
+import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -45,7 +47,8 @@ final class SimulateCommand implements Subcommand {
                 "",
                 "  --out DIR            where to write the files (default qgpu-sim-out/<scenario name>)",
                 "  --seed N             override the scenario's seed",
-                "  --duration D         override the scenario's virtual duration, e.g. 30s, 2m",
+                "  --duration D         override the scenario's virtual duration: a number and a unit",
+                "                       (ns, us, ms, s, m), e.g. 30s, 2m, 1500ms; a bare number is refused",
                 "  --release R          the release rule: a fixed delay such as 100ms, or adaptive (the hold picked",
                 "                       from the observed online idle gaps and the switch cost: twice the",
                 "                       scenario's switch time; at most 200ms)",
@@ -57,7 +60,8 @@ final class SimulateCommand implements Subcommand {
                 "",
                 "Files: share-<gpu>.png (stacked GPU share per tenant over time), shares.csv (the same numbers),",
                 "metrics.csv (one row per tenant and per GPU), trace.csv (time_s,gpu,tenant,event,detail).",
-                "Examples: samples/qgpu-cli/scenarios/*.json");
+                "Scenario files: docs/formats.md; examples: samples/qgpu-cli/scenarios/*.json, e.g.",
+                "  qgpu simulate samples/qgpu-cli/scenarios/online-offline-burst-share.json --duration 10s --seed 7 --out target/sim");
     }
 
     @Override
@@ -68,10 +72,7 @@ final class SimulateCommand implements Subcommand {
             throw new UsageException(args.positionals().isEmpty() ? "missing SCENARIO.json" : "one scenario file at a time");
         }
         Path file = Path.of(args.positional(0, "SCENARIO.json"));
-        if (!Files.isRegularFile(file)) {
-            throw new UsageException("no such file: " + file);
-        }
-        Scenario scenario = ScenarioReader.read(file);
+        Scenario scenario = ScenarioFile.read(file);
         if (args.option("--seed").isPresent()) {
             String s = args.option("--seed").get();
             try {
@@ -81,7 +82,7 @@ final class SimulateCommand implements Subcommand {
             }
         }
         if (args.option("--duration").isPresent()) {
-            scenario = scenario.withDuration(ScenarioReader.parseDuration("--duration", args.option("--duration").get()));
+            scenario = scenario.withDuration(Durations.parse("--duration", args.option("--duration").get()));
         }
         if (args.option("--release").isPresent()) {
             scenario = scenario.withPreemption(scenario.preemption().toBuilder().releasePolicy(release(args.option("--release").get(),
@@ -131,7 +132,7 @@ final class SimulateCommand implements Subcommand {
             return ReleaseComparison.adaptiveFor(scenario);
         }
         try {
-            return ReleasePolicy.fixed(ScenarioReader.parseDuration("--release", value));
+            return ReleasePolicy.fixed(Durations.parse("--release", value));
         } catch (io.qgpu.api.InvalidValueException e) {
             throw new UsageException("--release must be adaptive or a delay such as 100ms, got " + value);
         }
@@ -143,7 +144,7 @@ final class SimulateCommand implements Subcommand {
             return scenario.bucketNanos();
         }
         long b = value.equals("window") ? scenario.compute().windowNanos()
-                : ScenarioReader.parseDuration("--chart-bucket", value).toNanos();
+                : Durations.parse("--chart-bucket", value).toNanos();
         if (b <= 0 || b % scenario.bucketNanos() != 0) {
             throw new UsageException("--chart-bucket must be a positive multiple of the scenario's bucket ("
                     + SimReport.dur(scenario.bucketNanos()) + "), got " + value);

@@ -36,7 +36,7 @@ class LedgerCommandTest {
                 EXAMPLES.resolve("ledger-operations.json").toString(), "--snapshot", snap.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("#2 reserve too-big on t4-node [GPU-t4-0]: REFUSED"), r.out());
-        assertTrue(r.out().contains("INSUFFICIENT_MEMORY requested 6442450944, available 4294967296"), r.out());
+        assertTrue(r.out().contains("INSUFFICIENT_MEMORY requested 6 GiB, free 4 GiB (short by 2 GiB)"), r.out());
         assertTrue(r.out().contains("RESERVED_FOR_OTHER_CLASS"), r.out());
         assertTrue(r.out().contains("GRANULARITY"), r.out());
         assertTrue(r.out().contains("DUPLICATE_TENANT"), r.out());
@@ -53,11 +53,54 @@ class LedgerCommandTest {
         Files.writeString(ops, "[{\"op\": \"explode\"}]");
         Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
         assertEquals(2, r.code());
-        assertTrue(r.err().contains("operations[0].op = \"explode\""), r.err());
+        assertTrue(r.err().contains(ops + ": operations[0].op = \"explode\": must be reserve, release or health (line 1"),
+                r.err());
         Run missing = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString());
         assertEquals(2, missing.code());
         assertTrue(missing.err().contains("missing OPERATIONS.json"), missing.err());
         assertEquals(2, run("nope").code());
         assertEquals(0, run("help").code());
+    }
+
+    @Test
+    void unknownKeysInOperationsAreRefusedWithFilePathAndLine(@TempDir Path tmp) throws Exception {
+        Path ops = tmp.resolve("ops.json");
+        Files.writeString(ops, "[\n {\"op\": \"release\", \"tenant\": \"a\"},\n {\"op\": \"release\", \"tenant\": \"a\", \"force\": true}\n]");
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains(ops + ": operations[1].force = true: a release operation does not take this key; it takes op, tenant (line 3"), r.err());
+        Files.writeString(ops, "[{\"op\": \"release\", \"tenant\": \"a\", \"node\": \"n\"}]");
+        Run wrongOp = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertTrue(wrongOp.err().contains("operations[0].node = \"n\": a release operation does not take this key; it takes op, tenant"),
+                wrongOp.err());
+        Files.writeString(ops, "[{\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-t4-0\"],"
+                + " \"claim\": {\"tenant\": \"x\", \"memoryGiB\": 1.5}}]");
+        Run fraction = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertTrue(fraction.err().contains("operations[0].claim.memoryGiB = 1.5: must be a whole number"), fraction.err());
+        Files.writeString(ops, "");
+        Run empty = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertEquals("qgpu ledger: " + ops + ": is empty", empty.err().trim());
+        Run dir = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), tmp.toString());
+        assertEquals("qgpu ledger: " + tmp + ": is a directory, not a JSON file", dir.err().trim());
+    }
+
+    @Test
+    void restoreStartsFromASnapshotAndGivesTheSameState(@TempDir Path tmp) throws Exception {
+        Path snap = tmp.resolve("snap.json");
+        Run first = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(),
+                EXAMPLES.resolve("ledger-operations.json").toString(), "--snapshot", snap.toString());
+        assertEquals(0, first.code(), first.err());
+        Path again = tmp.resolve("again.json");
+        Run restored = run("ledger", "--restore", snap.toString(), "--snapshot", again.toString());
+        assertEquals(0, restored.code(), restored.err());
+        assertEquals(Files.readString(snap), Files.readString(again));
+        assertTrue(restored.out().contains("0 operation(s), 0 refused, 4 reservation(s) held, 1 displaced"), restored.out());
+        Path ops = tmp.resolve("ops.json");
+        Files.writeString(ops, "[{\"op\": \"release\", \"tenant\": \"infer-a\"}]");
+        Run more = run("ledger", "--restore", snap.toString(), ops.toString());
+        assertTrue(more.out().contains("#0 release infer-a: ok"), more.out());
+        assertTrue(more.out().contains("3 reservation(s) held"), more.out());
+        Run shipped = run("ledger", "--restore", EXAMPLES.resolve("ledger-snapshot.json").toString());
+        assertEquals(0, shipped.code(), shipped.err());
     }
 }

@@ -144,7 +144,12 @@ class PlaceCommandTest {
         Run r = place("multi-gpu", "--explain", "--out", out.toString());
         assertEquals(1, r.code());
         assertTrue(r.out().contains("=>  dgx1"), r.out());
-        assertTrue(r.out().contains("nvlink-clique: every pair of the set is NVLink"), r.out());
+        assertTrue(r.out().matches("(?s).*\\n +nvlink-clique +1\\.000 x 1\\.00  every pair of the set is NVLink\\n.*"), r.out());
+        // long candidate and refusal lines are wrapped: no line past the table width
+        for (String line : r.out().split("\n")) {
+            assertTrue(line.length() <= io.qgpu.core.placement.PlacementExplanation.TABLE_WIDTH, line);
+        }
+        assertTrue(r.out().contains("        - "), "one refusal reason per line: " + r.out());
         assertTrue(r.out().contains("5 placed, 1 not placed"), r.out());
         JsonNode written = new ObjectMapper().readTree(Files.readString(out));
         assertEquals(5, written.get("placements").size());
@@ -169,7 +174,7 @@ class PlaceCommandTest {
         assertTrue(badPolicy.err().contains("--node-policy = \"tightest\""), badPolicy.err());
         Run noFile = run("place", "--inventory", "nope.json", "--claims", "examples/claims-binpack.json");
         assertEquals(2, noFile.code());
-        assertTrue(noFile.err().contains("no such file nope.json"), noFile.err());
+        assertTrue(noFile.err().contains("qgpu place: nope.json: no such file"), noFile.err());
         Path broken = dir.resolve("claims.json");
         Files.writeString(broken, "[{\"tenant\": \"x\", \"memoryGiB\": 1, \"gpuz\": 2}]");
         Run badJson = run("place", "--inventory", INVENTORY, "--claims", broken.toString());

@@ -146,7 +146,7 @@ class SimulateCommandTest {
         Files.writeString(badDuration, Files.readString(DEFAULT).replace("\"duration\": \"60s\"", "\"duration\": \"60\""));
         r = qgpu("simulate", badDuration.toString());
         assertEquals(2, r.rc());
-        assertTrue(r.err().contains("duration = \"60\": must be a duration with a unit"), r.err());
+        assertTrue(r.err().contains("duration = \"60\": must be a duration: a number and a unit: ns, us, ms, s or m"), r.err());
 
         Path overbooked = tmp.resolve("over.json");
         Files.writeString(overbooked, Files.readString(DEFAULT).replace("\"request\": 40", "\"request\": 50"));

@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.testkit.sim.PreemptionCost;
 import io.qgpu.testkit.sim.ReleaseComparison;
+import io.qgpu.core.json.QgpuJsonException;
 import io.qgpu.testkit.sim.Scenario;
+import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import io.qgpu.testkit.sim.SimResult;
 import io.qgpu.testkit.sim.Simulator;
 import java.io.ByteArrayOutputStream;
@@ -71,7 +72,7 @@ class SimulateReleaseTest {
     /** The shipped Poisson scenario: adaptive gives at least 1.5x the offline GPU time of the fixed 100 ms, p99 at most 10% above. */
     @Test
     void theShippedPoissonScenarioMeetsTheTarget() throws IOException {
-        Scenario s = ScenarioReader.read(POISSON);
+        Scenario s = ScenarioFile.read(POISSON);
         assertEquals(PreemptionCost.of(true, Duration.ofNanos(100_000)), s.cost());
         ReleaseComparison.Point fixed = ReleaseComparison.point(Simulator.standard(), s, s.preemption().releasePolicy());
         assertEquals("100ms", fixed.rule());
@@ -89,7 +90,7 @@ class SimulateReleaseTest {
         }
         assertEquals(5, files.size(), files.toString());
         for (Path f : files) {
-            Scenario s = ScenarioReader.read(f);
+            Scenario s = ScenarioFile.read(f);
             ReleaseComparison c = ReleaseComparison.run(Simulator.standard(), s, ReleaseComparison.DEFAULT_DELAYS,
                     ReleaseComparison.adaptiveFor(s));
             assertEquals(List.of(), c.dominating(c.adaptive(), ReleaseComparison.FRONTIER_TOLERANCE), f + ": " + c);
@@ -99,7 +100,7 @@ class SimulateReleaseTest {
     /** The elastic example's description states these figures; they must stay true (within 2 points). */
     @Test
     void theElasticScenarioDoesWhatItsTextSays() throws IOException {
-        Scenario s = ScenarioReader.read(SCENARIOS.resolve("online-offline-elastic.json"));
+        Scenario s = ScenarioFile.read(SCENARIOS.resolve("online-offline-elastic.json"));
         SimResult r = Simulator.standard().run(s);
         long sec = 1_000_000_000L;
         double aAlone = r.busy("job-a").gpuNanosBetween(0, 20 * sec) / (20.0 * sec);
@@ -129,7 +130,7 @@ class SimulateReleaseTest {
         Path adaptive = tmp.resolve("adaptive.json");
         Files.writeString(adaptive, base.replace("\"releaseDelay\": \"100ms\"",
                 "\"release\": {\"type\": \"adaptive\", \"switchCost\": \"300us\", \"maxHold\": \"50ms\"}"));
-        assertEquals("adaptive(switch 300us, max 50ms)", ScenarioReader.read(adaptive).preemption().releasePolicy().describe());
+        assertEquals("adaptive(switch 300us, max 50ms)", ScenarioFile.read(adaptive).preemption().releasePolicy().describe());
         Path badHold = tmp.resolve("hold.json");
         Files.writeString(badHold, base.replace("\"releaseDelay\": \"100ms\"",
                 "\"release\": {\"type\": \"adaptive\", \"maxHold\": \"soon\"}"));
@@ -138,12 +139,10 @@ class SimulateReleaseTest {
 
     private static String field(Path file) {
         try {
-            ScenarioReader.read(file);
+            ScenarioFile.read(file);
             throw new AssertionError("accepted " + file);
-        } catch (InvalidValueException e) {
-            return e.field();
-        } catch (IOException e) {
-            throw new AssertionError(e);
+        } catch (QgpuJsonException e) {
+            return e.path();
         }
     }
 
@@ -154,7 +153,7 @@ class SimulateReleaseTest {
                 "--out", tmp.toString());
         assertEquals("0", r[0], r[2]);
         assertTrue(Files.size(tmp.resolve("share-gpu0.png")) > 5_000);
-        Scenario s = ScenarioReader.read(el);
+        Scenario s = ScenarioFile.read(el);
         assertEquals(s.compute().windowNanos(), SimulateCommand.chartBucket("window", s));
         String[] bad = qgpu("simulate", el.toString(), "--chart-bucket", "750ms");
         assertEquals("2", bad[0]);

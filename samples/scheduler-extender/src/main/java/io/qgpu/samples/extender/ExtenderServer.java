@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * ExtenderServer server = ExtenderServer.builder(extender)
- *         .host("0.0.0.0").port(8888).urlPrefix("/qgpu").maxBodyBytes(4 << 20).threads(8)
+ *         .host("127.0.0.1").port(8888).urlPrefix("/qgpu").maxBodyBytes(4 << 20).threads(8)
  *         .build().start();
  * server.port();        // the bound port (useful with port 0)
  * server.stop();
@@ -105,6 +105,14 @@ public final class ExtenderServer implements AutoCloseable {
             throw new IllegalStateException("not started");
         }
         return server.getAddress().getPort();
+    }
+
+    /** The address the server listens on. */
+    public synchronized InetSocketAddress address() {
+        if (server == null) {
+            throw new IllegalStateException("not started");
+        }
+        return server.getAddress();
     }
 
     /** The URL prefix, for example {@code http://127.0.0.1:8888/qgpu}. */
@@ -265,10 +273,10 @@ public final class ExtenderServer implements AutoCloseable {
         }
     }
 
-    /** Fail-fast builder. Defaults: host 0.0.0.0, port 8888, prefix empty, 4 MiB bodies, 8 threads. */
+    /** Fail-fast builder. Defaults: host 127.0.0.1 (this machine only; 0.0.0.0 for every interface), port 8888, prefix empty, 4 MiB bodies, 8 threads. */
     public static final class Builder {
         private final Extender extender;
-        private String host = "0.0.0.0";
+        private String host = "127.0.0.1";
         private int port = 8888;
         private String urlPrefix = "";
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;

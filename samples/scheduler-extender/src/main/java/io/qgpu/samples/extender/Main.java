@@ -4,8 +4,10 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.QgpuException;
+import io.qgpu.core.json.Durations;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
@@ -14,7 +16,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,14 +33,14 @@ import java.util.concurrent.CountDownLatch;
  *   --kubeconfig FILE      the cluster to talk to (default: fabric8's usual lookup: KUBECONFIG, ~/.kube/config, in-cluster)
  *   --inventory FILE       a static inventory (QgpuJson inventory file: rules and nodes); with Kubernetes, node annotations add more
  *   --rules NAME           granularity preset when no inventory file gives rules: qgpu (default), hami, gpu-manager
- *   --host ADDR            listen address (default 0.0.0.0)
+ *   --host ADDR            listen address (default 127.0.0.1: this machine only; 0.0.0.0 for every interface)
  *   --port N               listen port (default 8888)
  *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind
  *   --max-body-bytes N     largest request body (default 4194304); larger ones get 413
  *   --threads N            request threads (default 8)
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
- *   --sync-timeout SEC     how long to wait for the informers at start-up (default 60)
+ *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
  * </pre>
  *
  * <p>Thread safety: a program entry point.
@@ -111,7 +112,7 @@ public final class Main {
         boolean demo = opts.containsKey("demo");
         Inventory inventory;
         if (opts.containsKey("inventory")) {
-            inventory = QgpuJson.readInventory(Files.readString(Path.of(opts.get("inventory"))));
+            inventory = QgpuJson.readInventory(Path.of(opts.get("inventory")));
         } else if (demo) {
             throw new IllegalArgumentException("--demo needs --inventory FILE");
         } else {
@@ -142,7 +143,7 @@ public final class Main {
         try {
             if (client != null) {
                 sync = new KubernetesSync(client, extender);
-                sync.start(Duration.ofSeconds(Long.parseLong(opts.getOrDefault("sync-timeout", "60"))));
+                sync.start(Durations.parse("--sync-timeout", opts.getOrDefault("sync-timeout", "60s")));
             }
             server = server(opts, extender, ledger);
         } catch (Exception | Error e) {
@@ -159,7 +160,7 @@ public final class Main {
 
     private static ExtenderServer server(Map<String, String> opts, GpuExtender extender, Ledger ledger) throws IOException {
         return ExtenderServer.builder(extender)
-                .host(opts.getOrDefault("host", "0.0.0.0"))
+                .host(opts.getOrDefault("host", "127.0.0.1"))
                 .port(Integer.parseInt(opts.getOrDefault("port", "8888")))
                 .urlPrefix(opts.getOrDefault("url-prefix", "/qgpu"))
                 .maxBodyBytes(Integer.parseInt(opts.getOrDefault("max-body-bytes", String.valueOf(ExtenderServer.DEFAULT_MAX_BODY_BYTES))))
@@ -208,7 +209,14 @@ public final class Main {
                 throw new IllegalArgumentException("unknown option --" + name);
             }
         }
-        for (String n : List.of("port", "max-body-bytes", "threads", "sync-timeout")) {
+        if (m.containsKey("sync-timeout")) {
+            try {
+                Durations.parse("--sync-timeout", m.get("sync-timeout"));
+            } catch (InvalidValueException e) {
+                throw new IllegalArgumentException(e.getMessage());
+            }
+        }
+        for (String n : List.of("port", "max-body-bytes", "threads")) {
             if (m.containsKey(n)) {
                 try {
                     Long.parseLong(m.get(n));
@@ -228,13 +236,15 @@ public final class Main {
                 "  --kubeconfig FILE     cluster to use (default: KUBECONFIG, ~/.kube/config or in-cluster)",
                 "  --inventory FILE      static inventory (rules and nodes, QgpuJson format)",
                 "  --rules NAME          qgpu (default), hami or gpu-manager when no inventory gives rules",
-                "  --host ADDR           listen address (default 0.0.0.0)",
+                "  --host ADDR           listen address (default 127.0.0.1, this machine only; 0.0.0.0 listens on",
+                "                        every interface, as a scheduler in another pod or machine needs)",
                 "  --port N              listen port (default 8888)",
                 "  --url-prefix PATH     path before the verbs (default /qgpu)",
                 "  --max-body-bytes N    largest request body (default 4194304)",
                 "  --threads N           request threads (default 8)",
                 "  --node-policy P       binpack (default) or spread",
                 "  --gpu-policy P        spread (default) or binpack",
-                "  --sync-timeout SEC    informer sync timeout at start-up (default 60)");
+                "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",
+                "                        default 60s; a bare number is refused");
     }
 }

@@ -64,4 +64,26 @@ class MainTest {
             assertTrue(view.body().contains("team-a/infer-0"), view.body());
         }
     }
+
+    @Test
+    void listensOnLoopbackUnlessGivenAHost() throws Exception {
+        Path inv = dir.resolve("inventory.json");
+        Files.write(inv, TestSupport.resource("inventory.json"));
+        try (Main.Running r = Main.start(Main.parse(new String[] {"--demo", "--inventory", inv.toString(), "--port", "0"}))) {
+            assertTrue(r.server().address().getAddress().isLoopbackAddress(), r.server().address().toString());
+        }
+        try (Main.Running r = Main.start(Main.parse(new String[] {"--demo", "--inventory", inv.toString(), "--port", "0",
+                "--host", "0.0.0.0"}))) {
+            assertTrue(r.server().address().getAddress().isAnyLocalAddress(), r.server().address().toString());
+        }
+    }
+
+    @Test
+    void syncTimeoutTakesTheOneDurationSyntax() {
+        assertEquals("2s", Main.parse(new String[] {"--sync-timeout", "2s"}).get("sync-timeout"));
+        IllegalArgumentException bare = assertThrows(IllegalArgumentException.class,
+                () -> Main.parse(new String[] {"--sync-timeout", "60"}));
+        assertTrue(bare.getMessage().startsWith("--sync-timeout = \"60\": must be a duration: a number and a unit"),
+                bare.getMessage());
+    }
 }

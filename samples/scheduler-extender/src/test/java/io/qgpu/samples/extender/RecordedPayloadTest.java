@@ -114,7 +114,7 @@ class RecordedPayloadTest {
         assertEquals(in.get("metadata"), r.get("Nodes").get("metadata"));
         Map<String, String> unresolvable = map(r.get("FailedAndUnresolvableNodes"));
         assertEquals(Set.of("gpu-c", "cpu-d"), unresolvable.keySet());
-        assertTrue(unresolvable.get("gpu-c").contains("NOT_ENOUGH_GPUS requested 2, available 1"), unresolvable.get("gpu-c"));
+        assertTrue(unresolvable.get("gpu-c").contains("NOT_ENOUGH_GPUS requested 2 GPUs, available 1 GPU"), unresolvable.get("gpu-c"));
         assertEquals(Map.of(), map(r.get("FailedNodes")));
         assertEquals(Set.of("gpu-a", "gpu-b", "gpu-c"), new TreeSet<>(ledger.nodes().stream().map(n -> n.name()).toList()),
                 "nodes with a qgpu.io/inventory annotation were added to the ledger");

@@ -1,0 +1,74 @@
+package io.qgpu.core.json;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import java.util.Collection;
+import java.util.Map;
+
+/** Parser and binder errors restated in words, without the implementation's class names or parser internals. */
+final class Problems {
+    private Problems() {
+    }
+
+    /** A syntax error (or a number the parser cannot hold) in words. */
+    static String syntax(JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.startsWith("Trailing token")) {
+            return "unexpected content after the end of the JSON value";
+        }
+        if (m.startsWith("Duplicate field")) {
+            return "the same key appears twice in one object (" + m.substring("Duplicate field ".length()) + ")";
+        }
+        if (m.contains("out of range")) {
+            return "the number is too large";
+        }
+        return clean(m);
+    }
+
+    /** A binding error (wrong type, fraction for a whole number, ...) in words. */
+    static String mapping(JsonMappingException e) {
+        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.startsWith("Trailing token")) {
+            return "unexpected content after the end of the JSON value";
+        }
+        if (e instanceof MismatchedInputException mi && mi.getTargetType() != null) {
+            Class<?> t = mi.getTargetType();
+            boolean fraction = e instanceof InvalidFormatException f && f.getValue() instanceof Number n
+                    && (n instanceof Double || n instanceof Float || n instanceof java.math.BigDecimal);
+            if (t == Integer.class || t == int.class || t == Long.class || t == long.class || t == Short.class) {
+                return fraction || m.contains("Floating-point") ? "must be a whole number (a fraction is not accepted)"
+                        : "must be a whole number";
+            }
+            if (t == Double.class || t == double.class || t == Float.class) {
+                return "must be a number";
+            }
+            if (t == Boolean.class || t == boolean.class) {
+                return "must be true or false";
+            }
+            if (t == String.class) {
+                return "must be a string";
+            }
+            if (Collection.class.isAssignableFrom(t) || t.isArray()) {
+                return "must be an array";
+            }
+            if (Map.class.isAssignableFrom(t) || !t.getName().startsWith("java.")) {
+                return "must be an object";
+            }
+        }
+        return clean(m);
+    }
+
+    /** Drops class names in back-quotes and anything after a parser's source description. */
+    static String clean(String m) {
+        String s = m;
+        int src = s.indexOf("\n at [Source");
+        if (src >= 0) {
+            s = s.substring(0, src);
+        }
+        s = s.replaceAll("`[^`]*`", "a value").replaceAll("\\(code \\d+\\)", "").replace("REDACTED", "");
+        s = s.replaceAll("\\s+", " ").trim();
+        return s.isEmpty() ? "is not valid here" : s;
+    }
+}
