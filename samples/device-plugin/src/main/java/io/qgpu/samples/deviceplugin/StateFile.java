@@ -42,7 +42,7 @@ import java.util.Optional;
  *
  * <p>Thread safety: not thread-safe; the pool calls it under its lock.
  */
-public final class StateFile {
+public final class StateFile implements AllocationStore {
     /** The format version this class writes and reads. */
     public static final int VERSION = 1;
 
@@ -59,7 +59,13 @@ public final class StateFile {
         return path;
     }
 
+    @Override
+    public String toString() {
+        return "state file " + path;
+    }
+
     /** Writes the allocations atomically. */
+    @Override
     public void save(String node, List<Allocation> allocations) {
         ObjectNode root = MAPPER.createObjectNode();
         root.put("version", VERSION);
@@ -106,6 +112,7 @@ public final class StateFile {
      * @throws StateFileException naming the file, the JSON path and the value when it cannot be read
      *                            or was written for another node
      */
+    @Override
     public Optional<List<Allocation>> load(String node) {
         JsonNode root;
         try {

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * GPUs: the extender's placement when {@link PodDecisions} has one for this many GPUs, else the
  * placement engine's choice for a slot-sized claim (least loaded, then best linked), first among
  * the ids' home GPUs and then anywhere, as a virtual id may land on any GPU. The placement is
- * reserved in the ledger; every change is saved in the {@link StateFile} before it is answered, and
+ * reserved in the ledger; every change is saved in the {@link AllocationStore} before it is answered, and
  * {@link #restore} rebuilds it all after a restart.
  *
  * <pre>{@code
@@ -58,7 +58,7 @@ public final class VirtualDevicePool {
     private final Ledger ledger;
     private final PlacementEngine engine;
     private final PodDecisions decisions;
-    private final StateFile stateFile;
+    private final AllocationStore stateFile;
     private final long slotMemoryBytes;
     private final Map<String, GpuDevice> gpus = new LinkedHashMap<>();
     /** Every id, in advertising order. */
@@ -74,10 +74,10 @@ public final class VirtualDevicePool {
      * @param ledger          a ledger holding {@code node}
      * @param engine          the placement engine over {@code ledger}
      * @param decisions       where the extender's decisions come from
-     * @param stateFile       where the allocations are kept
+     * @param stateFile       where the allocations are kept ({@link StateFile})
      * @param slotMemoryBytes memory per GPU of an allocation the plugin decides itself
      */
-    public VirtualDevicePool(Node node, Ledger ledger, PlacementEngine engine, PodDecisions decisions, StateFile stateFile,
+    public VirtualDevicePool(Node node, Ledger ledger, PlacementEngine engine, PodDecisions decisions, AllocationStore stateFile,
                              long slotMemoryBytes) {
         this.node = Validate.notNull("pool.node", node);
         this.ledger = Validate.notNull("pool.ledger", ledger);
@@ -165,7 +165,7 @@ public final class VirtualDevicePool {
             a.deviceIds().stream().filter(id -> !ids.contains(id)).forEach(unknown::add);
             a.gpus().stream().filter(g -> !gpus.containsKey(g)).forEach(unknown::add);
             if (!unknown.isEmpty() || a.deviceIds().stream().anyMatch(tenantOfId::containsKey)) {
-                LOG.warn("state file {}: allocation of {} dropped: {} not on this node or held twice", stateFile.path(),
+                LOG.warn("{}: allocation of {} dropped: {} not on this node or held twice", stateFile,
                         a.tenantId(), unknown);
                 continue;
             }
@@ -174,7 +174,7 @@ public final class VirtualDevicePool {
             n++;
         }
         if (n > 0) {
-            LOG.info("restored {} allocation(s) from {}", n, stateFile.path());
+            LOG.info("restored {} allocation(s) from {}", n, stateFile);
             changed();
         }
         return n;
