@@ -23,9 +23,10 @@ import org.junit.jupiter.api.Test;
  * ninth asks for preferred allocations: every allocation is kept, each id on its home GPU, and the
  * state file holds exactly what the pool holds.
  *
- * <p>Shown to catch a seeded bug: with {@code synchronized} removed from
- * {@code VirtualDevicePool.allocate} this test failed in 5 of 5 runs (lost allocations, a state file
- * that disagreed with the pool, or a ConcurrentModificationException answered as INTERNAL).
+ * <p>This end-to-end run (gRPC threads, fsync per save) overlaps the pool's critical sections too
+ * little to catch a missing lock: with {@code synchronized} removed from
+ * {@code VirtualDevicePool.allocate} it passed 5 of 5 runs. {@link PoolContentionTest} is the one
+ * that catches that bug (5 of 5 runs).
  */
 class ContentionTest extends PluginTestBase {
 
