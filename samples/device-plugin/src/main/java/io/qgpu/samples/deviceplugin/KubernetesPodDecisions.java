@@ -36,17 +36,29 @@ public final class KubernetesPodDecisions implements PodDecisions {
 
     private final KubernetesClient client;
     private final String nodeName;
+    private final boolean fieldSelector;
 
     public KubernetesPodDecisions(KubernetesClient client, String nodeName) {
+        this(client, nodeName, true);
+    }
+
+    /**
+     * @param fieldSelector whether to ask the API server for this node's pods only
+     *                      ({@code spec.nodeName}); the pods are checked here either way
+     */
+    KubernetesPodDecisions(KubernetesClient client, String nodeName, boolean fieldSelector) {
         this.client = Validate.notNull("podDecisions.client", client);
         this.nodeName = Validate.notBlank("podDecisions.nodeName", nodeName);
+        this.fieldSelector = fieldSelector;
     }
 
     @Override
     public List<PendingPod> pending(int gpuCount) {
         List<Pod> pods;
         try {
-            pods = client.pods().inAnyNamespace().withField("spec.nodeName", nodeName).list().getItems();
+            pods = fieldSelector
+                    ? client.pods().inAnyNamespace().withField("spec.nodeName", nodeName).list().getItems()
+                    : client.pods().inAnyNamespace().list().getItems();
         } catch (KubernetesClientException e) {
             throw new PluginException(Status.Code.UNAVAILABLE, "cannot list the pods of node " + nodeName
                     + " to find the extender's decision: " + e.getMessage(), e);
