@@ -93,9 +93,11 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
                         "must name at least one container");
             }
             PreferredAllocationResponse.Builder r = PreferredAllocationResponse.newBuilder();
-            for (ContainerPreferredAllocationRequest c : request.getContainerRequestsList()) {
+            for (int i = 0; i < request.getContainerRequestsCount(); i++) {
+                ContainerPreferredAllocationRequest c = request.getContainerRequests(i);
                 r.addContainerResponses(ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(
-                        pool.preferred(c.getAvailableDeviceIDsList(), c.getMustIncludeDeviceIDsList(), c.getAllocationSize())));
+                        pool.preferred("PreferredAllocationRequest.container_requests[" + i + "]",
+                                c.getAvailableDeviceIDsList(), c.getMustIncludeDeviceIDsList(), c.getAllocationSize())));
             }
             return r.build();
         });

@@ -46,6 +46,10 @@ public final class Main {
     }
 
     public static void main(String[] args) throws Exception {
+        // Netty warns on every Unix socket that TCP keep-alive does not apply to it
+        if (System.getProperty("org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap", "error");
+        }
         PluginConfig config;
         boolean kubernetes;
         try {

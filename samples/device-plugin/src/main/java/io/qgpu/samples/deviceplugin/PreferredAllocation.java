@@ -47,8 +47,8 @@ final class PreferredAllocation {
         this.slotMemoryBytes = slotMemoryBytes;
     }
 
-    List<String> choose(List<String> available, List<String> mustInclude, int size) {
-        String f = "ContainerPreferredAllocationRequest";
+    /** @param f the request's field, for messages: {@code PreferredAllocationRequest.container_requests[i]} */
+    List<String> choose(String f, List<String> available, List<String> mustInclude, int size) {
         Set<String> avail = new LinkedHashSet<>();
         for (int i = 0; i < available.size(); i++) {
             pool.known(f + ".available_deviceIDs[" + i + "]", available.get(i));

@@ -259,7 +259,12 @@ public final class VirtualDevicePool {
      * by best link and then least load.
      */
     public synchronized List<String> preferred(List<String> available, List<String> mustInclude, int size) {
-        return new PreferredAllocation(this, engine, ledger, slotMemoryBytes).choose(available, mustInclude, size);
+        return preferred("ContainerPreferredAllocationRequest", available, mustInclude, size);
+    }
+
+    /** As {@link #preferred(List, List, int)}, naming the request's field {@code field} in refusals. */
+    public synchronized List<String> preferred(String field, List<String> available, List<String> mustInclude, int size) {
+        return new PreferredAllocation(this, engine, ledger, slotMemoryBytes).choose(field, available, mustInclude, size);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -193,11 +193,11 @@ class AllocateTest extends PluginTestBase {
 
         assertStatus(Status.Code.INVALID_ARGUMENT, "PreferredAllocationRequest.container_requests",
                 () -> stub.getPreferredAllocation(PreferredAllocationRequest.getDefaultInstance()));
-        assertStatus(Status.Code.INVALID_ARGUMENT, "allocation_size = 0", () -> preferred(allIds(), List.of(), 0));
+        assertStatus(Status.Code.INVALID_ARGUMENT, "PreferredAllocationRequest.container_requests[0].allocation_size = 0", () -> preferred(allIds(), List.of(), 0));
         assertStatus(Status.Code.INVALID_ARGUMENT, "allocation_size = 17", () -> preferred(allIds(), List.of(), 17));
         assertStatus(Status.Code.INVALID_ARGUMENT, "is not among available_deviceIDs",
                 () -> preferred(List.of(id(0, 0)), List.of(id(1, 0)), 1));
-        assertStatus(Status.Code.NOT_FOUND, "available_deviceIDs[0] = bogus", () -> preferred(List.of("bogus"), List.of(), 1));
+        assertStatus(Status.Code.NOT_FOUND, "PreferredAllocationRequest.container_requests[0].available_deviceIDs[0] = bogus", () -> preferred(List.of("bogus"), List.of(), 1));
         assertStatus(Status.Code.INVALID_ARGUMENT, "must not be more than allocation_size",
                 () -> preferred(List.of(id(0, 0), id(1, 0)), List.of(id(0, 0), id(1, 0)), 1));
 
