@@ -42,6 +42,7 @@ class MainTest {
         assertEquals("qgpu", c.rules().name());
         assertEquals(4L << 30, c.slotMemoryBytes());
         assertEquals(Duration.ofMinutes(5), c.recoverAfter());
+        assertEquals(Duration.ofSeconds(10), c.recoveryCheckEvery());
         assertEquals("node-7", Main.config(Main.parse(List.of("--plugin-dir", dir.toString())), Map.of("NODE_NAME", "node-7"))
                 .nodeName());
         PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", "/x/s.json",
