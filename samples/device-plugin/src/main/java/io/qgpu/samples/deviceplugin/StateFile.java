@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -161,8 +160,7 @@ public final class StateFile implements AllocationStore {
             throw new StateFileException(path, at + ".gpuOf", g + " must be an object");
         }
         Map<String, String> gpuOf = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = g.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : g.properties()) {
             gpuOf.put(e.getKey(), text(e.getValue(), at + ".gpuOf[\"" + e.getKey() + "\"]"));
         }
         JsonNode pod = o.get("pod");

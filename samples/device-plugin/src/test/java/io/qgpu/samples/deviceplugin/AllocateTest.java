@@ -47,7 +47,8 @@ class AllocateTest extends PluginTestBase {
         return uuidOf(plugin, gpu);
     }
 
-    AllocateResponse allocate(List<String>... containers) {
+    @SafeVarargs
+    final AllocateResponse allocate(List<String>... containers) {
         AllocateRequest.Builder b = AllocateRequest.newBuilder();
         for (List<String> c : containers) {
             b.addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(c));
