@@ -30,7 +30,9 @@ import java.util.List;
  *   <li>nobody holds it exclusively, and for an exclusive claim it is empty ({@code EXCLUSIVE});</li>
  *   <li>free memory covers the slice ({@code INSUFFICIENT_MEMORY});</li>
  *   <li>the claim's class has enough guaranteed compute left: the sum of requests of one class never
- *       exceeds 100 ({@code INSUFFICIENT_COMPUTE});</li>
+ *       exceeds 100 ({@code INSUFFICIENT_COMPUTE}); a claim with request 0 needs at least 1 left,
+ *       since on a fully booked GPU it would starve, unless
+ *       {@link GranularityRules#admitZeroRequestOnBookedGpu()} admits it ({@code INSUFFICIENT_COMPUTE});</li>
  *   <li>one more tenant stays within {@link GranularityRules#maxTenants(GpuDevice)} ({@code TOO_MANY_TENANTS});</li>
  *   <li>no holder has the claim's anti-affinity label ({@code ANTI_AFFINITY});</li>
  *   <li>if the GPU has holders, they carry the claim's exclusion label, or both have none ({@code EXCLUSION}).</li>
@@ -96,6 +98,10 @@ public final class Admission {
         if (claim.computeRequest() > gpu.computeFree(p)) {
             reasons = add(reasons, new Reason(ReasonCode.INSUFFICIENT_COMPUTE, id, claim.computeRequest(),
                     gpu.computeFree(p), p.wireName() + " guaranteed compute, percent"));
+        } else if (claim.computeRequest() == 0 && gpu.computeFree(p) <= 0 && !rules.admitZeroRequestOnBookedGpu()) {
+            reasons = add(reasons, new Reason(ReasonCode.INSUFFICIENT_COMPUTE, id, 0, gpu.computeFree(p),
+                    p.wireName() + " guaranteed compute is fully booked: a tenant with request 0 would starve"
+                            + " (the granularity rule admitZeroRequestOnBookedGpu admits it)"));
         }
         int max = rules.maxTenants(d);
         if (gpu.tenants() + 1 > max) {

@@ -1,7 +1,6 @@
 package io.qgpu.core.placement;
 
 import io.qgpu.api.Claim;
-import io.qgpu.api.GpuLink;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
@@ -29,7 +28,6 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -186,7 +184,7 @@ public final class PlacementEngine {
         if (!general.isEmpty()) {
             return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
         }
-        ClaimShape c = new ClaimShape(claim, config);
+        ClaimShape c = new ClaimShape(claim, config, rules);
         ReserveResult.Refused last = null;
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
@@ -232,7 +230,7 @@ public final class PlacementEngine {
         Validate.notNull("claim", claim);
         long t0 = ticker.read();
         GranularityRules rules = ledger.rules();
-        ClaimShape c = new ClaimShape(claim, config);
+        ClaimShape c = new ClaimShape(claim, config, rules);
         List<Reason> general = generalReasons(claim, rules);
         if (!general.isEmpty()) {
             return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
@@ -249,17 +247,17 @@ public final class PlacementEngine {
         PlacementExplanation.Candidate chosen = null;
         for (NodeSummary s : e.feasible) {
             feasibleStates.add(s.state);
+            SetSearch search = search(s, c);
             int[] positions;
-            if (s == e.chosen) {
-                positions = e.positions;
-            } else if (e.group != null) {
+            if (e.group != null) {
                 positions = e.group.positions;
+                search.single(positions);
             } else {
-                int[] cand = new int[s.size];
-                int m = candidates(s, c, cand);
-                positions = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m).positions();
+                SetSearch.Choice best = bestSet(s, c, search);
+                positions = s == e.chosen ? e.positions : best.positions();
             }
-            PlacementExplanation.Candidate cd = candidate(s, c, positions, shortlisted.contains(s));
+            PlacementExplanation.Candidate cd = explainer().candidate(s, c, positions, search.maxLeftFor(positions),
+                    shortlisted.contains(s));
             candidates.add(cd);
             if (s == e.chosen) {
                 chosen = cd;
@@ -330,12 +328,12 @@ public final class PlacementEngine {
             if (g != null) {
                 e.group = g;
                 NodeSummary s = g.summary;
-                if (g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)) {
-                    double total = nodeScore(s, c)
-                            + new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).score(g.positions, c.k, true);
+                SetSearch.Choice only = g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
+                        && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
+                if (only != null) {
                     e.chosen = s;
                     e.positions = g.positions;
-                    e.total = total;
+                    e.total = nodeScore(s, c) + only.score();
                     if (explain) {
                         e.feasible.add(s);
                         e.shortlist.add(s);
@@ -399,14 +397,12 @@ public final class PlacementEngine {
                 topS[j] = s;
             }
         }
-        int[] cand = null;
         for (int j = 0; j < top; j++) {
             NodeSummary s = topS[j];
-            if (cand == null || cand.length < s.size) {
-                cand = new int[s.size];
+            SetSearch.Choice choice = bestSet(s, c, search(s, c));
+            if (choice == null) {
+                continue;   // feasible() already checked the set constraints; only an unstable filter gets here
             }
-            int m = candidates(s, c, cand);
-            SetSearch.Choice choice = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m);
             double total = nodeScore(s, c) + choice.score();
             if (total > e.total) {
                 e.total = total;
@@ -460,12 +456,55 @@ public final class PlacementEngine {
         if (count < c.k) {
             return false;
         }
+        if ((c.mustInclude || c.numaRequired) && setConstraintShortfall(s, c) != null) {
+            return false;
+        }
         for (NodeFilter f : nodeFilters) {
             if (!f.check(c.claim, s.state, ledger).isEmpty()) {
                 return false;
             }
         }
         return true;
+    }
+
+    private static final int[] NONE = new int[0];
+
+    private SetSearch search(NodeSummary s, ClaimShape c) {
+        return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
+    }
+
+    /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
+    private SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        int[] fixed = c.mustInclude ? SetConstraints.mustPositions(s, c) : NONE;
+        if (fixed == null) {
+            return null;
+        }
+        return search.best(cand, m, fixed, fixed.length);
+    }
+
+    private static boolean mustIncludedIn(NodeSummary s, ClaimShape c, int[] positions) {
+        if (!c.mustInclude) {
+            return true;
+        }
+        int[] fixed = SetConstraints.mustPositions(s, c);
+        if (fixed == null) {
+            return false;
+        }
+        for (int p : fixed) {
+            if (!java.util.Arrays.stream(positions).anyMatch(q -> q == p)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
+    private List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        return SetConstraints.shortfall(s, c, cand, m);
     }
 
     private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
@@ -623,6 +662,11 @@ public final class PlacementEngine {
         }
         if (usable < c.k) {
             nodeReasons.add(new Reason(ReasonCode.NOT_ENOUGH_GPUS, ns.name(), c.k, usable, "usable GPUs"));
+        } else if (c.mustInclude || c.numaRequired) {
+            List<Reason> shortfall = setConstraintShortfall(NodeSummary.of(ns, null, rules), c);
+            if (shortfall != null) {
+                nodeReasons.addAll(shortfall);
+            }
         }
         if (nodeReasons.isEmpty() && gpuReasons.isEmpty()) {
             // only when a registered filter answers differently from one call to the next
@@ -659,72 +703,8 @@ public final class PlacementEngine {
 
     // ------------------------------------------------------------------ explain
 
-    private PlacementExplanation.Candidate candidate(NodeSummary s, ClaimShape c, int[] positions, boolean shortlisted) {
-        List<PlacementExplanation.Term> terms = new ArrayList<>();
-        PlacementExplanation.Level node = PlacementExplanation.Level.NODE;
-        PlacementExplanation.Level set = PlacementExplanation.Level.GPU_SET;
-        int healthy = 0;
-        for (GpuState g : s.state.gpus()) {
-            healthy += g.device().healthy() ? 1 : 0;
-        }
-        terms.add(new PlacementExplanation.Term(node, "node-" + c.nodePolicy.wireName(),
-                PlacementScores.policyTerm(c.nodePolicy, s.nodeLoad), config.nodeWeight(),
-                String.format(Locale.ROOT, "node load %.3f (mean over %d healthy GPU(s)); %s", s.nodeLoad, healthy,
-                        c.nodeBinpack ? "binpack prefers the fullest node: score = load" : "spread prefers the emptiest node: score = 1 - load")));
-        for (int i = 0; i < nodeScorers.length; i++) {
-            Score sc = nodeScorers[i].explain(c.claim, s.state, ledger);
-            terms.add(new PlacementExplanation.Term(node, nodeScorers[i].name(), sc.value(), nodeScorerWeights[i], sc.explanation()));
-        }
-        int k = positions.length;
-        NodeSummary.Topo t = s.topo;
-        boolean all = true;
-        double linkSum = 0;
-        List<String> pairs = new ArrayList<>();
-        List<String> notNv = new ArrayList<>();
-        for (int a = 0; a < k; a++) {
-            for (int b = a + 1; b < k; b++) {
-                int pa = positions[a];
-                int pb = positions[b];
-                GpuLink l = t.topology.link(pa, pb);
-                double ls = t.link[pa * t.size + pb];
-                linkSum += ls;
-                all &= t.nv[pa * t.size + pb];
-                String label = pa + "-" + pb + " " + l.label();
-                pairs.add(String.format(Locale.ROOT, "%s %.2f", label, ls));
-                if (!(l instanceof GpuLink.NvLink)) {
-                    notNv.add(label);
-                }
-            }
-        }
-        double clique = k == 1 || all ? 1.0 : 0.0;
-        double link = k == 1 ? 1.0 : linkSum / (k * (k - 1) / 2);
-        terms.add(new PlacementExplanation.Term(set, "nvlink-clique", clique, config.cliqueWeight(),
-                k == 1 ? "single GPU" : all ? "every pair of the set is NVLink" : "pairs without NVLink: " + String.join(", ", notNv)));
-        terms.add(new PlacementExplanation.Term(set, "link-quality", link, config.linkWeight(),
-                k == 1 ? "single GPU" : "mean pair link score (max lanes " + t.maxLanes + "): " + String.join(", ", pairs)));
-        double loadSum = 0;
-        List<String> loads = new ArrayList<>();
-        for (int p : positions) {
-            loadSum += s.load[p];
-            loads.add(String.format(Locale.ROOT, "%d:%.3f", p, s.load[p]));
-        }
-        double mean = loadSum / k;
-        terms.add(new PlacementExplanation.Term(set, "gpu-" + c.gpuPolicy.wireName(), PlacementScores.policyTerm(c.gpuPolicy, mean),
-                config.loadWeight(), String.format(Locale.ROOT, "mean GPU load %.3f (%s); %s", mean, String.join(" ", loads),
-                        c.gpuBinpack ? "binpack: score = load" : "spread: score = 1 - load")));
-        if (setScorers.length > 0) {
-            GpuSet g = GpuSet.of(positions);
-            for (int i = 0; i < setScorers.length; i++) {
-                Score sc = setScorers[i].explain(c.claim, s.state, g, ledger);
-                terms.add(new PlacementExplanation.Term(set, setScorers[i].name(), sc.value(), setScorerWeights[i], sc.explanation()));
-            }
-        }
-        double total = 0;
-        for (PlacementExplanation.Term term : terms) {
-            total += term.weighted();
-        }
-        return new PlacementExplanation.Candidate(s.state.name(), GpuSet.of(positions), uuids(s.state, positions), total,
-                shortlisted, terms);
+    private ExplainTerms explainer() {
+        return new ExplainTerms(config, nodeScorers, nodeScorerWeights, setScorers, setScorerWeights, ledger);
     }
 
     // ------------------------------------------------------------------ builder

@@ -44,7 +44,7 @@ class AdmissionEquivalenceTest {
             NodeSummary s = NodeSummary.of(ns, null, r);
             for (int c = 0; c < 4; c++) {
                 Claim claim = Gen.claim(rnd, "t" + c, List.of(node));
-                ClaimShape shape = new ClaimShape(claim, PlacementConfig.defaults());
+                ClaimShape shape = new ClaimShape(claim, PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
                 int admits = 0;
                 for (int i = 0; i < states.size(); i++) {
                     GpuState g = states.get(i);
