@@ -19,6 +19,8 @@ final class ClaimShape {
      * zero request when the rules refuse zero-request tenants on fully booked GPUs.
      */
     final int minComputeFree;
+    /** The rules refuse to leave a zero-request tenant on a fully booked GPU. */
+    final boolean refuseZeroStarving;
     final boolean online;
     /** {@link NodeSummary#RES_ONLINE} or {@link NodeSummary#RES_OFFLINE}. */
     final byte classCode;
@@ -42,7 +44,8 @@ final class ClaimShape {
         this.exclusive = claim.exclusive();
         this.memory = claim.memoryPerGpuBytes();
         this.compute = claim.computeRequest();
-        this.minComputeFree = compute == 0 && !rules.admitZeroRequestOnBookedGpu() ? 1 : compute;
+        this.refuseZeroStarving = !rules.admitZeroRequestOnBookedGpu();
+        this.minComputeFree = compute == 0 && refuseZeroStarving ? 1 : compute;
         this.online = claim.priority() == PriorityClass.ONLINE;
         this.classCode = online ? NodeSummary.RES_ONLINE : NodeSummary.RES_OFFLINE;
         this.exclusion = claim.locality().exclusion().orElse(null);

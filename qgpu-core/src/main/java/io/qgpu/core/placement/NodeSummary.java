@@ -24,7 +24,8 @@ import io.qgpu.api.Topology;
  *                  bits 16..35  tenants        (saturating at 2^20 - 1)
  *                  bits 36..55  maxTenants     (saturating at 2^20 - 1)
  *                  bits 56..63  flags: open, empty, reserved online, reserved offline,
- *                               holds an anti-affinity label, holds an exclusion label
+ *                               holds an anti-affinity label, holds an exclusion label,
+ *                               holds an online / offline tenant with compute request 0
  * </pre>
  * (A request is 0..100, so clamping a free value below 0 to -1 keeps every comparison exact.)
  *
@@ -44,6 +45,9 @@ final class NodeSummary {
     private static final long F_RES_OFFLINE = 8L << 56;
     private static final long F_ANTI = 16L << 56;
     private static final long F_EXCLUSION = 32L << 56;
+    /** A tenant with compute request 0 of the online / offline class holds the GPU. */
+    private static final long F_ZERO_ONLINE = 64L << 56;
+    private static final long F_ZERO_OFFLINE = 128L << 56;
     private static final long COUNT_MASK = (1L << 20) - 1;
 
     final NodeState state;
@@ -112,6 +116,9 @@ final class NodeSummary {
             for (Holding h : g.holdings()) {
                 if (h.locality().antiAffinity().isPresent()) {
                     flags |= F_ANTI;
+                }
+                if (h.computeRequest() == 0) {
+                    flags |= h.priority() == PriorityClass.ONLINE ? F_ZERO_ONLINE : F_ZERO_OFFLINE;
                 }
                 affinity |= h.locality().affinity().isPresent();
             }
@@ -251,6 +258,10 @@ final class NodeSummary {
             // minComputeFree is the request, or 1 for a zero request the rules refuse on a booked GPU
             return false;
         }
+        if (c.refuseZeroStarving && c.compute > 0 && free == c.compute
+                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0) {
+            return false;   // booking the last percent would starve a zero-request tenant of the class
+        }
         long tenants = (bits >>> 16) & COUNT_MASK;
         long max = (bits >>> 36) & COUNT_MASK;
         if (tenants + 1 > max) {
@@ -282,6 +293,13 @@ final class NodeSummary {
         final double[] pcie;
         /** For each GPU, the others from its best link to its worst (ties: closer PCIe, then lower position). */
         final int[][] partners;
+        /**
+         * The maximal NVLink cliques (every pair NVLink) of two or more GPUs, as bit masks; empty on
+         * nodes of more than 64 GPUs or when there are more than {@value #MAX_CLIQUES}.
+         */
+        final long[] cliques;
+        /** The size of the largest NVLink clique (1 when none is listed). */
+        final int maxClique;
 
         Topo(Topology t) {
             this.topology = t;
@@ -326,14 +344,76 @@ final class NodeSummary {
                     partners[a][i] = others[i];
                 }
             }
+            this.cliques = size <= 64 ? maximalCliques(size, nv) : new long[0];
+            int max = 1;
+            for (long c : cliques) {
+                max = Math.max(max, Long.bitCount(c));
+            }
+            this.maxClique = max;
         }
 
-        /** Mean over the GPUs of {@code mask} of the link score to their best partner in {@code mask}; 0 below two. */
+        static final int MAX_CLIQUES = 256;
+
+        /** Bron-Kerbosch with pivoting over the NVLink graph; gives up (empty) past {@value #MAX_CLIQUES}. */
+        private static long[] maximalCliques(int size, boolean[] nv) {
+            long[] adj = new long[size];
+            for (int a = 0; a < size; a++) {
+                for (int b = 0; b < size; b++) {
+                    if (a != b && nv[a * size + b]) {
+                        adj[a] |= 1L << b;
+                    }
+                }
+            }
+            java.util.List<Long> out = new java.util.ArrayList<>();
+            long all = size == 64 ? -1L : (1L << size) - 1;
+            boolean complete = cliques(adj, 0L, all, 0L, out);
+            return complete ? out.stream().mapToLong(Long::longValue).toArray() : new long[0];
+        }
+
+        private static boolean cliques(long[] adj, long r, long p, long x, java.util.List<Long> out) {
+            if (p == 0 && x == 0) {
+                if (Long.bitCount(r) >= 2) {
+                    out.add(r);
+                }
+                return out.size() <= MAX_CLIQUES;
+            }
+            int u = Long.numberOfTrailingZeros(p | x);
+            long cand = p & ~adj[u];
+            while (cand != 0) {
+                int v = Long.numberOfTrailingZeros(cand);
+                cand &= cand - 1;
+                if (!cliques(adj, r | 1L << v, p & adj[v], x & adj[v], out)) {
+                    return false;
+                }
+                p &= ~(1L << v);
+                x |= 1L << v;
+            }
+            return true;
+        }
+
+        /** The most GPUs of {@code mask} in one NVLink clique, over {@link #maxClique} (0 when none). */
+        double cliqueLeft(long mask) {
+            int best = 0;
+            for (long c : cliques) {
+                best = Math.max(best, Long.bitCount(c & mask));
+            }
+            return best < 2 ? 0.0 : (double) best / maxClique;
+        }
+
+        /**
+         * {@code left(mask)}: half the mean over the GPUs of {@code mask} of the link score to their best
+         * partner in {@code mask}, half the largest NVLink clique within {@code mask} (over the node's
+         * largest); 0 below two GPUs.
+         */
         double left(long mask) {
             int count = Long.bitCount(mask);
             if (count < 2) {
                 return 0.0;
             }
+            return 0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask);
+        }
+
+        private double partnerLeft(long mask, int count) {
             double sum = 0;
             long m = mask;
             while (m != 0) {

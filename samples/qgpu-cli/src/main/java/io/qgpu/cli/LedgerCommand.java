@@ -64,7 +64,7 @@ final class LedgerCommand implements Subcommand {
             throw new UsageException("unexpected argument " + args.positionals().get(2));
         }
         Inventory inventory = QgpuJson.readInventory(Files.readString(inventoryFile));
-        Ledger ledger = Ledger.create(inventory.rules(), inventory.nodes());
+        Ledger ledger = PlaceCommand.ledgerOf(inventory, inventoryFile.toString());
         JsonNode ops = new ObjectMapper().readTree(Files.readString(opsFile));
         if (ops == null || !ops.isArray()) {
             throw new InvalidValueException("operations", opsFile.toString(), "must be a JSON array");

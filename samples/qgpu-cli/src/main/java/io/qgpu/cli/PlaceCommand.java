@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.qgpu.api.Claim;
+import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
@@ -82,7 +83,7 @@ final class PlaceCommand implements Subcommand {
         args.option("--offline-policy").ifPresent(p -> classPolicy(cfg, PriorityClass.OFFLINE, "--offline-policy", p));
         PlacementConfig config = cfg.build();
 
-        Ledger ledger = Ledger.create(inventory.rules(), inventory.nodes());
+        Ledger ledger = ledgerOf(inventory, args.option("--inventory").orElse("--inventory"));
         PlacementEngine engine = PlacementEngine.builder(ledger).config(config).build();
         ObjectMapper mapper = QgpuJson.mapper();
         ObjectNode doc = mapper.createObjectNode();
@@ -143,6 +144,16 @@ final class PlaceCommand implements Subcommand {
         PlacementPolicy node = PlacementPolicy.fromName(flag, parts[0].trim());
         PlacementPolicy gpu = parts.length == 2 ? PlacementPolicy.fromName(flag, parts[1].trim()) : node;
         cfg.classPolicy(pc, node, gpu);
+    }
+
+    /** The inventory's nodes with the tenants it lists already reserved; a listing that does not fit is bad input. */
+    static Ledger ledgerOf(Inventory inventory, String file) {
+        try {
+            return inventory.ledger();
+        } catch (io.qgpu.core.ledger.LedgerStateException e) {
+            throw new InvalidValueException(file + ": nodes[].gpus[].tenants", inventory.holdings().size() + " tenant(s)",
+                    "do not fit the GPUs they are listed on: " + e.getMessage());
+        }
     }
 
     private static String read(Args args, String flag) throws IOException {
