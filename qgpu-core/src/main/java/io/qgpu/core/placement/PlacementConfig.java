@@ -42,7 +42,8 @@ import java.util.Map;
  * @param loadWeight         weight of the GPU policy (load) term of a GPU set (>= 0, default 0.5)
  * @param leftoverWeight     weight of the look-ahead: how well the free GPUs a set leaves behind are
  *                           still connected, relative to the best set of the node (>= 0, default 0.5)
- * @param numaWeight         weight of the share of pairs of a set on one CPU NUMA node (>= 0, default 0.2)
+ * @param numaWeight         weight of the share of pairs of a set on one CPU NUMA node, a tie-break after
+ *                           link quality (>= 0, default 0.1)
  * @param pcieWeight         weight of the PCIe closeness of a set's pairs, the tie-break between pairs
  *                           of equal NVLink bandwidth (>= 0, default 0.05)
  *
@@ -153,7 +154,7 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         private double linkWeight = 0.5;
         private double loadWeight = 0.5;
         private double leftoverWeight = 0.5;
-        private double numaWeight = 0.2;
+        private double numaWeight = 0.1;
         private double pcieWeight = 0.05;
 
         private Builder() {
