@@ -228,6 +228,38 @@ class PlacementQualityTest {
         assertTrue(u.failedNodes().get("a").contains("does not have"), u.failedNodes().get("a"));
     }
 
+    // ------------------------------------------------------------------ item 7: zero-request tenants
+
+    @Test
+    void aZeroRequestClaimOnAFullyBookedGpuIsRefusedUnlessTheRulesAdmitIt() {
+        Node n = Nodes.t4("a", 1);
+        Ledger l = Ledger.create(List.of(n));
+        assertTrue(l.reserve(on(claim("full", 4, 100, 100), n, 0)).reserved());
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class,
+                PlacementEngine.create(l).place(claim("zero", 1, 0, 100)));
+        assertTrue(u.failedNodes().get("a").contains("fully booked: a tenant with request 0 would starve"), u.failedNodes().get("a"));
+        var refused = assertInstanceOf(io.qgpu.core.ledger.ReserveResult.Refused.class, l.reserve(on(claim("zero", 1, 0, 100), n, 0)));
+        assertTrue(refused.summary().contains("would starve"), refused.summary());
+
+        Ledger admitting = Ledger.create(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true), List.of(n));
+        assertTrue(admitting.reserve(on(claim("full", 4, 100, 100), n, 0)).reserved());
+        assertArrayEquals(new int[] {0}, place(admitting, n, claim("zero", 1, 0, 100)));
+    }
+
+    @Test
+    void theClassMayNotBeBookedFullNextToAZeroRequestTenant() {
+        Node n = Nodes.t4("a", 1);
+        Ledger l = Ledger.create(List.of(n));
+        assertTrue(l.reserve(on(claim("zero", 1, 0, 100), n, 0)).reserved());
+        assertTrue(l.reserve(on(claim("sixty", 1, 60, 100), n, 0)).reserved());
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class,
+                PlacementEngine.create(l).place(claim("forty", 1, 40, 100)));
+        assertTrue(u.failedNodes().get("a").contains("booking the last 40% would starve"), u.failedNodes().get("a"));
+        assertArrayEquals(new int[] {0}, place(l, n, claim("thirty-five", 1, 35, 100)));
+        // online is another class: its guaranteed compute is booked separately
+        assertArrayEquals(new int[] {0}, place(l, n, Nodes.online("online", 1, 100)));
+    }
+
     // ------------------------------------------------------------------ item 10: explain
 
     @Test
