@@ -75,17 +75,35 @@ import org.slf4j.LoggerFactory;
  *       {@code weight * score} of each registered {@link NodeScorer}. The {@code shortlist} best
  *       nodes (ties: cluster order) go on.</li>
  *   <li><b>Score GPU sets.</b> On each shortlisted node the best set {@code S} of {@code gpuCount}
- *       admissible GPUs maximises
+ *       admissible GPUs (containing the claim's must-include GPUs; on one known NUMA node when the
+ *       claim says {@code numa: required}) maximises
  *       <pre>
- *   setScore(S) = cliqueWeight * clique(S)                      1 if every pair of S is NVLink, else 0
- *               + linkWeight   * mean over pairs of linkScore   (1 for a single GPU)
- *               + loadWeight   * policyTerm(gpuPolicy, mean load(g) over S)
+ *   setScore(S) = cliqueWeight   * clique(S)      1 if every pair of S is NVLink, else 0
+ *               + linkWeight     * link(S)        mean pair linkScore: NVLink bandwidth first
+ *               + leftoverWeight * leftover(S)    look-ahead: 1 - (maxLeft[j] - left(free \ S))
+ *               + numaWeight     * numa(S)        share of pairs on one CPU NUMA node
+ *               + pcieWeight     * pcie(S)        mean pcieCloseness of the pairs' PCIe ancestors
+ *               + loadWeight     * policyTerm(gpuPolicy, mean load(g) over S)
  *               + sum of weight * score of each registered GpuSetScorer</pre>
- *       With the defaults (1, 0.5, 0.5) a set whose pairs are all NVLink always beats a set with a
- *       PCIe pair (the clique term outweighs link and load together); among equally connected sets,
- *       link quality and load are balanced half and half. On an NVSwitch node every pair scores the
- *       same, so load decides. Sets are enumerated exhaustively up to {@code exhaustiveSetLimit}
- *       candidates per node, else searched greedily with local improvement ({@link SetSearch}).</li>
+ *       (a single GPU scores 1 on clique, link, numa and pcie). {@code left(X)} is what a set leaves
+ *       for the next multi-GPU claims: half the mean, over the idle GPUs {@code X} left, of the link
+ *       score to their best idle partner, half the largest NVLink clique within {@code X} over the
+ *       node's largest; {@code maxLeft[j]} is the most any set taking as many idle GPUs ({@code j})
+ *       leaves. <b>The set-choice rule</b>, with the defaults (2, 0.5, 0.5, 0.1, 0.05, 0.5): a fully
+ *       NVLinked set always beats a set with a PCIe-only pair (2.25 at least against 1.65 at most);
+ *       between sets of equal connectivity, bandwidth and what is left weigh the same, so a set
+ *       {@code S} beats {@code S'} on these two terms exactly when
+ *       {@code link(S) - link(S') > left(S') - left(S)}: bandwidth wins when the set's own mean pair
+ *       score gains more than what it leaves behind loses (NV2 leaving NV1 beats NV1 leaving NV2;
+ *       NV2 leaving two GPUs across the sockets loses to NV1 leaving an NVLink pair). The look-ahead
+ *       decides which idle GPUs a claim takes, never how many (the GPU policy decides that), and it
+ *       scores 1 on the best set of every node, so it never moves a claim to another node. NUMA and
+ *       PCIe closeness are tie-breaks worth 0.15 together: any difference of more than 0.3 in mean
+ *       pair link score outweighs them. On an NVSwitch node every pair has the same bandwidth, so
+ *       NUMA, PCIe and load decide. Sets are enumerated exhaustively up to
+ *       {@code exhaustiveSetLimit} candidates per node (every node of up to 14 GPUs with the default
+ *       5000), else searched greedily with local improvement and without the look-ahead
+ *       ({@link SetSearch}).</li>
  *   <li><b>Select.</b> The shortlisted node with the highest {@code nodeScore + setScore(best set)};
  *       ties go to the earlier node in cluster order and to the lexicographically first set.</li>
  *   <li><b>Commit.</b> {@link Ledger#reserve} re-validates atomically. A refusal (another thread took
@@ -93,8 +111,8 @@ import org.slf4j.LoggerFactory;
  *       {@code maxCommitAttempts} times in all; then the result is {@code Unschedulable} with a
  *       {@code CONFLICT} reason and the last refusal.</li>
  * </ol>
- * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm} and
- * {@code linkScore}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
+ * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm},
+ * {@code linkScore} and {@code pcieCloseness}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
  * {@link PlacementConfig#gpuPolicyFor} describe (claim override, then the class default, then the
  * engine default), separately at node and GPU level.
  *
