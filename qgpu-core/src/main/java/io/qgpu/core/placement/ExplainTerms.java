@@ -155,10 +155,15 @@ final class ExplainTerms {
         for (long m = mask; m != 0; m &= m - 1) {
             left1.add(Integer.toString(Long.numberOfTrailingZeros(m)));
         }
+        int count = Long.bitCount(mask);
+        double partner = count < 2 ? 0.0 : s.topo.partnerLeft(mask, count);
+        double clique = count < 2 ? 0.0 : s.topo.cliqueLeft(mask);
         return new PlacementExplanation.Term(SET, "leaves-behind", value, config.leftoverWeight(),
-                String.format(Locale.ROOT, "free GPUs left [%s]: each one's best free partner scores %.3f on average; "
-                                + "the best set on this node leaves %.3f; score = 1 - (%.3f - %.3f)",
-                        String.join(", ", left1), left, maxLeft, maxLeft, left));
+                String.format(Locale.ROOT, "what the set leaves for the next multi-GPU claims: idle GPUs left [%s], "
+                                + "left %.3f = half their mean link to their best idle partner (%.3f) + half their largest "
+                                + "NVLink clique over the node's (%.3f); the best set taking as many idle GPUs leaves %.3f; "
+                                + "score = 1 - (%.3f - %.3f)",
+                        String.join(", ", left1), left, partner, clique, maxLeft, maxLeft, left));
     }
 
     private static List<String> uuids(NodeSummary s, int[] positions) {

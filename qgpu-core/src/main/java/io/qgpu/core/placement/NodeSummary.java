@@ -413,7 +413,8 @@ final class NodeSummary {
             return 0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask);
         }
 
-        private double partnerLeft(long mask, int count) {
+        /** Mean over the GPUs of {@code mask} of the link score to their best partner in it. */
+        double partnerLeft(long mask, int count) {
             double sum = 0;
             long m = mask;
             while (m != 0) {

@@ -275,7 +275,7 @@ class PlacementQualityTest {
         String table = x.table();
         assertTrue(table.contains("pcie-locality: PCIe tie-break"), table);
         assertTrue(table.contains("numa: 1 of 1 pair(s) on one CPU NUMA node"), table);
-        assertTrue(table.contains("leaves-behind: free GPUs left [4, 5]"), table);
+        assertTrue(table.contains("leaves-behind: what the set leaves for the next multi-GPU claims: idle GPUs left [4, 5], left 0.625"), table);
         // what explain says is what place does, and its total is the sum of its terms
         PlacementResult.Placed p = assertInstanceOf(PlacementResult.Placed.class, e.place(two));
         assertEquals(x.chosen().orElseThrow().gpuUuids(), p.placement().gpuUuids());
