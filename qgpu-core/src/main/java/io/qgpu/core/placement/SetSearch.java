@@ -141,7 +141,10 @@ final class SetSearch {
         return j;
     }
 
-    /** Two passes over every set: the first finds {@code maxLeft}, the second ranks with the look-ahead. */
+    /**
+     * Two passes over every set: the first finds {@code maxLeft} (and keeps each set's {@code left} and
+     * {@code j}), the second ranks with the look-ahead.
+     */
     private Choice exhaustive(int[] cand, int m, int[] fixed, int f, int k) {
         int want = k - f;
         int[] set = new int[k];
@@ -149,26 +152,44 @@ final class SetSearch {
         int[] idx = new int[want];
         int[] best = null;
         double bestScore = Double.NEGATIVE_INFINITY;
+        boolean look = cfg.leftoverWeight() > 0;
+        double[] lefts = null;
+        int[] takens = null;
+        if (look) {
+            int sets = (int) Math.min(Integer.MAX_VALUE - 8, binomial(m, want));
+            lefts = new double[sets];
+            takens = new int[sets];
+        }
         for (int pass = 0; pass < 2; pass++) {
             for (int i = 0; i < want; i++) {
                 idx[i] = i;
             }
+            int n = 0;
             while (true) {
                 for (int i = 0; i < want; i++) {
                     set[f + i] = cand[idx[i]];
                 }
-                if (pass == 0) {
-                    noteLeft(set, k);
+                if (pass == 0 && look) {
+                    if (!(c.numaRequired && k > 1 && !s.sameKnownNuma(set, k))) {
+                        int j = taken(set, k);
+                        double left = s.leftAfter(set, k);
+                        lefts[n] = left;
+                        takens[n] = j;
+                        maxLeft[j] = Math.max(maxLeft[j], left);
+                    }
                 } else {
                     double v = score(set, k, true);
                     if (v != Double.NEGATIVE_INFINITY) {
-                        v += lookAhead(set, k);
+                        if (look) {
+                            v += cfg.leftoverWeight() * (1.0 - (maxLeft[takens[n]] - lefts[n]));
+                        }
                         if (v > bestScore) {
                             bestScore = v;
                             best = set.clone();
                         }
                     }
                 }
+                n++;
                 int i = want - 1;
                 while (i >= 0 && idx[i] == m - want + i) {
                     i--;
@@ -181,12 +202,25 @@ final class SetSearch {
                     idx[j] = idx[j - 1] + 1;
                 }
             }
+            if (!look) {
+                break;   // nothing to find in a first pass: rank in this one
+            }
         }
         if (best == null) {
             return null;
         }
         Arrays.sort(best);
         return new Choice(best, bestScore);
+    }
+
+    /** C(m, k), exact for the sizes {@link #binomialAtMost} lets through. */
+    private static long binomial(int m, int k) {
+        int kk = Math.min(k, m - k);
+        long v = 1;
+        for (int i = 0; i < kk; i++) {
+            v = v * (m - i) / (i + 1);
+        }
+        return v;
     }
 
     /**
