@@ -29,12 +29,13 @@ import java.util.Optional;
  * @param locality          affinity, anti-affinity and exclusion labels
  * @param nodePolicy        overrides the engine's node-level policy for this claim
  * @param gpuPolicy         overrides the engine's GPU-level policy for this claim
+ * @param numa              whether the GPUs must share one CPU NUMA node ({@link NumaPolicy#PREFERRED} by default)
  *
  * <p>Thread safety: immutable.
  */
 public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
                     PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
-                    Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy) {
+                    Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy, NumaPolicy numa) {
 
     public Claim {
         Validate.notBlank("claim.tenantId", tenantId);
@@ -45,6 +46,11 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         Validate.notNull(f + ".locality", locality);
         Validate.notNull(f + ".nodePolicy", nodePolicy);
         Validate.notNull(f + ".gpuPolicy", gpuPolicy);
+        Validate.notNull(f + ".numa", numa);
+        if (selectors.mustIncludeCount() > gpuCount) {
+            throw new InvalidValueException(f + ".selectors.mustInclude", selectors.mustIncludeCount(),
+                    "names more GPUs than the claim asks for (" + gpuCount + ")");
+        }
         if (exclusive) {
             if (memoryPerGpuBytes != 0) {
                 throw new InvalidValueException(f + ".memoryPerGpuBytes", memoryPerGpuBytes,
@@ -64,6 +70,14 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         }
     }
 
+    /** A claim with {@link NumaPolicy#PREFERRED}. */
+    public Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
+                 PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
+                 Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy) {
+        this(tenantId, gpuCount, memoryPerGpuBytes, computeRequest, computeLimit, priority, exclusive, selectors,
+                locality, nodePolicy, gpuPolicy, NumaPolicy.PREFERRED);
+    }
+
     /** Total memory over all GPUs (0 for exclusive claims: it depends on the devices chosen). */
     public long totalMemoryBytes() {
         return memoryPerGpuBytes * gpuCount;
@@ -75,7 +89,8 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
 
     /** A builder seeded from this claim, for example to rename it. */
     public Builder toBuilder() {
-        Builder b = new Builder(tenantId).gpus(gpuCount).priority(priority).selectors(selectors).locality(locality);
+        Builder b = new Builder(tenantId).gpus(gpuCount).priority(priority).selectors(selectors).locality(locality)
+                .numa(numa);
         nodePolicy.ifPresent(b::nodePolicy);
         gpuPolicy.ifPresent(b::gpuPolicy);
         if (exclusive) {
@@ -102,6 +117,7 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         private Locality locality = Locality.none();
         private PlacementPolicy nodePolicy;
         private PlacementPolicy gpuPolicy;
+        private NumaPolicy numa = NumaPolicy.PREFERRED;
 
         private Builder(String tenantId) {
             this.tenantId = tenantId;
@@ -141,10 +157,12 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         public Builder locality(Locality l) { this.locality = l; return this; }
         public Builder nodePolicy(PlacementPolicy p) { this.nodePolicy = p; return this; }
         public Builder gpuPolicy(PlacementPolicy p) { this.gpuPolicy = p; return this; }
+        /** {@link NumaPolicy#REQUIRED}: all GPUs on one NUMA node, or refused. */
+        public Builder numa(NumaPolicy p) { this.numa = p; return this; }
 
         public Claim build() {
             return new Claim(tenantId, gpuCount, memoryPerGpuBytes, computeRequest, computeLimit, priority, exclusive,
-                    selectors, locality, Optional.ofNullable(nodePolicy), Optional.ofNullable(gpuPolicy));
+                    selectors, locality, Optional.ofNullable(nodePolicy), Optional.ofNullable(gpuPolicy), numa);
         }
     }
 }

@@ -19,11 +19,16 @@ package io.qgpu.api;
  * @param computeUnit              compute requests and limits (percent) must be a multiple of this
  * @param maxTenantsPerGpu         hard cap on tenants per GPU
  * @param memoryPerTenantSlotBytes if {@code > 0}, a GPU also holds at most {@code memory / this} tenants
+ * @param admitZeroRequestOnBookedGpu whether a claim with compute request 0 may go to a GPU whose
+ *                                 guaranteed compute for its class is fully booked (default false:
+ *                                 refused with {@code INSUFFICIENT_COMPUTE}, since it would starve
+ *                                 behind the guaranteed tenants; true admits such best-effort tenants)
  *
  * <p>Thread safety: immutable.
  */
 public record GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
-                               int maxTenantsPerGpu, long memoryPerTenantSlotBytes) {
+                               int maxTenantsPerGpu, long memoryPerTenantSlotBytes,
+                               boolean admitZeroRequestOnBookedGpu) {
 
     public GranularityRules {
         Validate.notBlank("rules.name", name);
@@ -35,6 +40,18 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         }
         Validate.atLeast("rules.maxTenantsPerGpu", maxTenantsPerGpu, 1);
         Validate.atLeast("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes, 0);
+    }
+
+    /** Rules that refuse zero-request claims on GPUs whose guaranteed compute is fully booked. */
+    public GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
+                            int maxTenantsPerGpu, long memoryPerTenantSlotBytes) {
+        this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes, false);
+    }
+
+    /** A copy with {@link #admitZeroRequestOnBookedGpu()} set to {@code admit}. */
+    public GranularityRules withAdmitZeroRequestOnBookedGpu(boolean admit) {
+        return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
+                memoryPerTenantSlotBytes, admit);
     }
 
     /** qGPU: 1 GiB memory units (min 1 GiB), 5% compute units, at most min(16, memory / 4 GiB) tenants. */
@@ -109,8 +126,10 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         private int computeUnit;
         private int maxTenantsPerGpu;
         private long memoryPerTenantSlotBytes;
+        private boolean admitZeroRequestOnBookedGpu;
 
         private Builder(GranularityRules base) {
+            this.admitZeroRequestOnBookedGpu = base.admitZeroRequestOnBookedGpu;
             this.name = "custom";
             this.memoryUnitBytes = base.memoryUnitBytes;
             this.minMemoryBytes = base.minMemoryBytes;
@@ -125,10 +144,12 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         public Builder computeUnit(int v) { this.computeUnit = v; return this; }
         public Builder maxTenantsPerGpu(int v) { this.maxTenantsPerGpu = v; return this; }
         public Builder memoryPerTenantSlotBytes(long v) { this.memoryPerTenantSlotBytes = v; return this; }
+        /** Admit compute-request-0 claims on GPUs whose guaranteed compute for their class is fully booked. */
+        public Builder admitZeroRequestOnBookedGpu(boolean v) { this.admitZeroRequestOnBookedGpu = v; return this; }
 
         public GranularityRules build() {
             return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
-                    memoryPerTenantSlotBytes);
+                    memoryPerTenantSlotBytes, admitZeroRequestOnBookedGpu);
         }
     }
 }

@@ -35,5 +35,9 @@ public enum ReasonCode {
     /** The slice does not follow the granularity rules. */
     GRANULARITY,
     /** Another placement took the capacity between scoring and commit, and retries ran out. */
-    CONFLICT
+    CONFLICT,
+    /** The claim requires its GPUs on one NUMA node and the node has no such admissible set. */
+    NUMA,
+    /** A GPU the claim must include is not on the node, or cannot take the claim. */
+    MUST_INCLUDE
 }

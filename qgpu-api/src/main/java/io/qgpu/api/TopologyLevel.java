@@ -29,6 +29,28 @@ public enum TopologyLevel {
         return nvmlValue;
     }
 
+    /** The label {@code nvidia-smi topo -m} prints for a PCIe-only pair at this level. */
+    public String label() {
+        return switch (this) {
+            case INTERNAL -> "PSB";
+            case SINGLE -> "PIX";
+            case MULTIPLE -> "PXB";
+            case HOSTBRIDGE -> "PHB";
+            case NODE -> "NODE";
+            case SYSTEM -> "SYS";
+        };
+    }
+
+    /** The level whose {@link #label()} is {@code label} (case-insensitive), or null. */
+    public static TopologyLevel fromLabel(String label) {
+        for (TopologyLevel l : values()) {
+            if (l.label().equalsIgnoreCase(label)) {
+                return l;
+            }
+        }
+        return null;
+    }
+
     /** Maps an NVML level value; an unknown value is refused. */
     public static TopologyLevel fromNvml(int value) {
         for (TopologyLevel l : values()) {

@@ -11,6 +11,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
+import io.qgpu.api.NumaPolicy;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PriorityClass;
@@ -69,19 +70,49 @@ final class Dto {
 
     // ------------------------------------------------------------ links
 
+    /**
+     * A link as written in JSON: the PCIe level ({@code PSB, PIX, PXB, PHB, NODE, SYS}) for a PCIe-only
+     * pair; {@code NV<lanes>} for NVLink, optionally followed by {@code /<PCIe level>} (the pair's
+     * common PCIe ancestor; SYS when left out) and {@code /NVSWITCH} when the links go through an
+     * NVSwitch: {@code NV12/PXB/NVSWITCH}.
+     */
     static String linkLabel(GpuLink l) {
-        return l.label();
+        if (!(l instanceof GpuLink.NvLink nv)) {
+            return l.label();
+        }
+        if (nv.nvSwitch()) {
+            return nv.label() + "/" + nv.pcie().label() + "/NVSWITCH";
+        }
+        return nv.pcie() == TopologyLevel.SYSTEM ? nv.label() : nv.label() + "/" + nv.pcie().label();
     }
 
     static GpuLink parseLink(String field, String label) {
         required(field, label);
         String s = label.trim().toUpperCase(java.util.Locale.ROOT);
         if (s.startsWith("NV")) {
+            String[] parts = s.split("/", -1);
+            int lanes;
             try {
-                return new GpuLink.NvLink(Integer.parseInt(s.substring(2)));
+                lanes = Integer.parseInt(parts[0].substring(2));
             } catch (NumberFormatException e) {
                 throw new InvalidValueException(field, label, "NVLink is written NV<lanes>, for example NV4");
             }
+            TopologyLevel pcie = TopologyLevel.SYSTEM;
+            if (parts.length > 1) {
+                pcie = TopologyLevel.fromLabel(parts[1]);
+                if (pcie == null) {
+                    throw new InvalidValueException(field, label,
+                            "the PCIe level after NV<lanes>/ must be PSB, PIX, PXB, PHB, NODE or SYS");
+                }
+            }
+            boolean nvSwitch = false;
+            if (parts.length > 2) {
+                if (parts.length > 3 || !parts[2].equals("NVSWITCH")) {
+                    throw new InvalidValueException(field, label, "NVLink is written NV<lanes>[/<PCIe level>[/NVSWITCH]]");
+                }
+                nvSwitch = true;
+            }
+            return new GpuLink.NvLink(lanes, pcie, nvSwitch);
         }
         return switch (s) {
             case "PSB" -> new GpuLink.Pcie(TopologyLevel.INTERNAL);
@@ -97,35 +128,43 @@ final class Dto {
     // ------------------------------------------------------------ rules
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    @JsonPropertyOrder({"name", "memoryUnitBytes", "minMemoryBytes", "computeUnit", "maxTenantsPerGpu", "memoryPerTenantSlotBytes"})
+    @JsonPropertyOrder({"name", "memoryUnitBytes", "minMemoryBytes", "computeUnit", "maxTenantsPerGpu", "memoryPerTenantSlotBytes",
+            "admitZeroRequestOnBookedGpu"})
     record RulesDto(String name, Long memoryUnitBytes, Long minMemoryBytes, Integer computeUnit, Integer maxTenantsPerGpu,
-                    Long memoryPerTenantSlotBytes) {
+                    Long memoryPerTenantSlotBytes, Boolean admitZeroRequestOnBookedGpu) {
         static RulesDto of(GranularityRules r) {
             return new RulesDto(r.name(), r.memoryUnitBytes(), r.minMemoryBytes(), r.computeUnit(), r.maxTenantsPerGpu(),
-                    r.memoryPerTenantSlotBytes());
+                    r.memoryPerTenantSlotBytes(), r.admitZeroRequestOnBookedGpu() ? Boolean.TRUE : null);
         }
 
         GranularityRules toModel() {
+            boolean admitZero = Boolean.TRUE.equals(admitZeroRequestOnBookedGpu);
             if (memoryUnitBytes == null && minMemoryBytes == null && computeUnit == null && maxTenantsPerGpu == null
                     && memoryPerTenantSlotBytes == null) {
-                return GranularityRules.preset(required("rules.name", name));
+                return GranularityRules.preset(required("rules.name", name)).withAdmitZeroRequestOnBookedGpu(admitZero);
             }
             return new GranularityRules(required("rules.name", name), required("rules.memoryUnitBytes", memoryUnitBytes),
                     required("rules.minMemoryBytes", minMemoryBytes), required("rules.computeUnit", computeUnit),
                     required("rules.maxTenantsPerGpu", maxTenantsPerGpu),
-                    required("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes));
+                    required("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes), admitZero);
         }
     }
 
     // ------------------------------------------------------------ inventory
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    @JsonPropertyOrder({"uuid", "index", "model", "memoryBytes", "memoryGiB", "health", "numaNode", "isolationPolicy", "reservedFor"})
+    @JsonPropertyOrder({"uuid", "index", "model", "memoryBytes", "memoryGiB", "health", "numaNode", "isolationPolicy", "reservedFor",
+            "tenants"})
     record GpuDto(String uuid, Integer index, String model, Long memoryBytes, Long memoryGiB, String health, Integer numaNode,
-                  String isolationPolicy, String reservedFor) {
+                  String isolationPolicy, String reservedFor, List<HoldingDto> tenants) {
         static GpuDto of(GpuDevice g) {
+            return of(g, null);
+        }
+
+        static GpuDto of(GpuDevice g, List<HoldingDto> tenants) {
             return new GpuDto(g.uuid(), g.index(), g.model(), g.memoryBytes(), null, g.health().name().toLowerCase(java.util.Locale.ROOT),
-                    g.numaNode(), g.isolationPolicy().wireName(), g.reservedFor().map(PriorityClass::wireName).orElse(null));
+                    g.numaNode(), g.isolationPolicy().wireName(), g.reservedFor().map(PriorityClass::wireName).orElse(null),
+                    tenants == null || tenants.isEmpty() ? null : tenants);
         }
 
         GpuDevice toModel(String f) {
@@ -156,6 +195,28 @@ final class Dto {
     record LinkDto(Integer a, Integer b, String link) {
     }
 
+    /**
+     * A tenant already on a GPU: its slice there and what the claim needs to be rebuilt. A tenant on
+     * several GPUs of a node is listed on each with the same values.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"tenant", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive", "locality"})
+    record HoldingDto(String tenant, Long memoryBytes, Long memoryGiB, Integer computeRequest, Integer computeLimit,
+                      String priority, Boolean exclusive, LocalityDto locality) {
+        static HoldingDto of(Placement p, Slice s) {
+            Claim c = p.claim();
+            return new HoldingDto(c.tenantId(), c.exclusive() ? null : s.memoryBytes(), null,
+                    c.exclusive() ? null : c.computeRequest(), c.exclusive() ? null : c.computeLimit(), c.priority().wireName(),
+                    c.exclusive() ? Boolean.TRUE : null, LocalityDto.of(c.locality()));
+        }
+
+        /** The claim of one GPU's listing: as a claim file would give it, with {@code gpus} GPUs. */
+        Claim claim(String f, int gpus) {
+            return new ClaimDto(required(f + ".tenant", tenant), gpus, memoryBytes, memoryGiB, computeRequest, computeLimit,
+                    priority, exclusive, null, locality, null, null, null).toModel(f);
+        }
+    }
+
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     @JsonPropertyOrder({"name", "labels", "gpus", "defaultLink", "links"})
     record NodeDto(String name, Map<String, String> labels, List<GpuDto> gpus, String defaultLink, List<LinkDto> links) {
@@ -165,20 +226,35 @@ final class Dto {
             Map<String, Integer> counts = new LinkedHashMap<>();
             for (int a = 0; a < t.size(); a++) {
                 for (int b = a + 1; b < t.size(); b++) {
-                    counts.merge(t.link(a, b).label(), 1, Integer::sum);
+                    counts.merge(linkLabel(t.link(a, b)), 1, Integer::sum);
                 }
             }
             String common = counts.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(null);
             List<LinkDto> links = new ArrayList<>();
             for (int a = 0; a < t.size(); a++) {
                 for (int b = a + 1; b < t.size(); b++) {
-                    String l = t.link(a, b).label();
+                    String l = linkLabel(t.link(a, b));
                     if (!l.equals(common)) {
                         links.add(new LinkDto(a, b, l));
                     }
                 }
             }
             return new NodeDto(n.name(), n.labels(), n.gpus().stream().map(GpuDto::of).toList(), common, links);
+        }
+
+        /** The node with each GPU's holdings listed under {@code tenants}. */
+        static NodeDto of(Node n, List<Placement> holdings) {
+            NodeDto plain = of(n);
+            Map<String, List<HoldingDto>> byGpu = new LinkedHashMap<>();
+            for (Placement p : holdings) {
+                if (p.nodeName().equals(n.name())) {
+                    for (Slice s : p.slices()) {
+                        byGpu.computeIfAbsent(s.gpuUuid(), k -> new ArrayList<>()).add(HoldingDto.of(p, s));
+                    }
+                }
+            }
+            List<GpuDto> gpus = n.gpus().stream().map(g -> GpuDto.of(g, byGpu.get(g.uuid()))).toList();
+            return new NodeDto(plain.name(), plain.labels(), gpus, plain.defaultLink(), plain.links());
         }
 
         Node toModel(String f) {
@@ -211,15 +287,16 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     record SelectorsDto(Set<String> includeModels, Set<String> excludeModels, Set<String> includeUuids,
-                        Set<String> excludeUuids, Map<String, String> nodeLabels) {
+                        Set<String> excludeUuids, Map<String, String> nodeLabels, Set<String> mustIncludeUuids,
+                        Set<Integer> mustIncludeIndices) {
         static SelectorsDto of(Selectors s) {
             return s.isNone() ? null : new SelectorsDto(s.includeModels(), s.excludeModels(), s.includeUuids(),
-                    s.excludeUuids(), s.nodeLabels());
+                    s.excludeUuids(), s.nodeLabels(), s.mustIncludeUuids(), s.mustIncludeIndices());
         }
 
         Selectors toModel() {
             return new Selectors(orEmpty(includeModels), orEmpty(excludeModels), orEmpty(includeUuids),
-                    orEmpty(excludeUuids), orEmpty(nodeLabels));
+                    orEmpty(excludeUuids), orEmpty(nodeLabels), orEmpty(mustIncludeUuids), orEmpty(mustIncludeIndices));
         }
     }
 
@@ -237,21 +314,26 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "gpus", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive",
-            "selectors", "locality", "nodePolicy", "gpuPolicy"})
+            "selectors", "locality", "nodePolicy", "gpuPolicy", "numa"})
     record ClaimDto(String tenant, Integer gpus, Long memoryBytes, Long memoryGiB, Integer computeRequest,
                     Integer computeLimit, String priority, Boolean exclusive, SelectorsDto selectors, LocalityDto locality,
-                    String nodePolicy, String gpuPolicy) {
+                    String nodePolicy, String gpuPolicy, String numa) {
         static ClaimDto of(Claim c) {
             return new ClaimDto(c.tenantId(), c.gpuCount(), c.exclusive() ? null : c.memoryPerGpuBytes(), null,
                     c.computeRequest(), c.computeLimit(), c.priority().wireName(), c.exclusive() ? Boolean.TRUE : null,
                     SelectorsDto.of(c.selectors()), LocalityDto.of(c.locality()),
                     c.nodePolicy().map(PlacementPolicy::wireName).orElse(null),
-                    c.gpuPolicy().map(PlacementPolicy::wireName).orElse(null));
+                    c.gpuPolicy().map(PlacementPolicy::wireName).orElse(null),
+                    c.numa() == NumaPolicy.PREFERRED ? null : c.numa().wireName());
         }
 
         Claim toModel() {
+            return toModel("claim[" + required("claim.tenant", tenant) + "]");
+        }
+
+        /** The claim; {@code f} names it in errors. */
+        Claim toModel(String f) {
             String t = required("claim.tenant", tenant);
-            String f = "claim[" + t + "]";
             Claim.Builder b = Claim.builder(t).gpus(gpus == null ? 1 : gpus);
             if (Boolean.TRUE.equals(exclusive)) {
                 if (memoryBytes != null || memoryGiB != null) {
@@ -281,6 +363,9 @@ final class Dto {
             }
             if (gpuPolicy != null) {
                 b.gpuPolicy(PlacementPolicy.fromName(f + ".gpuPolicy", gpuPolicy));
+            }
+            if (numa != null) {
+                b.numa(NumaPolicy.fromName(f + ".numa", numa));
             }
             return b.build();
         }

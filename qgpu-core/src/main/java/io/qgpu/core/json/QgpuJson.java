@@ -13,6 +13,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
+import io.qgpu.api.Slice;
 import io.qgpu.core.ledger.LedgerSnapshot;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -81,12 +82,74 @@ public final class QgpuJson {
         }
         GranularityRules rules = dto.rules() == null ? GranularityRules.ofDefaults()
                 : convert(in, "rules", "rules", () -> dto.rules().toModel());
-        return new Inventory(rules, nodes(in, dto.nodes()));
+        List<Node> nodes = nodes(in, dto.nodes());
+        List<Placement> holdings;
+        try {
+            holdings = holdings(Dto.orEmpty(dto.nodes()), nodes);
+        } catch (InvalidValueException e) {
+            // holdings() names the file's own paths (nodes[i].gpus[g].tenants[t]...)
+            throw in.error(e.field(), e.rule(), e);
+        }
+        return new Inventory(rules, nodes, holdings);
     }
 
+    /** The inventory, each holding listed under {@code tenants} of every GPU it has a slice on. */
     public static String writeInventory(Inventory inventory) {
         return write(new Dto.InventoryDto(SCHEMA_VERSION, Dto.RulesDto.of(inventory.rules()),
-                inventory.nodes().stream().map(Dto.NodeDto::of).toList()));
+                inventory.nodes().stream().map(n -> Dto.NodeDto.of(n, inventory.holdings())).toList()));
+    }
+
+    /**
+     * The placements the inventory's {@code tenants} lists describe: per node, one placement per
+     * tenant with a slice on each GPU that lists it. Every listing of a tenant must agree (same claim
+     * fields); a tenant on two nodes is refused.
+     */
+    private static List<Placement> holdings(List<Dto.NodeDto> dtos, List<Node> nodes) {
+        List<Placement> out = new ArrayList<>();
+        java.util.Map<String, String> nodeOf = new java.util.HashMap<>();
+        for (int i = 0; i < dtos.size(); i++) {
+            Node node = nodes.get(i);
+            List<Dto.GpuDto> gpus = Dto.orEmpty(dtos.get(i).gpus());
+            java.util.Map<String, List<Integer>> gpusOf = new java.util.LinkedHashMap<>();
+            java.util.Map<String, String> firstField = new java.util.HashMap<>();
+            java.util.Map<String, Dto.HoldingDto> first = new java.util.HashMap<>();
+            for (int g = 0; g < gpus.size(); g++) {
+                List<Dto.HoldingDto> tenants = Dto.orEmpty(gpus.get(g).tenants());
+                for (int t = 0; t < tenants.size(); t++) {
+                    String f = "nodes[" + i + "].gpus[" + g + "].tenants[" + t + "]";
+                    Dto.HoldingDto h = Dto.required(f, tenants.get(t));
+                    String id = Dto.required(f + ".tenant", h.tenant());
+                    String other = nodeOf.putIfAbsent(id, node.name());
+                    if (other != null && !other.equals(node.name())) {
+                        throw new InvalidValueException(f + ".tenant", id, "is also listed on node " + other
+                                + "; a tenant's GPUs are on one node");
+                    }
+                    Dto.HoldingDto seen = first.putIfAbsent(id, h);
+                    if (seen != null && !seen.equals(h)) {
+                        throw new InvalidValueException(f, id, "differs from its listing at " + firstField.get(id)
+                                + "; a tenant has the same slice on each of its GPUs");
+                    }
+                    firstField.putIfAbsent(id, f);
+                    List<Integer> on = gpusOf.computeIfAbsent(id, k -> new ArrayList<>());
+                    if (on.contains(g)) {
+                        throw new InvalidValueException(f + ".tenant", id, "is listed twice on this GPU");
+                    }
+                    on.add(g);
+                }
+            }
+            for (java.util.Map.Entry<String, List<Integer>> e : gpusOf.entrySet()) {
+                String f = firstField.get(e.getKey());
+                Claim claim = first.get(e.getKey()).claim(f, e.getValue().size());
+                List<Slice> slices = new ArrayList<>();
+                for (int g : e.getValue()) {
+                    io.qgpu.api.GpuDevice d = node.gpus().get(g);
+                    slices.add(new Slice(d.uuid(), claim.exclusive() ? d.memoryBytes() : claim.memoryPerGpuBytes(),
+                            claim.computeRequest(), claim.computeLimit()));
+                }
+                out.add(new Placement(claim, node.name(), slices));
+            }
+        }
+        return out;
     }
 
     public static Node readNode(String json) {

@@ -31,6 +31,10 @@ import java.util.List;
  *   <li>free memory covers the slice ({@code INSUFFICIENT_MEMORY});</li>
  *   <li>the claim's class has enough guaranteed compute left: the sum of requests of one class never
  *       exceeds 100 ({@code INSUFFICIENT_COMPUTE});</li>
+ *   <li>unless {@link GranularityRules#admitZeroRequestOnBookedGpu()}: no tenant with compute request
+ *       0 ends up on a GPU whose guaranteed compute for its class is fully booked, where it would
+ *       starve: a zero-request claim needs 1% of its class left, and a claim may not book the last
+ *       percent next to a zero-request tenant of its class ({@code INSUFFICIENT_COMPUTE});</li>
  *   <li>one more tenant stays within {@link GranularityRules#maxTenants(GpuDevice)} ({@code TOO_MANY_TENANTS});</li>
  *   <li>no holder has the claim's anti-affinity label ({@code ANTI_AFFINITY});</li>
  *   <li>if the GPU has holders, they carry the claim's exclusion label, or both have none ({@code EXCLUSION}).</li>
@@ -96,6 +100,11 @@ public final class Admission {
         if (claim.computeRequest() > gpu.computeFree(p)) {
             reasons = add(reasons, new Reason(ReasonCode.INSUFFICIENT_COMPUTE, id, claim.computeRequest(),
                     gpu.computeFree(p), p.wireName() + " guaranteed compute, percent"));
+        } else if (!rules.admitZeroRequestOnBookedGpu()) {
+            Reason starves = zeroRequestStarves(gpu, claim);
+            if (starves != null) {
+                reasons = add(reasons, starves);
+            }
         }
         int max = rules.maxTenants(d);
         if (gpu.tenants() + 1 > max) {
@@ -111,6 +120,41 @@ public final class Admission {
                     + gpu.exclusionLabel().orElse("(none)") + ", claim has " + claim.locality().exclusion().orElse("(none)")));
         }
         return reasons == null ? List.of() : reasons;
+    }
+
+    /**
+     * The zero-request rule: a tenant with compute request 0 of a class on a GPU whose guaranteed
+     * compute for that class is fully booked would starve behind the guaranteed tenants. So a
+     * zero-request claim needs at least 1% of its class left, and a claim that would book its class's
+     * last percent is refused while a zero-request tenant of that class holds the GPU. Both keep the
+     * state invariant "no zero-request tenant on a GPU whose guaranteed compute for its class is at
+     * 100%", whatever the order of admissions. Null when the claim passes.
+     */
+    private static Reason zeroRequestStarves(GpuState gpu, Claim claim) {
+        PriorityClass p = claim.priority();
+        int free = gpu.computeFree(p);
+        String id = gpu.device().uuid();
+        if (claim.computeRequest() == 0 && free <= 0) {
+            return new Reason(ReasonCode.INSUFFICIENT_COMPUTE, id, 0, free, p.wireName()
+                    + " guaranteed compute is fully booked: a tenant with request 0 would starve"
+                    + " (the granularity rule admitZeroRequestOnBookedGpu admits it)");
+        }
+        if (!claim.exclusive() && claim.computeRequest() > 0 && claim.computeRequest() == free && holdsZeroRequest(gpu, p)) {
+            return new Reason(ReasonCode.INSUFFICIENT_COMPUTE, id, claim.computeRequest(), free - 1, p.wireName()
+                    + " guaranteed compute: booking the last " + free + "% would starve the tenant(s) with request 0"
+                    + " here (the granularity rule admitZeroRequestOnBookedGpu admits it)");
+        }
+        return null;
+    }
+
+    /** Whether a tenant of class {@code p} with compute request 0 holds the GPU. */
+    public static boolean holdsZeroRequest(GpuState gpu, PriorityClass p) {
+        for (Holding h : gpu.holdings()) {
+            if (h.computeRequest() == 0 && h.priority() == p) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Reasons the node as a whole cannot take the claim (node labels); empty when it can. */

@@ -633,7 +633,10 @@ public final class Ledger implements ClusterView {
 
     private static List<Placement> byTenant(Collection<Placement> placements) {
         List<Placement> ordered = new ArrayList<>(placements);
-        ordered.sort((a, b) -> a.tenantId().compareTo(b.tenantId()));
+        // compute-request-0 tenants first: they book no guaranteed compute, and admitted before the others
+        // they pass the zero-request rule in every state that some order of admissions could reach
+        ordered.sort(java.util.Comparator.comparing((Placement p) -> p.claim().computeRequest() != 0)
+                .thenComparing(Placement::tenantId));
         return ordered;
     }
 

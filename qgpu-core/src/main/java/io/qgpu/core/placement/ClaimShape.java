@@ -1,6 +1,8 @@
 package io.qgpu.core.placement;
 
 import io.qgpu.api.Claim;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.NumaPolicy;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
@@ -12,6 +14,13 @@ final class ClaimShape {
     final boolean exclusive;
     final long memory;
     final int compute;
+    /**
+     * The least free guaranteed compute of the claim's class a GPU must have: the request, or 1 for a
+     * zero request when the rules refuse zero-request tenants on fully booked GPUs.
+     */
+    final int minComputeFree;
+    /** The rules refuse to leave a zero-request tenant on a fully booked GPU. */
+    final boolean refuseZeroStarving;
     final boolean online;
     /** {@link NodeSummary#RES_ONLINE} or {@link NodeSummary#RES_OFFLINE}. */
     final byte classCode;
@@ -24,13 +33,19 @@ final class ClaimShape {
     final PlacementPolicy gpuPolicy;
     final boolean nodeBinpack;
     final boolean gpuBinpack;
+    /** {@code numa: required}. */
+    final boolean numaRequired;
+    /** The claim names must-include GPUs. */
+    final boolean mustInclude;
 
-    ClaimShape(Claim claim, PlacementConfig config) {
+    ClaimShape(Claim claim, PlacementConfig config, GranularityRules rules) {
         this.claim = claim;
         this.k = claim.gpuCount();
         this.exclusive = claim.exclusive();
         this.memory = claim.memoryPerGpuBytes();
         this.compute = claim.computeRequest();
+        this.refuseZeroStarving = !rules.admitZeroRequestOnBookedGpu();
+        this.minComputeFree = compute == 0 && refuseZeroStarving ? 1 : compute;
         this.online = claim.priority() == PriorityClass.ONLINE;
         this.classCode = online ? NodeSummary.RES_ONLINE : NodeSummary.RES_OFFLINE;
         this.exclusion = claim.locality().exclusion().orElse(null);
@@ -44,5 +59,7 @@ final class ClaimShape {
         this.gpuPolicy = config.gpuPolicyFor(claim);
         this.nodeBinpack = nodePolicy == PlacementPolicy.BINPACK;
         this.gpuBinpack = gpuPolicy == PlacementPolicy.BINPACK;
+        this.numaRequired = claim.numa() == NumaPolicy.REQUIRED && k > 1;
+        this.mustInclude = s.mustIncludeCount() > 0;
     }
 }

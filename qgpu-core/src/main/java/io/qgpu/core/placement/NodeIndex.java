@@ -150,7 +150,7 @@ final class NodeIndex {
         if (open != 255 && open < c.k) {
             return false;
         }
-        if ((int) ((key >>> 32) & 0xFF) - 1 < c.compute) {
+        if ((int) ((key >>> 32) & 0xFF) - 1 < c.minComputeFree) {
             return false;
         }
         long mem = key >>> 40;

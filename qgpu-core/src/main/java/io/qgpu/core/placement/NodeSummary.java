@@ -24,7 +24,8 @@ import io.qgpu.api.Topology;
  *                  bits 16..35  tenants        (saturating at 2^20 - 1)
  *                  bits 36..55  maxTenants     (saturating at 2^20 - 1)
  *                  bits 56..63  flags: open, empty, reserved online, reserved offline,
- *                               holds an anti-affinity label, holds an exclusion label
+ *                               holds an anti-affinity label, holds an exclusion label,
+ *                               holds an online / offline tenant with compute request 0
  * </pre>
  * (A request is 0..100, so clamping a free value below 0 to -1 keeps every comparison exact.)
  *
@@ -44,6 +45,9 @@ final class NodeSummary {
     private static final long F_RES_OFFLINE = 8L << 56;
     private static final long F_ANTI = 16L << 56;
     private static final long F_EXCLUSION = 32L << 56;
+    /** A tenant with compute request 0 of the online / offline class holds the GPU. */
+    private static final long F_ZERO_ONLINE = 64L << 56;
+    private static final long F_ZERO_OFFLINE = 128L << 56;
     private static final long COUNT_MASK = (1L << 20) - 1;
 
     final NodeState state;
@@ -65,6 +69,13 @@ final class NodeSummary {
     private final String[] exclusion;
     /** {@link PlacementScores#gpuLoad} of each GPU; read by the set search and explain. */
     final double[] load;
+    /** CPU NUMA node of each GPU ({@code -1} unknown). */
+    final int[] numa;
+    /**
+     * Bit {@code i} set when GPU {@code i} is healthy and empty: what a multi-GPU claim of whole GPUs
+     * could still use. Only for nodes of at most 64 GPUs; larger nodes skip the look-ahead.
+     */
+    final long freeMask;
     /** {@link NodeIndex} keys of this state for each class. */
     private final long keyOnline;
     private final long keyOffline;
@@ -77,6 +88,8 @@ final class NodeSummary {
         packed = new long[2 * n];
         exclusion = new String[n];
         load = new double[n];
+        numa = new int[n];
+        long free = 0;
         boolean affinity = false;
         double loadSum = 0;
         int healthy = 0;
@@ -104,6 +117,9 @@ final class NodeSummary {
                 if (h.locality().antiAffinity().isPresent()) {
                     flags |= F_ANTI;
                 }
+                if (h.computeRequest() == 0) {
+                    flags |= h.priority() == PriorityClass.ONLINE ? F_ZERO_ONLINE : F_ZERO_OFFLINE;
+                }
                 affinity |= h.locality().affinity().isPresent();
             }
             exclusion[i] = g.exclusionLabel().orElse(null);
@@ -115,6 +131,10 @@ final class NodeSummary {
             packed[2 * i] = memFree;
             packed[2 * i + 1] = (freeOn + 1) | ((long) (freeOff + 1) << 8) | (tenants << 16) | (max << 36) | flags;
             load[i] = PlacementScores.gpuLoad(g, rules);
+            numa[i] = d.numaNode();
+            if (d.healthy() && empty && i < 64) {
+                free |= 1L << i;
+            }
             if (d.healthy()) {
                 loadSum += load[i];
                 healthy++;
@@ -134,6 +154,7 @@ final class NodeSummary {
                 }
             }
         }
+        this.freeMask = n <= 64 ? free : 0;
         this.anyAffinity = affinity;
         this.nodeLoad = healthy == 0 ? 1.0 : loadSum / healthy;
         this.openOnline = oOn;
@@ -146,6 +167,36 @@ final class NodeSummary {
         this.maxComputeOffline = cOff;
         this.keyOnline = NodeIndex.key(nodeLoad, oOn, eOn, cOn, mOn);
         this.keyOffline = NodeIndex.key(nodeLoad, oOff, eOff, cOff, mOff);
+    }
+
+    /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
+    boolean sameKnownNuma(int[] set, int len) {
+        int first = numa[set[0]];
+        if (first < 0) {
+            return false;
+        }
+        for (int i = 1; i < len; i++) {
+            if (numa[set[i]] != first) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@code left(free \ S)}: what the set leaves behind for the next multi-GPU claims, the mean over
+     * the free GPUs left of the link score to their best free partner (0 when fewer than two are
+     * left; 1 on nodes of more than 64 GPUs, which skip the look-ahead). See {@link PlacementScores}.
+     */
+    double leftAfter(int[] set, int len) {
+        if (size > 64) {
+            return 1.0;
+        }
+        long mask = freeMask;
+        for (int i = 0; i < len; i++) {
+            mask &= ~(1L << set[i]);
+        }
+        return topo.left(mask);
     }
 
     /** The {@link NodeIndex} key of this state for the class. */
@@ -172,10 +223,10 @@ final class NodeSummary {
     boolean precheck(ClaimShape c) {
         if (c.online) {
             return c.exclusive ? emptyOnline >= c.k
-                    : openOnline >= c.k && maxMemOnline >= c.memory && maxComputeOnline >= c.compute;
+                    : openOnline >= c.k && maxMemOnline >= c.memory && maxComputeOnline >= c.minComputeFree;
         }
         return c.exclusive ? emptyOffline >= c.k
-                : openOffline >= c.k && maxMemOffline >= c.memory && maxComputeOffline >= c.compute;
+                : openOffline >= c.k && maxMemOffline >= c.memory && maxComputeOffline >= c.minComputeFree;
     }
 
     /** Exactly {@code Admission.checkGpu(state.gpu(i), claim, memory, rules).isEmpty()}. */
@@ -203,8 +254,13 @@ final class NodeSummary {
             return false;
         }
         int free = (int) ((c.online ? bits : bits >>> 8) & 0xFF) - 1;
-        if (free < c.compute) {
+        if (free < c.minComputeFree) {
+            // minComputeFree is the request, or 1 for a zero request the rules refuse on a booked GPU
             return false;
+        }
+        if (c.refuseZeroStarving && c.compute > 0 && free == c.compute
+                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0) {
+            return false;   // booking the last percent would starve a zero-request tenant of the class
         }
         long tenants = (bits >>> 16) & COUNT_MASK;
         long max = (bits >>> 36) & COUNT_MASK;
@@ -233,6 +289,17 @@ final class NodeSummary {
         /** linkScore of pair (a, b) at {@code a * size + b}. */
         final double[] link;
         final boolean[] nv;
+        /** {@link PlacementScores#pcieCloseness} of pair (a, b) at {@code a * size + b}. */
+        final double[] pcie;
+        /** For each GPU, the others from its best link to its worst (ties: closer PCIe, then lower position). */
+        final int[][] partners;
+        /**
+         * The maximal NVLink cliques (every pair NVLink) of two or more GPUs, as bit masks; empty on
+         * nodes of more than 64 GPUs or when there are more than {@value #MAX_CLIQUES}.
+         */
+        final long[] cliques;
+        /** The size of the largest NVLink clique (1 when none is listed). */
+        final int maxClique;
 
         Topo(Topology t) {
             this.topology = t;
@@ -240,17 +307,127 @@ final class NodeSummary {
             this.maxLanes = PlacementScores.maxLanes(t);
             this.link = new double[size * size];
             this.nv = new boolean[size * size];
+            this.pcie = new double[size * size];
             for (int a = 0; a < size; a++) {
                 for (int b = a + 1; b < size; b++) {
                     GpuLink l = t.link(a, b);
                     double s = PlacementScores.linkScore(l, maxLanes);
                     boolean isNv = l instanceof GpuLink.NvLink;
+                    double p = PlacementScores.pcieCloseness(l.pcieLevel());
                     link[a * size + b] = s;
                     link[b * size + a] = s;
                     nv[a * size + b] = isNv;
                     nv[b * size + a] = isNv;
+                    pcie[a * size + b] = p;
+                    pcie[b * size + a] = p;
                 }
             }
+            this.partners = new int[size <= 64 ? size : 0][];
+            for (int a = 0; a < partners.length; a++) {
+                Integer[] others = new Integer[size - 1];
+                int j = 0;
+                for (int b = 0; b < size; b++) {
+                    if (b != a) {
+                        others[j++] = b;
+                    }
+                }
+                final int row = a * size;
+                java.util.Arrays.sort(others, (x, y) -> {
+                    int cmp = Double.compare(link[row + y], link[row + x]);
+                    if (cmp == 0) {
+                        cmp = Double.compare(pcie[row + y], pcie[row + x]);
+                    }
+                    return cmp != 0 ? cmp : Integer.compare(x, y);
+                });
+                partners[a] = new int[size - 1];
+                for (int i = 0; i < size - 1; i++) {
+                    partners[a][i] = others[i];
+                }
+            }
+            this.cliques = size <= 64 ? maximalCliques(size, nv) : new long[0];
+            int max = 1;
+            for (long c : cliques) {
+                max = Math.max(max, Long.bitCount(c));
+            }
+            this.maxClique = max;
+        }
+
+        static final int MAX_CLIQUES = 256;
+
+        /** Bron-Kerbosch with pivoting over the NVLink graph; gives up (empty) past {@value #MAX_CLIQUES}. */
+        private static long[] maximalCliques(int size, boolean[] nv) {
+            long[] adj = new long[size];
+            for (int a = 0; a < size; a++) {
+                for (int b = 0; b < size; b++) {
+                    if (a != b && nv[a * size + b]) {
+                        adj[a] |= 1L << b;
+                    }
+                }
+            }
+            java.util.List<Long> out = new java.util.ArrayList<>();
+            long all = size == 64 ? -1L : (1L << size) - 1;
+            boolean complete = cliques(adj, 0L, all, 0L, out);
+            return complete ? out.stream().mapToLong(Long::longValue).toArray() : new long[0];
+        }
+
+        private static boolean cliques(long[] adj, long r, long p, long x, java.util.List<Long> out) {
+            if (p == 0 && x == 0) {
+                if (Long.bitCount(r) >= 2) {
+                    out.add(r);
+                }
+                return out.size() <= MAX_CLIQUES;
+            }
+            int u = Long.numberOfTrailingZeros(p | x);
+            long cand = p & ~adj[u];
+            while (cand != 0) {
+                int v = Long.numberOfTrailingZeros(cand);
+                cand &= cand - 1;
+                if (!cliques(adj, r | 1L << v, p & adj[v], x & adj[v], out)) {
+                    return false;
+                }
+                p &= ~(1L << v);
+                x |= 1L << v;
+            }
+            return true;
+        }
+
+        /** The most GPUs of {@code mask} in one NVLink clique, over {@link #maxClique} (0 when none). */
+        double cliqueLeft(long mask) {
+            int best = 0;
+            for (long c : cliques) {
+                best = Math.max(best, Long.bitCount(c & mask));
+            }
+            return best < 2 ? 0.0 : (double) best / maxClique;
+        }
+
+        /**
+         * {@code left(mask)}: half the mean over the GPUs of {@code mask} of the link score to their best
+         * partner in {@code mask}, half the largest NVLink clique within {@code mask} (over the node's
+         * largest); 0 below two GPUs.
+         */
+        double left(long mask) {
+            int count = Long.bitCount(mask);
+            if (count < 2) {
+                return 0.0;
+            }
+            return 0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask);
+        }
+
+        /** Mean over the GPUs of {@code mask} of the link score to their best partner in it. */
+        double partnerLeft(long mask, int count) {
+            double sum = 0;
+            long m = mask;
+            while (m != 0) {
+                int r = Long.numberOfTrailingZeros(m);
+                m &= m - 1;
+                for (int p : partners[r]) {
+                    if ((mask >>> p & 1L) != 0) {
+                        sum += link[r * size + p];
+                        break;
+                    }
+                }
+            }
+            return sum / count;
         }
     }
 }

@@ -37,9 +37,15 @@ import java.util.Map;
  *                           greedy search with local improvement is used (1.., default 5000)
  * @param greedySeeds        seeds of the greedy set search (1.., default 8)
  * @param nodeWeight         weight of the node policy term (>= 0, default 1)
- * @param cliqueWeight       weight of the "every pair NVLink" term of a GPU set (>= 0, default 1)
+ * @param cliqueWeight       weight of the "every pair NVLink" term of a GPU set (>= 0, default 2)
  * @param linkWeight         weight of the mean link quality of a GPU set (>= 0, default 0.5)
  * @param loadWeight         weight of the GPU policy (load) term of a GPU set (>= 0, default 0.5)
+ * @param leftoverWeight     weight of the look-ahead: how well the free GPUs a set leaves behind are
+ *                           still connected, relative to the best set of the node (>= 0, default 0.5)
+ * @param numaWeight         weight of the share of pairs of a set on one CPU NUMA node, a tie-break after
+ *                           link quality (>= 0, default 0.1)
+ * @param pcieWeight         weight of the PCIe closeness of a set's pairs, the tie-break between pairs
+ *                           of equal NVLink bandwidth (>= 0, default 0.05)
  *
  * <p>Thread safety: immutable.
  */
@@ -47,7 +53,8 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
                               Map<PriorityClass, PlacementPolicy> nodePolicyByClass,
                               Map<PriorityClass, PlacementPolicy> gpuPolicyByClass,
                               int maxCommitAttempts, int shortlist, int exhaustiveSetLimit, int greedySeeds,
-                              double nodeWeight, double cliqueWeight, double linkWeight, double loadWeight) {
+                              double nodeWeight, double cliqueWeight, double linkWeight, double loadWeight,
+                              double leftoverWeight, double numaWeight, double pcieWeight) {
 
     public PlacementConfig {
         Validate.notNull("placementConfig.nodePolicy", nodePolicy);
@@ -62,6 +69,9 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         weight("placementConfig.cliqueWeight", cliqueWeight);
         weight("placementConfig.linkWeight", linkWeight);
         weight("placementConfig.loadWeight", loadWeight);
+        weight("placementConfig.leftoverWeight", leftoverWeight);
+        weight("placementConfig.numaWeight", numaWeight);
+        weight("placementConfig.pcieWeight", pcieWeight);
     }
 
     private static Map<PriorityClass, PlacementPolicy> copy(String field, Map<PriorityClass, PlacementPolicy> m) {
@@ -123,6 +133,9 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         b.cliqueWeight = cliqueWeight;
         b.linkWeight = linkWeight;
         b.loadWeight = loadWeight;
+        b.leftoverWeight = leftoverWeight;
+        b.numaWeight = numaWeight;
+        b.pcieWeight = pcieWeight;
         return b;
     }
 
@@ -137,9 +150,12 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         private int exhaustiveSetLimit = 5000;
         private int greedySeeds = 8;
         private double nodeWeight = 1.0;
-        private double cliqueWeight = 1.0;
+        private double cliqueWeight = 2.0;
         private double linkWeight = 0.5;
         private double loadWeight = 0.5;
+        private double leftoverWeight = 0.5;
+        private double numaWeight = 0.1;
+        private double pcieWeight = 0.05;
 
         private Builder() {
         }
@@ -163,10 +179,14 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         public Builder cliqueWeight(double w) { this.cliqueWeight = w; return this; }
         public Builder linkWeight(double w) { this.linkWeight = w; return this; }
         public Builder loadWeight(double w) { this.loadWeight = w; return this; }
+        public Builder leftoverWeight(double w) { this.leftoverWeight = w; return this; }
+        public Builder numaWeight(double w) { this.numaWeight = w; return this; }
+        public Builder pcieWeight(double w) { this.pcieWeight = w; return this; }
 
         public PlacementConfig build() {
             return new PlacementConfig(nodePolicy, gpuPolicy, nodeByClass, gpuByClass, maxCommitAttempts, shortlist,
-                    exhaustiveSetLimit, greedySeeds, nodeWeight, cliqueWeight, linkWeight, loadWeight);
+                    exhaustiveSetLimit, greedySeeds, nodeWeight, cliqueWeight, linkWeight, loadWeight, leftoverWeight,
+                    numaWeight, pcieWeight);
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.qgpu.core.placement;
 
 import io.qgpu.api.Claim;
-import io.qgpu.api.GpuLink;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
@@ -29,7 +28,6 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -77,17 +75,35 @@ import org.slf4j.LoggerFactory;
  *       {@code weight * score} of each registered {@link NodeScorer}. The {@code shortlist} best
  *       nodes (ties: cluster order) go on.</li>
  *   <li><b>Score GPU sets.</b> On each shortlisted node the best set {@code S} of {@code gpuCount}
- *       admissible GPUs maximises
+ *       admissible GPUs (containing the claim's must-include GPUs; on one known NUMA node when the
+ *       claim says {@code numa: required}) maximises
  *       <pre>
- *   setScore(S) = cliqueWeight * clique(S)                      1 if every pair of S is NVLink, else 0
- *               + linkWeight   * mean over pairs of linkScore   (1 for a single GPU)
- *               + loadWeight   * policyTerm(gpuPolicy, mean load(g) over S)
+ *   setScore(S) = cliqueWeight   * clique(S)      1 if every pair of S is NVLink, else 0
+ *               + linkWeight     * link(S)        mean pair linkScore: NVLink bandwidth first
+ *               + leftoverWeight * leftover(S)    look-ahead: 1 - (maxLeft[j] - left(free \ S))
+ *               + numaWeight     * numa(S)        share of pairs on one CPU NUMA node
+ *               + pcieWeight     * pcie(S)        mean pcieCloseness of the pairs' PCIe ancestors
+ *               + loadWeight     * policyTerm(gpuPolicy, mean load(g) over S)
  *               + sum of weight * score of each registered GpuSetScorer</pre>
- *       With the defaults (1, 0.5, 0.5) a set whose pairs are all NVLink always beats a set with a
- *       PCIe pair (the clique term outweighs link and load together); among equally connected sets,
- *       link quality and load are balanced half and half. On an NVSwitch node every pair scores the
- *       same, so load decides. Sets are enumerated exhaustively up to {@code exhaustiveSetLimit}
- *       candidates per node, else searched greedily with local improvement ({@link SetSearch}).</li>
+ *       (a single GPU scores 1 on clique, link, numa and pcie). {@code left(X)} is what a set leaves
+ *       for the next multi-GPU claims: half the mean, over the idle GPUs {@code X} left, of the link
+ *       score to their best idle partner, half the largest NVLink clique within {@code X} over the
+ *       node's largest; {@code maxLeft[j]} is the most any set taking as many idle GPUs ({@code j})
+ *       leaves. <b>The set-choice rule</b>, with the defaults (2, 0.5, 0.5, 0.1, 0.05, 0.5): a fully
+ *       NVLinked set always beats a set with a PCIe-only pair (2.25 at least against 1.65 at most);
+ *       between sets of equal connectivity, bandwidth and what is left weigh the same, so a set
+ *       {@code S} beats {@code S'} on these two terms exactly when
+ *       {@code link(S) - link(S') > left(S') - left(S)}: bandwidth wins when the set's own mean pair
+ *       score gains more than what it leaves behind loses (NV2 leaving NV1 beats NV1 leaving NV2;
+ *       NV2 leaving two GPUs across the sockets loses to NV1 leaving an NVLink pair). The look-ahead
+ *       decides which idle GPUs a claim takes, never how many (the GPU policy decides that), and it
+ *       scores 1 on the best set of every node, so it never moves a claim to another node. NUMA and
+ *       PCIe closeness are tie-breaks worth 0.15 together: any difference of more than 0.3 in mean
+ *       pair link score outweighs them. On an NVSwitch node every pair has the same bandwidth, so
+ *       NUMA, PCIe and load decide. Sets are enumerated exhaustively up to
+ *       {@code exhaustiveSetLimit} candidates per node (every node of up to 14 GPUs with the default
+ *       5000), else searched greedily with local improvement and without the look-ahead
+ *       ({@link SetSearch}).</li>
  *   <li><b>Select.</b> The shortlisted node with the highest {@code nodeScore + setScore(best set)};
  *       ties go to the earlier node in cluster order and to the lexicographically first set.</li>
  *   <li><b>Commit.</b> {@link Ledger#reserve} re-validates atomically. A refusal (another thread took
@@ -95,8 +111,8 @@ import org.slf4j.LoggerFactory;
  *       {@code maxCommitAttempts} times in all; then the result is {@code Unschedulable} with a
  *       {@code CONFLICT} reason and the last refusal.</li>
  * </ol>
- * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm} and
- * {@code linkScore}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
+ * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm},
+ * {@code linkScore} and {@code pcieCloseness}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
  * {@link PlacementConfig#gpuPolicyFor} describe (claim override, then the class default, then the
  * engine default), separately at node and GPU level.
  *
@@ -186,7 +202,7 @@ public final class PlacementEngine {
         if (!general.isEmpty()) {
             return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
         }
-        ClaimShape c = new ClaimShape(claim, config);
+        ClaimShape c = new ClaimShape(claim, config, rules);
         ReserveResult.Refused last = null;
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
@@ -232,7 +248,7 @@ public final class PlacementEngine {
         Validate.notNull("claim", claim);
         long t0 = ticker.read();
         GranularityRules rules = ledger.rules();
-        ClaimShape c = new ClaimShape(claim, config);
+        ClaimShape c = new ClaimShape(claim, config, rules);
         List<Reason> general = generalReasons(claim, rules);
         if (!general.isEmpty()) {
             return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
@@ -249,17 +265,17 @@ public final class PlacementEngine {
         PlacementExplanation.Candidate chosen = null;
         for (NodeSummary s : e.feasible) {
             feasibleStates.add(s.state);
+            SetSearch search = search(s, c);
             int[] positions;
-            if (s == e.chosen) {
-                positions = e.positions;
-            } else if (e.group != null) {
+            if (e.group != null) {
                 positions = e.group.positions;
+                search.single(positions);
             } else {
-                int[] cand = new int[s.size];
-                int m = candidates(s, c, cand);
-                positions = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m).positions();
+                SetSearch.Choice best = bestSet(s, c, search);
+                positions = s == e.chosen ? e.positions : best.positions();
             }
-            PlacementExplanation.Candidate cd = candidate(s, c, positions, shortlisted.contains(s));
+            PlacementExplanation.Candidate cd = explainer().candidate(s, c, positions, search.maxLeftFor(positions),
+                    shortlisted.contains(s));
             candidates.add(cd);
             if (s == e.chosen) {
                 chosen = cd;
@@ -330,12 +346,12 @@ public final class PlacementEngine {
             if (g != null) {
                 e.group = g;
                 NodeSummary s = g.summary;
-                if (g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)) {
-                    double total = nodeScore(s, c)
-                            + new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).score(g.positions, c.k, true);
+                SetSearch.Choice only = g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
+                        && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
+                if (only != null) {
                     e.chosen = s;
                     e.positions = g.positions;
-                    e.total = total;
+                    e.total = nodeScore(s, c) + only.score();
                     if (explain) {
                         e.feasible.add(s);
                         e.shortlist.add(s);
@@ -399,14 +415,12 @@ public final class PlacementEngine {
                 topS[j] = s;
             }
         }
-        int[] cand = null;
         for (int j = 0; j < top; j++) {
             NodeSummary s = topS[j];
-            if (cand == null || cand.length < s.size) {
-                cand = new int[s.size];
+            SetSearch.Choice choice = bestSet(s, c, search(s, c));
+            if (choice == null) {
+                continue;   // feasible() already checked the set constraints; only an unstable filter gets here
             }
-            int m = candidates(s, c, cand);
-            SetSearch.Choice choice = new SetSearch(s, c, config, setScorers, setScorerWeights, ledger).best(cand, m);
             double total = nodeScore(s, c) + choice.score();
             if (total > e.total) {
                 e.total = total;
@@ -460,12 +474,55 @@ public final class PlacementEngine {
         if (count < c.k) {
             return false;
         }
+        if ((c.mustInclude || c.numaRequired) && setConstraintShortfall(s, c) != null) {
+            return false;
+        }
         for (NodeFilter f : nodeFilters) {
             if (!f.check(c.claim, s.state, ledger).isEmpty()) {
                 return false;
             }
         }
         return true;
+    }
+
+    private static final int[] NONE = new int[0];
+
+    private SetSearch search(NodeSummary s, ClaimShape c) {
+        return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
+    }
+
+    /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
+    private SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        int[] fixed = c.mustInclude ? SetConstraints.mustPositions(s, c) : NONE;
+        if (fixed == null) {
+            return null;
+        }
+        return search.best(cand, m, fixed, fixed.length);
+    }
+
+    private static boolean mustIncludedIn(NodeSummary s, ClaimShape c, int[] positions) {
+        if (!c.mustInclude) {
+            return true;
+        }
+        int[] fixed = SetConstraints.mustPositions(s, c);
+        if (fixed == null) {
+            return false;
+        }
+        for (int p : fixed) {
+            if (!java.util.Arrays.stream(positions).anyMatch(q -> q == p)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
+    private List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        return SetConstraints.shortfall(s, c, cand, m);
     }
 
     private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
@@ -623,6 +680,11 @@ public final class PlacementEngine {
         }
         if (usable < c.k) {
             nodeReasons.add(new Reason(ReasonCode.NOT_ENOUGH_GPUS, ns.name(), c.k, usable, "usable GPUs"));
+        } else if (c.mustInclude || c.numaRequired) {
+            List<Reason> shortfall = setConstraintShortfall(NodeSummary.of(ns, null, rules), c);
+            if (shortfall != null) {
+                nodeReasons.addAll(shortfall);
+            }
         }
         if (nodeReasons.isEmpty() && gpuReasons.isEmpty()) {
             // only when a registered filter answers differently from one call to the next
@@ -659,72 +721,8 @@ public final class PlacementEngine {
 
     // ------------------------------------------------------------------ explain
 
-    private PlacementExplanation.Candidate candidate(NodeSummary s, ClaimShape c, int[] positions, boolean shortlisted) {
-        List<PlacementExplanation.Term> terms = new ArrayList<>();
-        PlacementExplanation.Level node = PlacementExplanation.Level.NODE;
-        PlacementExplanation.Level set = PlacementExplanation.Level.GPU_SET;
-        int healthy = 0;
-        for (GpuState g : s.state.gpus()) {
-            healthy += g.device().healthy() ? 1 : 0;
-        }
-        terms.add(new PlacementExplanation.Term(node, "node-" + c.nodePolicy.wireName(),
-                PlacementScores.policyTerm(c.nodePolicy, s.nodeLoad), config.nodeWeight(),
-                String.format(Locale.ROOT, "node load %.3f (mean over %d healthy GPU(s)); %s", s.nodeLoad, healthy,
-                        c.nodeBinpack ? "binpack prefers the fullest node: score = load" : "spread prefers the emptiest node: score = 1 - load")));
-        for (int i = 0; i < nodeScorers.length; i++) {
-            Score sc = nodeScorers[i].explain(c.claim, s.state, ledger);
-            terms.add(new PlacementExplanation.Term(node, nodeScorers[i].name(), sc.value(), nodeScorerWeights[i], sc.explanation()));
-        }
-        int k = positions.length;
-        NodeSummary.Topo t = s.topo;
-        boolean all = true;
-        double linkSum = 0;
-        List<String> pairs = new ArrayList<>();
-        List<String> notNv = new ArrayList<>();
-        for (int a = 0; a < k; a++) {
-            for (int b = a + 1; b < k; b++) {
-                int pa = positions[a];
-                int pb = positions[b];
-                GpuLink l = t.topology.link(pa, pb);
-                double ls = t.link[pa * t.size + pb];
-                linkSum += ls;
-                all &= t.nv[pa * t.size + pb];
-                String label = pa + "-" + pb + " " + l.label();
-                pairs.add(String.format(Locale.ROOT, "%s %.2f", label, ls));
-                if (!(l instanceof GpuLink.NvLink)) {
-                    notNv.add(label);
-                }
-            }
-        }
-        double clique = k == 1 || all ? 1.0 : 0.0;
-        double link = k == 1 ? 1.0 : linkSum / (k * (k - 1) / 2);
-        terms.add(new PlacementExplanation.Term(set, "nvlink-clique", clique, config.cliqueWeight(),
-                k == 1 ? "single GPU" : all ? "every pair of the set is NVLink" : "pairs without NVLink: " + String.join(", ", notNv)));
-        terms.add(new PlacementExplanation.Term(set, "link-quality", link, config.linkWeight(),
-                k == 1 ? "single GPU" : "mean pair link score (max lanes " + t.maxLanes + "): " + String.join(", ", pairs)));
-        double loadSum = 0;
-        List<String> loads = new ArrayList<>();
-        for (int p : positions) {
-            loadSum += s.load[p];
-            loads.add(String.format(Locale.ROOT, "%d:%.3f", p, s.load[p]));
-        }
-        double mean = loadSum / k;
-        terms.add(new PlacementExplanation.Term(set, "gpu-" + c.gpuPolicy.wireName(), PlacementScores.policyTerm(c.gpuPolicy, mean),
-                config.loadWeight(), String.format(Locale.ROOT, "mean GPU load %.3f (%s); %s", mean, String.join(" ", loads),
-                        c.gpuBinpack ? "binpack: score = load" : "spread: score = 1 - load")));
-        if (setScorers.length > 0) {
-            GpuSet g = GpuSet.of(positions);
-            for (int i = 0; i < setScorers.length; i++) {
-                Score sc = setScorers[i].explain(c.claim, s.state, g, ledger);
-                terms.add(new PlacementExplanation.Term(set, setScorers[i].name(), sc.value(), setScorerWeights[i], sc.explanation()));
-            }
-        }
-        double total = 0;
-        for (PlacementExplanation.Term term : terms) {
-            total += term.weighted();
-        }
-        return new PlacementExplanation.Candidate(s.state.name(), GpuSet.of(positions), uuids(s.state, positions), total,
-                shortlisted, terms);
+    private ExplainTerms explainer() {
+        return new ExplainTerms(config, nodeScorers, nodeScorerWeights, setScorers, setScorerWeights, ledger);
     }
 
     // ------------------------------------------------------------------ builder

@@ -7,6 +7,7 @@ import io.qgpu.api.NodeState;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Topology;
+import io.qgpu.api.TopologyLevel;
 
 /**
  * The built-in score formulas of the {@link PlacementEngine}, public so that custom scorers and
@@ -17,11 +18,14 @@ import io.qgpu.api.Topology;
  * whether or not it is running work):
  * <pre>
  *   load(g) = 1                                                  if a tenant holds g exclusively
- *   load(g) = ( memUsed/memory
- *             + min(1, (onlineGuaranteed + offlineGuaranteed) / 200)
- *             + tenants / maxTenants(g) ) / 3                     otherwise
+ *   load(g) = 0.9 * max(mem, compute, slots) + 0.1 * mean(mem, compute, slots)   otherwise, where
+ *     mem     = memUsed / memory
+ *     compute = max(onlineGuaranteed, offlineGuaranteed) / 100   (each class is admitted up to 100%)
+ *     slots   = tenants / maxTenants(g)
  * </pre>
- * Guaranteed compute is admitted per class up to 100% each, hence the 200.
+ * So a GPU whose guaranteed compute of either class is fully booked scores at least 0.9, and
+ * binpack and spread rank GPUs by their most booked resource (the mean orders GPUs whose most
+ * booked resource is equal).
  *
  * <h2>Load of a node</h2>
  * {@code nodeLoad(n)} = mean of {@code load(g)} over the node's healthy GPUs (1 when none is healthy).
@@ -40,6 +44,11 @@ import io.qgpu.api.Topology;
  * where {@code maxLanes(node)} is the most lanes of any pair of the node (so the best NVLink pair of
  * any node scores 1, and on an NVSwitch node every pair scores 1). Every NVLink pair scores above
  * every PCIe pair.
+ *
+ * <h2>PCIe closeness of a pair</h2>
+ * {@code pcieCloseness(L) = (60 - nvml(L)) / 60} of the pair's PCIe common ancestor, NVLink or not:
+ * same board 1, one switch 0.83, several switches 0.67, one host bridge 0.5, one NUMA node 0.33,
+ * across sockets 0.17; the tie-break between pairs of equal NVLink bandwidth.
  *
  * <pre>{@code
  * double l = PlacementScores.gpuLoad(gpuState, GranularityRules.ofDefaults());
@@ -60,9 +69,26 @@ public final class PlacementScores {
             return 1.0;
         }
         double mem = Math.min(1.0, (double) g.memoryUsed() / g.device().memoryBytes());
-        double compute = Math.min(1.0, (g.guaranteed(PriorityClass.ONLINE) + g.guaranteed(PriorityClass.OFFLINE)) / 200.0);
+        double compute = Math.min(1.0, Math.max(g.guaranteed(PriorityClass.ONLINE), g.guaranteed(PriorityClass.OFFLINE)) / 100.0);
         double slots = Math.min(1.0, (double) g.tenants() / rules.maxTenants(g.device()));
-        return (mem + compute + slots) / 3.0;
+        return load(mem, compute, slots);
+    }
+
+    /**
+     * {@code 0.9 * max(mem, compute, slots) + 0.1 * mean(mem, compute, slots)}: the most booked of the
+     * three resources, with the mean as a tenth to order GPUs whose most booked resource is equal.
+     */
+    public static double load(double mem, double compute, double slots) {
+        double max = Math.max(mem, Math.max(compute, slots));
+        return 0.9 * max + 0.1 * (mem + compute + slots) / 3.0;
+    }
+
+    /**
+     * How close the pair's PCIe common ancestor is, {@code (60 - nvmlLevel) / 60}: same board 1, one
+     * switch 0.83, several switches 0.67, one host bridge 0.5, one NUMA node 0.33, across sockets 0.17.
+     */
+    public static double pcieCloseness(TopologyLevel level) {
+        return (60 - level.nvmlValue()) / 60.0;
     }
 
     /** {@code nodeLoad(n)}: mean GPU load over healthy GPUs, 1 when none is healthy. */

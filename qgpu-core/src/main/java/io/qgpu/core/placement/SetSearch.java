@@ -9,16 +9,26 @@ import java.util.Arrays;
 /**
  * Finds the best set of {@code k} GPUs among a node's admissible ones.
  *
- * <p>Set score (see {@link PlacementEngine} for the full formula):
- * {@code cliqueWeight * clique(S) + linkWeight * link(S) + loadWeight * policyTerm(meanLoad(S))}
- * plus each registered {@link GpuSetScorer}'s {@code weight * score}.
+ * <p>Set score (see {@link PlacementEngine} for the full formula and {@link PlacementScores} for each
+ * term): {@code cliqueWeight * clique(S) + linkWeight * link(S) + leftoverWeight * leftover(S)
+ * + numaWeight * numa(S) + pcieWeight * pcie(S) + loadWeight * policyTerm(meanLoad(S))} plus each
+ * registered {@link GpuSetScorer}'s {@code weight * score}. {@code leftover(S)} is relative:
+ * {@code 1 - (maxLeft[j] - left(S))}, where {@code j} is how many idle GPUs {@code S} takes and
+ * {@code maxLeft[j]} the most any set of the node taking as many idle GPUs leaves behind. So the
+ * look-ahead decides which idle GPUs a claim takes, never how many (the GPU policy decides that),
+ * and it adds the same {@code leftoverWeight} to the best set of every node (it never moves a claim
+ * to another node).
  *
- * <p>Search: when {@code C(m, k)} (m admissible GPUs) is at most {@code exhaustiveSetLimit}, every
- * set is enumerated in lexicographic order and the first best is kept. Beyond, a bounded greedy
- * search: from each of the {@code greedySeeds} GPUs with the best policy term, add the GPU that
- * raises the built-in score most until {@code k} are chosen, then swap one member for one
- * non-member while the full score improves (at most {@code 4k} passes); the best result wins.
- * Its cost is {@code O(seeds * (k * m * k^2 + 4k * k * m * k^2))}, independent of {@code C(m, k)}.
+ * <p>Constraints: the claim's must-include GPUs ({@code fixed}) are in every set; with
+ * {@code numa: required} a set of two or more GPUs on different (or unknown) NUMA nodes is never
+ * chosen. When no set satisfies them, {@link #best} answers {@code null}.
+ *
+ * <p>Search: when {@code C(m, k - fixed)} is at most {@code exhaustiveSetLimit}, every set is
+ * enumerated twice (first to find {@code maxLeft}, then to rank) in lexicographic order of the free
+ * part and the first best is kept. Beyond, a bounded greedy search without the look-ahead: from each of the {@code greedySeeds} GPUs with the best policy term (or from the
+ * must-include GPUs alone), add the GPU that raises the built-in score without the look-ahead most
+ * until {@code k} are chosen, then swap one non-fixed member for one non-member while the full score
+ * improves (at most {@code 4k} passes); the best result wins.
  *
  * <p>Thread safety: one instance per search; not shared.
  */
@@ -29,6 +39,11 @@ final class SetSearch {
     private final GpuSetScorer[] scorers;
     private final double[] weights;
     private final ClusterView view;
+    /**
+     * {@code maxLeft[j]}: the most any evaluated full set that takes {@code j} free (idle) GPUs leaves
+     * behind ({@code left}); set by {@link #best} and {@link #single}.
+     */
+    private final double[] maxLeft;
 
     SetSearch(NodeSummary s, ClaimShape c, PlacementConfig cfg, GpuSetScorer[] scorers, double[] weights,
               ClusterView view) {
@@ -38,69 +53,183 @@ final class SetSearch {
         this.scorers = scorers;
         this.weights = weights;
         this.view = view;
+        this.maxLeft = new double[c.k + 1];
+        Arrays.fill(maxLeft, Double.NEGATIVE_INFINITY);
     }
 
-    /** Best set and its score. */
+    /** Best set (ascending positions) and its score, the look-ahead counted relative to the node's best. */
     record Choice(int[] positions, double score) {
     }
 
-    /** The best set of {@code c.k} among {@code cand[0..m)} (ascending positions, {@code m >= k}). */
-    Choice best(int[] cand, int m) {
-        int k = c.k;
-        if (k == 1) {
-            int best = -1;
-            double bestScore = Double.NEGATIVE_INFINITY;
-            int[] one = new int[1];
-            for (int i = 0; i < m; i++) {
-                one[0] = cand[i];
-                double v = score(one, 1, true);
-                if (v > bestScore) {
-                    bestScore = v;
-                    best = cand[i];
-                }
-            }
-            return new Choice(new int[] {best}, bestScore);
-        }
-        if (binomialAtMost(m, k, cfg.exhaustiveSetLimit())) {
-            return exhaustive(cand, m, k);
-        }
-        return greedy(cand, m, k);
+    /** The most any evaluated set taking as many idle GPUs as {@code positions} leaves behind. */
+    double maxLeftFor(int[] positions) {
+        return maxLeft[taken(positions, positions.length)];
     }
 
-    private Choice exhaustive(int[] cand, int m, int k) {
-        int[] idx = new int[k];
-        for (int i = 0; i < k; i++) {
-            idx[i] = i;
+    /**
+     * The best set of {@code c.k} among {@code cand[0..m)} (ascending positions, {@code m >= k}) that
+     * contains {@code fixed[0..f)} (must-include positions, all among {@code cand}); null when no set
+     * satisfies the claim's constraints.
+     */
+    Choice best(int[] cand, int m, int[] fixed, int f) {
+        int k = c.k;
+        int[] free = cand;
+        int fm = m;
+        if (f > 0) {
+            free = new int[m];
+            fm = 0;
+            for (int i = 0; i < m; i++) {
+                if (!contains(fixed, f, cand[i])) {
+                    free[fm++] = cand[i];
+                }
+            }
         }
+        int want = k - f;
+        if (fm < want) {
+            return null;
+        }
+        if (binomialAtMost(fm, want, cfg.exhaustiveSetLimit())) {
+            return exhaustive(free, fm, fixed, f, k);
+        }
+        return greedy(free, fm, fixed, f, k);
+    }
+
+    /** The score of exactly this set, its look-ahead counted against itself (the only set evaluated). */
+    Choice single(int[] positions) {
+        double v = score(positions, positions.length, true);
+        if (v == Double.NEGATIVE_INFINITY) {
+            return null;
+        }
+        noteLeft(positions, positions.length);
+        return new Choice(positions, v + lookAhead(positions, positions.length));
+    }
+
+    /**
+     * The score of {@code positions} against this search's {@code maxLeft} (after {@link #best}):
+     * what {@link #best} would have given it. Null-free; {@code -infinity} for a set that breaks
+     * {@code numa: required}.
+     */
+    double scoreOf(int[] positions) {
+        double v = score(positions, positions.length, true);
+        return v == Double.NEGATIVE_INFINITY ? v : v + lookAhead(positions, positions.length);
+    }
+
+    /** Records {@code left(S)} in {@link #maxLeft}; false for a set that breaks {@code numa: required}. */
+    private boolean noteLeft(int[] set, int len) {
+        if (c.numaRequired && len > 1 && !s.sameKnownNuma(set, len)) {
+            return false;
+        }
+        int j = taken(set, len);
+        maxLeft[j] = Math.max(maxLeft[j], cfg.leftoverWeight() > 0 ? s.leftAfter(set, len) : 1.0);
+        return true;
+    }
+
+    /** {@code leftoverWeight * (1 - (maxLeft[j] - left(S)))}, j the idle GPUs the set takes. */
+    private double lookAhead(int[] set, int len) {
+        if (cfg.leftoverWeight() == 0) {
+            return 0.0;
+        }
+        return cfg.leftoverWeight() * (1.0 - (maxLeft[taken(set, len)] - s.leftAfter(set, len)));
+    }
+
+    /** How many of the set's GPUs are idle (in the node's free mask). */
+    private int taken(int[] set, int len) {
+        int j = 0;
+        for (int i = 0; i < len; i++) {
+            j += set[i] < 64 && (s.freeMask >>> set[i] & 1L) != 0 ? 1 : 0;
+        }
+        return j;
+    }
+
+    /**
+     * Two passes over every set: the first finds {@code maxLeft} (and keeps each set's {@code left} and
+     * {@code j}), the second ranks with the look-ahead.
+     */
+    private Choice exhaustive(int[] cand, int m, int[] fixed, int f, int k) {
+        int want = k - f;
         int[] set = new int[k];
+        System.arraycopy(fixed, 0, set, 0, f);
+        int[] idx = new int[want];
         int[] best = null;
         double bestScore = Double.NEGATIVE_INFINITY;
-        while (true) {
-            for (int i = 0; i < k; i++) {
-                set[i] = cand[idx[i]];
+        boolean look = cfg.leftoverWeight() > 0;
+        double[] lefts = null;
+        int[] takens = null;
+        if (look) {
+            int sets = (int) Math.min(Integer.MAX_VALUE - 8, binomial(m, want));
+            lefts = new double[sets];
+            takens = new int[sets];
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < want; i++) {
+                idx[i] = i;
             }
-            double v = score(set, k, true);
-            if (v > bestScore) {
-                bestScore = v;
-                best = set.clone();
+            int n = 0;
+            while (true) {
+                for (int i = 0; i < want; i++) {
+                    set[f + i] = cand[idx[i]];
+                }
+                if (pass == 0 && look) {
+                    if (!(c.numaRequired && k > 1 && !s.sameKnownNuma(set, k))) {
+                        int j = taken(set, k);
+                        double left = s.leftAfter(set, k);
+                        lefts[n] = left;
+                        takens[n] = j;
+                        maxLeft[j] = Math.max(maxLeft[j], left);
+                    }
+                } else {
+                    double v = score(set, k, true);
+                    if (v != Double.NEGATIVE_INFINITY) {
+                        if (look) {
+                            v += cfg.leftoverWeight() * (1.0 - (maxLeft[takens[n]] - lefts[n]));
+                        }
+                        if (v > bestScore) {
+                            bestScore = v;
+                            best = set.clone();
+                        }
+                    }
+                }
+                n++;
+                int i = want - 1;
+                while (i >= 0 && idx[i] == m - want + i) {
+                    i--;
+                }
+                if (i < 0) {
+                    break;
+                }
+                idx[i]++;
+                for (int j = i + 1; j < want; j++) {
+                    idx[j] = idx[j - 1] + 1;
+                }
             }
-            int i = k - 1;
-            while (i >= 0 && idx[i] == m - k + i) {
-                i--;
-            }
-            if (i < 0) {
-                break;
-            }
-            idx[i]++;
-            for (int j = i + 1; j < k; j++) {
-                idx[j] = idx[j - 1] + 1;
+            if (!look) {
+                break;   // nothing to find in a first pass: rank in this one
             }
         }
+        if (best == null) {
+            return null;
+        }
+        Arrays.sort(best);
         return new Choice(best, bestScore);
     }
 
-    private Choice greedy(int[] cand, int m, int k) {
-        // seeds: the GPUs with the best policy term (ties: lower position first)
+    /** C(m, k), exact for the sizes {@link #binomialAtMost} lets through. */
+    private static long binomial(int m, int k) {
+        int kk = Math.min(k, m - k);
+        long v = 1;
+        for (int i = 0; i < kk; i++) {
+            v = v * (m - i) / (i + 1);
+        }
+        return v;
+    }
+
+    /**
+     * Greedy growth and local improvement, without the look-ahead (it is part of the exhaustive search
+     * only: with the default limit of 5000 sets, every node of up to 14 GPUs is searched exhaustively).
+     */
+    private Choice greedy(int[] cand, int m, int[] fixed, int f, int k) {
+        // seeds: the GPUs with the best policy term (ties: lower position first); with must-include
+        // GPUs, those alone are the seed
         Integer[] order = new Integer[m];
         for (int i = 0; i < m; i++) {
             order[i] = cand[i];
@@ -109,16 +238,24 @@ final class SetSearch {
             int cmp = Double.compare(policy(s.load[b]), policy(s.load[a]));
             return cmp != 0 ? cmp : Integer.compare(a, b);
         });
-        int seeds = Math.min(m, cfg.greedySeeds());
+        int seeds = f > 0 ? 1 : Math.min(m, cfg.greedySeeds());
+        int start = Math.max(f, 1);
         int[] best = null;
         double bestScore = Double.NEGATIVE_INFINITY;
         boolean[] in = new boolean[s.size];
         int[] set = new int[k];
         for (int sd = 0; sd < seeds; sd++) {
             Arrays.fill(in, false);
-            set[0] = order[sd];
-            in[set[0]] = true;
-            for (int len = 1; len < k; len++) {
+            if (f > 0) {
+                System.arraycopy(fixed, 0, set, 0, f);
+            } else {
+                set[0] = order[sd];
+            }
+            for (int i = 0; i < start; i++) {
+                in[set[i]] = true;
+            }
+            boolean grown = true;
+            for (int len = start; len < k && grown; len++) {
                 int pick = -1;
                 double pickScore = Double.NEGATIVE_INFINITY;
                 for (int i = 0; i < m; i++) {
@@ -133,14 +270,20 @@ final class SetSearch {
                         pick = p;
                     }
                 }
-                set[len] = pick;
-                in[pick] = true;
+                grown = pick >= 0;
+                if (grown) {
+                    set[len] = pick;
+                    in[pick] = true;
+                }
             }
-            double cur = score(set, k, true);
+            if (!grown) {
+                continue;   // no GPU could join this seed (numa: required)
+            }
+            double cur = absolute(set, k);
             boolean improved = true;
             for (int pass = 0; improved && pass < 4 * k; pass++) {
                 improved = false;
-                for (int j = 0; j < k; j++) {
+                for (int j = f; j < k; j++) {
                     int out = set[j];
                     for (int i = 0; i < m; i++) {
                         int p = cand[i];
@@ -148,7 +291,7 @@ final class SetSearch {
                             continue;
                         }
                         set[j] = p;
-                        double v = score(set, k, true);
+                        double v = absolute(set, k);
                         if (v > cur + 1e-12) {
                             cur = v;
                             in[out] = false;
@@ -168,7 +311,17 @@ final class SetSearch {
                 best = sorted;
             }
         }
-        return new Choice(best, bestScore);
+        if (best == null || bestScore == Double.NEGATIVE_INFINITY) {
+            return null;
+        }
+        // no look-ahead here: the chosen set is its own reference (term 1, as the best set of any node)
+        noteLeft(best, k);
+        return new Choice(best, bestScore + lookAhead(best, k));
+    }
+
+    /** A full set's score without the look-ahead (the greedy search does not look ahead). */
+    private double absolute(int[] set, int k) {
+        return score(set, k, true);
     }
 
     private double policy(double load) {
@@ -176,41 +329,61 @@ final class SetSearch {
     }
 
     /**
-     * Score of {@code set[0..len)}. {@code full}: the set has {@code k} GPUs and the registered scorers
-     * are added (partial sets of the greedy growth are ranked by the built-in terms only).
+     * Score of {@code set[0..len)} without the look-ahead. {@code full}: the set has {@code k} GPUs and
+     * the registered scorers are added (partial sets of the greedy growth are ranked by the built-in
+     * terms only). {@code -infinity} for a set that breaks {@code numa: required}.
      */
     double score(int[] set, int len, boolean full) {
+        if (c.numaRequired && len > 1 && !s.sameKnownNuma(set, len)) {
+            return Double.NEGATIVE_INFINITY;
+        }
         double loadSum = 0;
         for (int i = 0; i < len; i++) {
             loadSum += s.load[set[i]];
         }
-        double loadTerm = policy(loadSum / len);
-        double clique = 1.0;
-        double link = 1.0;
+        double v = cfg.loadWeight() * policy(loadSum / len);
         if (len > 1) {
             NodeSummary.Topo t = s.topo;
             int n = t.size;
-            double sum = 0;
+            double link = 0;
+            double pcie = 0;
+            int sameNuma = 0;
             boolean all = true;
             for (int a = 0; a < len; a++) {
                 int row = set[a] * n;
+                int na = s.numa[set[a]];
                 for (int b = a + 1; b < len; b++) {
-                    sum += t.link[row + set[b]];
+                    link += t.link[row + set[b]];
+                    pcie += t.pcie[row + set[b]];
                     all &= t.nv[row + set[b]];
+                    sameNuma += na == s.numa[set[b]] ? 1 : 0;
                 }
             }
-            link = sum / (len * (len - 1) / 2);
-            clique = all ? 1.0 : 0.0;
+            double pairs = len * (len - 1) / 2;
+            v += (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs
+                    + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
+        } else {
+            v += cfg.cliqueWeight() + cfg.linkWeight() + cfg.pcieWeight() + cfg.numaWeight();
         }
-        double v = cfg.cliqueWeight() * clique + cfg.linkWeight() * link + cfg.loadWeight() * loadTerm;
-        if (full && scorers.length > 0) {
-            GpuSet g = GpuSet.of(Arrays.copyOf(set, len));
-            for (int i = 0; i < scorers.length; i++) {
-                v += weights[i] * Score.check(scorers[i].name() + ".score",
-                        scorers[i].score(c.claim, s.state, g, view));
+        if (full) {
+            if (scorers.length > 0) {
+                GpuSet g = GpuSet.of(Arrays.copyOf(set, len));
+                for (int i = 0; i < scorers.length; i++) {
+                    v += weights[i] * Score.check(scorers[i].name() + ".score",
+                            scorers[i].score(c.claim, s.state, g, view));
+                }
             }
         }
         return v;
+    }
+
+    private static boolean contains(int[] a, int len, int v) {
+        for (int i = 0; i < len; i++) {
+            if (a[i] == v) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether C(m, k) is at most {@code limit}, without overflow. */

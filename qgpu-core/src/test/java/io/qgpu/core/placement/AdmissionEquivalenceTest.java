@@ -30,7 +30,8 @@ class AdmissionEquivalenceTest {
     @Test
     void fastPredicateEqualsAdmissionOnRandomStates() {
         SplittableRandom rnd = new SplittableRandom(SEED);
-        GranularityRules[] rules = {GranularityRules.ofDefaults(), GranularityRules.hami()};
+        GranularityRules[] rules = {GranularityRules.ofDefaults(), GranularityRules.hami(),
+                GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true)};
         int admitted = 0;
         int refused = 0;
         for (int round = 0; round < 1500; round++) {
@@ -44,7 +45,7 @@ class AdmissionEquivalenceTest {
             NodeSummary s = NodeSummary.of(ns, null, r);
             for (int c = 0; c < 4; c++) {
                 Claim claim = Gen.claim(rnd, "t" + c, List.of(node));
-                ClaimShape shape = new ClaimShape(claim, PlacementConfig.defaults());
+                ClaimShape shape = new ClaimShape(claim, PlacementConfig.defaults(), r);
                 int admits = 0;
                 for (int i = 0; i < states.size(); i++) {
                     GpuState g = states.get(i);

@@ -103,7 +103,9 @@ class PlacementEngineTest {
         PlacementEngine binpack = PlacementEngine.builder(ledger).policies(PlacementPolicy.BINPACK, PlacementPolicy.BINPACK).build();
         assertEquals(List.of("a-g2"), placed(binpack.place(claim("bp", 4, 10, 100))).gpuUuids());
         PlacementEngine spread = PlacementEngine.builder(ledger).policies(PlacementPolicy.BINPACK, PlacementPolicy.SPREAD).build();
-        assertEquals(List.of("a-g0"), placed(spread.place(claim("sp", 4, 10, 100))).gpuUuids());
+        // GPUs 0, 1 and 3 are idle (load 0); taking 3 keeps the idle PIX pair 0-1 whole (look-ahead),
+        // while taking 0 or 1 would leave 1 or 0 and 3 without an idle partner behind one switch
+        assertEquals(List.of("a-g3"), placed(spread.place(claim("sp", 4, 10, 100))).gpuUuids());
     }
 
     @Test

@@ -24,7 +24,11 @@ class PlacementScoresTest {
         l.reserve(Nodes.on(Nodes.claim("x", 4, 30, 100), n, 0));
         l.reserve(Nodes.on(Nodes.online("y", 4, 50), n, 0));
         GpuState g = l.node("a").orElseThrow().gpu(0);
-        double expected = (8.0 / 16 + 80.0 / 200 + 2.0 / 4) / 3;
+        // memory 8 of 16 GiB, compute: the more booked class (online 50, offline 30) of 100, slots 2 of 4
+        double mem = 8.0 / 16;
+        double compute = 50.0 / 100;
+        double slots = 2.0 / 4;
+        double expected = 0.9 * Math.max(mem, Math.max(compute, slots)) + 0.1 * (mem + compute + slots) / 3;
         assertEquals(expected, PlacementScores.gpuLoad(g, GranularityRules.ofDefaults()), 1e-12);
         l.reserve(Nodes.on(Nodes.exclusive("z", 1), n, 1));
         assertEquals(1.0, PlacementScores.gpuLoad(l.node("a").orElseThrow().gpu(1), GranularityRules.ofDefaults()));
@@ -67,16 +71,16 @@ class PlacementScoresTest {
     void nodeIndexKeyRoundTripsAndSaturatesConservatively() {
         long k = NodeIndex.key(0.5, 3, 1, 40, 10L << 30);
         assertEquals(0.5, NodeIndex.load(k), 1.0 / 65535);
-        ClaimShape fits = new ClaimShape(Nodes.claim("a", 10, 40, 100).toBuilder().gpus(3).build(), PlacementConfig.defaults());
-        ClaimShape tooBig = new ClaimShape(Nodes.claim("b", 11, 40, 100), PlacementConfig.defaults());
-        ClaimShape tooMuchCompute = new ClaimShape(Nodes.claim("c", 1, 45, 100), PlacementConfig.defaults());
-        ClaimShape tooMany = new ClaimShape(Nodes.claim("d", 1, 0, 100).toBuilder().gpus(4).build(), PlacementConfig.defaults());
+        ClaimShape fits = new ClaimShape(Nodes.claim("a", 10, 40, 100).toBuilder().gpus(3).build(), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
+        ClaimShape tooBig = new ClaimShape(Nodes.claim("b", 11, 40, 100), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
+        ClaimShape tooMuchCompute = new ClaimShape(Nodes.claim("c", 1, 45, 100), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
+        ClaimShape tooMany = new ClaimShape(Nodes.claim("d", 1, 0, 100).toBuilder().gpus(4).build(), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
         assertTrue(NodeIndex.fits(k, fits));
         assertTrue(!NodeIndex.fits(k, tooBig));
         assertTrue(!NodeIndex.fits(k, tooMuchCompute));
         assertTrue(!NodeIndex.fits(k, tooMany));
         long huge = NodeIndex.key(0, 4000, 4000, 100, Long.MAX_VALUE);
-        ClaimShape many = new ClaimShape(Nodes.claim("e", 1, 0, 100).toBuilder().gpus(1000).build(), PlacementConfig.defaults());
+        ClaimShape many = new ClaimShape(Nodes.claim("e", 1, 0, 100).toBuilder().gpus(1000).build(), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
         assertTrue(NodeIndex.fits(huge, many), "saturated counts and memory never reject");
     }
 }

@@ -153,7 +153,20 @@ public abstract class SchedulerContractSuite {
         s.refused(Claim.builder("t2").memoryGiB(1).compute(50, 50).build(), "60% + 50% guaranteed > 100%");
         s.placed(Claim.builder("t3").memoryGiB(1).compute(40, 40).build());
         s.refused(Claim.builder("t4").memoryGiB(1).compute(5, 5).build(), "100% is guaranteed already");
-        s.placed(Claim.builder("t5").memoryGiB(1).compute(0, 100).build());
+        s.refused(Claim.builder("t5").memoryGiB(1).compute(0, 100).build(),
+                "100% is guaranteed: a tenant with request 0 would starve");
+        CheckedScheduler admits = start(FakeCluster.builder()
+                .rules(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true))
+                .nodes(Machines.GN7_2XLARGE32, 1, g -> { }).build());
+        admits.placed(Claim.builder("t1").memoryGiB(1).compute(100, 100).build());
+        admits.placed(Claim.builder("t5").memoryGiB(1).compute(0, 100).build());
+        // and the other order: a zero-request tenant first, then the class may not be booked full
+        CheckedScheduler first = start(FakeCluster.of(Machines.GN7_2XLARGE32));
+        first.placed(Claim.builder("t0").memoryGiB(1).compute(0, 100).build());
+        first.placed(Claim.builder("t1").memoryGiB(1).compute(60, 60).build());
+        first.refused(Claim.builder("t2").memoryGiB(1).compute(40, 40).build(),
+                "booking the last 40% would starve t0, whose request is 0");
+        first.placed(Claim.builder("t3").memoryGiB(1).compute(35, 35).build());
     }
 
     @Test

@@ -209,6 +209,17 @@ public final class PlacementInvariants {
                     + list(held.stream().filter(h -> h.claim().priority() == PriorityClass.OFFLINE).toList(),
                     h -> h.slice().computeRequest() + "%")));
         }
+        if (!rules.admitZeroRequestOnBookedGpu()) {
+            for (PriorityClass p : PriorityClass.values()) {
+                int booked = p == PriorityClass.ONLINE ? online : offline;
+                List<Held> zero = held.stream().filter(h -> h.claim().priority() == p && h.slice().computeRequest() == 0).toList();
+                if (booked >= 100 && !zero.isEmpty()) {
+                    out.add(new Violation(Invariant.COMPUTE, id, p.wireName() + " guaranteed compute is " + booked
+                            + "% booked next to " + zero.size() + " tenant(s) with request 0, which would starve "
+                            + list(zero, h -> "0%")));
+                }
+            }
+        }
         int max = maxTenants(rules, gpu);
         if (held.size() > max) {
             out.add(new Violation(Invariant.TENANTS, id, held.size() + " tenants, at most " + max

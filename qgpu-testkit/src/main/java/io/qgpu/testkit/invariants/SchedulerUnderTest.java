@@ -23,4 +23,19 @@ public interface SchedulerUnderTest {
 
     /** Releases the tenant; releasing an unknown or already released tenant does nothing. */
     void release(String tenantId);
+
+    /** qgpu's own placement engine as a scheduler under test. */
+    static SchedulerUnderTest of(io.qgpu.core.placement.PlacementEngine engine) {
+        return new SchedulerUnderTest() {
+            @Override
+            public PlacementResult place(Claim claim) {
+                return engine.place(claim);
+            }
+
+            @Override
+            public void release(String tenantId) {
+                engine.release(tenantId);
+            }
+        };
+    }
 }

@@ -14,8 +14,9 @@ import java.util.List;
  * <table>
  *   <caption>Presets</caption>
  *   <tr><th>constant</th><th>GPUs</th><th>links</th></tr>
- *   <tr><td>{@link #DGX_H100}</td><td>8 x H100 80 GB</td><td>every pair NV18 through NVSwitch; NUMA 0 for GPUs 0-3, 1 for 4-7</td></tr>
- *   <tr><td>{@link #DGX_1V}</td><td>8 x V100 SXM2 32 GB</td><td>hybrid cube-mesh NVLink (NV1/NV2 as on a DGX-1V), other pairs SYS</td></tr>
+ *   <tr><td>{@link #DGX_H100}</td><td>8 x H100 80 GB</td><td>every pair NV18 through NVSwitch; PCIe NODE within a socket, SYS across; NUMA 0 for GPUs 0-3, 1 for 4-7</td></tr>
+ *   <tr><td>{@link #DGX_A100}</td><td>8 x A100 SXM4 80 GB</td><td>every pair NV12 through NVSwitch; PCIe PXB for the pairs 0-1, 2-3, 4-5, 6-7 (one PCIe switch), SYS otherwise; NUMA 3, 3, 1, 1, 7, 7, 5, 5</td></tr>
+ *   <tr><td>{@link #DGX_1V}</td><td>8 x V100 SXM2 32 GB</td><td>hybrid cube-mesh NVLink (NV1/NV2 as on a DGX-1V), other pairs SYS; PCIe PIX for 0-1, 2-3, 4-5, 6-7, NODE within a quad, SYS across</td></tr>
  *   <tr><td>{@link #PCIE_4X_T4}</td><td>4 x T4 16 GB</td><td>PCIe only: 0-1 PHB, 2-3 NODE, across the two NUMA nodes SYS</td></tr>
  *   <tr><td>{@code GN7_*}</td><td>1, 2, 4 x T4 16 GB</td><td>Tencent Cloud GN7 (T4) instances, PCIe</td></tr>
  *   <tr><td>{@code GN10XP_*}</td><td>1, 2, 4, 8 x V100 SXM2 32 GB</td><td>Tencent Cloud GN10Xp (V100 NVLink) instances</td></tr>
@@ -34,9 +35,18 @@ import java.util.List;
  * {@code nvidia-smi topo -m} prints on a DGX-1 with V100 and what NCCL's topology dump of such a
  * machine shows (for example NVIDIA/nccl issue 671).
  *
+ * <p>PCIe under the NVLinks (what NVML's common-ancestor query answers for each pair): on the DGX-1V
+ * two GPUs share each PCIe switch (0-1, 2-3, 4-5, 6-7: {@code PIX}), each quad hangs off one CPU
+ * ({@code NODE} inside a quad) and the quads meet across the sockets ({@code SYS}). On the DGX A100
+ * two GPUs share each PCIe switch tree ({@code PXB}) and each such pair has its own NUMA node (the
+ * NUMA numbers are those the machine reports in its NPS4 setting), so other pairs are {@code SYS}.
+ * On the DGX H100 every GPU has its own PCIe switch: {@code NODE} within a socket, {@code SYS}
+ * across. These levels are our model of the published block diagrams; a real machine's NVML
+ * answers win where they differ.
+ *
  * <pre>{@code
  * Node dgx = Machines.DGX_1V.node("dgx1-0");
- * dgx.topology().link(0, 3);              // NvLink[lanes=2]
+ * dgx.topology().link(0, 3);              // NvLink[lanes=2, pcie=NODE, nvSwitch=false]
  * dgx.topology().link(0, 5);              // Pcie[level=SYSTEM]
  * MachineType t = Machines.byName("gn7-4xt4");
  * }</pre>
@@ -62,12 +72,25 @@ public final class Machines {
     private static final GpuLink SYS = new GpuLink.Pcie(TopologyLevel.SYSTEM);
     private static final GpuLink NODE = new GpuLink.Pcie(TopologyLevel.NODE);
     private static final GpuLink PHB = new GpuLink.Pcie(TopologyLevel.HOSTBRIDGE);
-    private static final GpuLink NV1 = new GpuLink.NvLink(1);
-    private static final GpuLink NV2 = new GpuLink.NvLink(2);
 
-    /** DGX H100: 8 x H100 80 GB, all pairs NV18 through NVSwitch, NUMA 0 for GPUs 0-3, 1 for 4-7. */
+    /** Product name of the A100 SXM4 80 GB as NVML reports it. */
+    public static final String A100_80GB = "NVIDIA A100-SXM4-80GB";
+
+    /**
+     * DGX H100: 8 x H100 80 GB, all pairs NV18 through NVSwitch; PCIe NODE within a socket, SYS
+     * across; NUMA 0 for GPUs 0-3, 1 for 4-7.
+     */
     public static final MachineType DGX_H100 = new MachineType("dgx-h100", "DGX-H100", H100_80GB,
-            80 * GpuDevice.GIB, List.of(0, 0, 0, 0, 1, 1, 1, 1), Topology.uniform(8, new GpuLink.NvLink(18)));
+            80 * GpuDevice.GIB, List.of(0, 0, 0, 0, 1, 1, 1, 1),
+            nvSwitch(8, 18, (a, b) -> a / 4 == b / 4 ? TopologyLevel.NODE : TopologyLevel.SYSTEM));
+
+    /**
+     * DGX A100: 8 x A100 SXM4 80 GB, all pairs NV12 through NVSwitch; PCIe PXB for 0-1, 2-3, 4-5, 6-7,
+     * SYS otherwise; NUMA nodes 3, 3, 1, 1, 7, 7, 5, 5.
+     */
+    public static final MachineType DGX_A100 = new MachineType("dgx-a100", "DGX-A100", A100_80GB,
+            80 * GpuDevice.GIB, List.of(3, 3, 1, 1, 7, 7, 5, 5),
+            nvSwitch(8, 12, (a, b) -> a / 2 == b / 2 ? TopologyLevel.MULTIPLE : TopologyLevel.SYSTEM));
 
     /** DGX-1 with V100: 8 x V100 SXM2 32 GB in a hybrid cube mesh, NUMA 0 for GPUs 0-3, 1 for 4-7. */
     public static final MachineType DGX_1V = new MachineType("dgx-1v", "DGX-1V", V100_SXM2_32GB,
@@ -98,7 +121,7 @@ public final class Machines {
     /** Tencent Cloud GN10Xp.20XLARGE320: 8 x V100 SXM2 32 GB, hybrid cube mesh like a DGX-1V. */
     public static final MachineType GN10XP_20XLARGE320 = gn10xp("gn10xp-8xv100", "GN10Xp.20XLARGE320", 8);
 
-    private static final List<MachineType> ALL = List.of(DGX_H100, DGX_1V, PCIE_4X_T4,
+    private static final List<MachineType> ALL = List.of(DGX_H100, DGX_A100, DGX_1V, PCIE_4X_T4,
             GN7_2XLARGE32, GN7_10XLARGE160, GN7_20XLARGE320,
             GN10XP_2XLARGE40, GN10XP_5XLARGE80, GN10XP_10XLARGE160, GN10XP_20XLARGE320);
 
@@ -123,8 +146,24 @@ public final class Machines {
     }
 
     /**
+     * An NVSwitch machine: every pair of {@code size} GPUs {@code lanes} NVLinks through the switch,
+     * over the PCIe level {@code pcie(a, b)}.
+     */
+    public static Topology nvSwitch(int size, int lanes, java.util.function.BiFunction<Integer, Integer, TopologyLevel> pcie) {
+        Topology.Builder t = Topology.builder(size);
+        for (int a = 0; a < size; a++) {
+            for (int b = a + 1; b < size; b++) {
+                t.link(a, b, new GpuLink.NvLink(lanes, pcie.apply(a, b), true));
+            }
+        }
+        return t.build();
+    }
+
+    /**
      * The DGX-1V hybrid cube-mesh links of GPUs {@code 0..size-1} (size 1 to 8); pairs without
-     * NVLink are {@code SYS} across the quads and cannot occur inside one.
+     * NVLink are {@code SYS} across the quads and cannot occur inside one. Under the NVLinks: PCIe
+     * {@code PIX} for the pairs sharing a switch (0-1, 2-3, 4-5, 6-7), {@code NODE} within a quad,
+     * {@code SYS} across.
      */
     public static Topology hybridCubeMesh(int size) {
         Validate.between("hybridCubeMesh.size", size, 1, 8);
@@ -141,7 +180,9 @@ public final class Machines {
         for (int a = 0; a < size; a++) {
             for (int b = a + 1; b < size; b++) {
                 if (lanes[a][b] > 0) {
-                    t.link(a, b, lanes[a][b] == 1 ? NV1 : NV2);
+                    TopologyLevel pcie = a / 2 == b / 2 ? TopologyLevel.SINGLE
+                            : a / 4 == b / 4 ? TopologyLevel.NODE : TopologyLevel.SYSTEM;
+                    t.link(a, b, new GpuLink.NvLink(lanes[a][b], pcie, false));
                 }
             }
         }

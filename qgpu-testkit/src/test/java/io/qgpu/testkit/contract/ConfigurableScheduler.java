@@ -242,6 +242,12 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
             if (sum + c.computeRequest() > 100) {
                 return false;
             }
+            // a zero-request tenant never ends up on a GPU whose class is fully booked (it would starve)
+            boolean zeroHere = h.stream().anyMatch(x -> x.priority() == c.priority() && x.request() == 0);
+            if (!rules.admitZeroRequestOnBookedGpu() && sum + c.computeRequest() >= 100
+                    && (c.computeRequest() == 0 || (zeroHere && !c.exclusive()))) {
+                return false;
+            }
         }
         if (!has(Flaw.IGNORES_MAX_TENANTS) && h.size() + 1 > rules.maxTenants(g)) {
             return false;

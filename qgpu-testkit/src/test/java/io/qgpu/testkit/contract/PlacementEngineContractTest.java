@@ -1,9 +1,7 @@
 package io.qgpu.testkit.contract;
 
-import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
-import io.qgpu.api.PlacementResult;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.testkit.invariants.SchedulerUnderTest;
@@ -14,17 +12,6 @@ class PlacementEngineContractTest extends SchedulerContractSuite {
 
     @Override
     protected SchedulerUnderTest createScheduler(GranularityRules rules, List<Node> nodes) {
-        PlacementEngine engine = PlacementEngine.create(Ledger.create(rules, nodes));
-        return new SchedulerUnderTest() {
-            @Override
-            public PlacementResult place(Claim claim) {
-                return engine.place(claim);
-            }
-
-            @Override
-            public void release(String tenantId) {
-                engine.release(tenantId);
-            }
-        };
+        return SchedulerUnderTest.of(PlacementEngine.create(Ledger.create(rules, nodes)));
     }
 }

@@ -59,10 +59,19 @@ class PlacementInvariantsTest {
     }
 
     @Test
+    void aZeroRequestTenantOnAFullyBookedGpuIsAViolationUnlessTheRulesAdmitIt() {
+        Placement zero = on(gib("a", 8), t4, 0);
+        Placement full = on(Claim.builder("b").memoryGiB(8).compute(100, 100).build(), t4, 0);
+        only(Invariant.COMPUTE, check(zero, full), "request 0");
+        Inventory admitting = new Inventory(inv.rules().withAdmitZeroRequestOnBookedGpu(true), inv.nodes());
+        assertEquals(List.of(), PlacementInvariants.check(admitting, List.of(zero, full)));
+    }
+
+    @Test
     void aValidStateHasNoViolations() {
         assertEquals(List.of(), check(
                 on(gib("a", 8), t4, 0),
-                on(Claim.builder("b").memoryGiB(8).compute(100, 100).build(), t4, 0),
+                on(Claim.builder("b").memoryGiB(8).compute(95, 95).build(), t4, 0),
                 on(Claim.builder("c").exclusive().build(), t4, 1),
                 on(Claim.builder("d").gpus(1).memoryGiB(4).priority(PriorityClass.ONLINE).build(), v100, 0)));
     }

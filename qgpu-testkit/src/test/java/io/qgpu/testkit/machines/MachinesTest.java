@@ -36,9 +36,38 @@ class MachinesTest {
         }
         for (int a = 0; a < 8; a++) {
             for (int b = a + 1; b < 8; b++) {
-                assertEquals(new GpuLink.NvLink(18), n.topology().link(a, b), a + "-" + b);
+                // NVSwitch; PCIe: each GPU behind its own switch, NODE within a socket, SYS across
+                assertEquals(new GpuLink.NvLink(18, a / 4 == b / 4 ? TopologyLevel.NODE : TopologyLevel.SYSTEM, true),
+                        n.topology().link(a, b), a + "-" + b);
             }
         }
+    }
+
+    @Test
+    void dgxA100HasNv12ThroughNvSwitchPcieSwitchPairsAndFourNumaNodes() {
+        Node n = Machines.DGX_A100.node("a100");
+        int[] numa = {3, 3, 1, 1, 7, 7, 5, 5};
+        for (GpuDevice g : n.gpus()) {
+            assertEquals(numa[g.index()], g.numaNode());
+        }
+        for (int a = 0; a < 8; a++) {
+            for (int b = a + 1; b < 8; b++) {
+                GpuLink l = n.topology().link(a, b);
+                assertEquals(12, l.nvLinkLanes());
+                assertTrue(l.viaNvSwitch());
+                assertEquals(a / 2 == b / 2 ? TopologyLevel.MULTIPLE : TopologyLevel.SYSTEM, l.pcieLevel(), a + "-" + b);
+            }
+        }
+    }
+
+    @Test
+    void dgx1vNvLinksCarryTheirPcieLevel() {
+        Node n = Machines.DGX_1V.node("d");
+        assertEquals(TopologyLevel.SINGLE, n.topology().link(0, 1).pcieLevel());    // one PCIe switch
+        assertEquals(TopologyLevel.NODE, n.topology().link(0, 3).pcieLevel());      // same quad, same CPU
+        assertEquals(TopologyLevel.SYSTEM, n.topology().link(0, 4).pcieLevel());    // across the sockets
+        assertEquals(2, n.topology().link(0, 4).nvLinkLanes());
+        assertEquals(0, n.topology().link(0, 5).nvLinkLanes());
     }
 
     @Test
@@ -112,7 +141,7 @@ class MachinesTest {
             assertTrue(t.instanceType().startsWith("GN10Xp."), t.instanceType());
         }
         assertEquals(Machines.DGX_1V.topology(), Machines.GN10XP_20XLARGE320.topology());
-        assertEquals(new GpuLink.NvLink(1), Machines.GN10XP_5XLARGE80.topology().link(0, 1));
+        assertEquals(new GpuLink.NvLink(1, TopologyLevel.SINGLE, false), Machines.GN10XP_5XLARGE80.topology().link(0, 1));
         // seed 002: at most memory / 4 GiB tenants per card, e.g. 8 on a 32 GiB V100
         assertEquals(8, io.qgpu.api.GranularityRules.ofDefaults().maxTenants(Machines.GN10XP_2XLARGE40.node("v").gpus().get(0)));
         assertEquals(4, io.qgpu.api.GranularityRules.ofDefaults().maxTenants(Machines.GN7_2XLARGE32.node("t").gpus().get(0)));

@@ -76,7 +76,7 @@ final class LedgerCommand implements Subcommand {
             }
             Inventory inventory = QgpuJson.readInventory(inventoryFile);
             ops = LedgerOperations.read(opsFile);
-            ledger = Ledger.create(inventory.rules(), inventory.nodes());
+            ledger = PlaceCommand.ledgerOf(inventory, inventoryFile.toString());
         }
         boolean json = args.flag("--json");
         PrintStream log = json ? err : out;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.qgpu.api.Claim;
+import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
@@ -85,7 +86,7 @@ final class PlaceCommand implements Subcommand {
         args.option("--offline-policy").ifPresent(p -> classPolicy(cfg, PriorityClass.OFFLINE, "--offline-policy", p));
         PlacementConfig config = cfg.build();
 
-        Ledger ledger = Ledger.create(inventory.rules(), inventory.nodes());
+        Ledger ledger = ledgerOf(inventory, args.option("--inventory").orElse("--inventory"));
         PlacementEngine engine = PlacementEngine.builder(ledger).config(config).build();
         ObjectMapper mapper = QgpuJson.mapper();
         ObjectNode doc = mapper.createObjectNode();
@@ -150,6 +151,16 @@ final class PlaceCommand implements Subcommand {
 
     private static Path file(Args args, String flag) {
         return Path.of(args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
+    }
+
+    /** The inventory's nodes with the tenants it lists already reserved; a listing that does not fit is bad input. */
+    static Ledger ledgerOf(Inventory inventory, String file) {
+        try {
+            return inventory.ledger();
+        } catch (io.qgpu.core.ledger.LedgerStateException e) {
+            throw new InvalidValueException(file + ": nodes[].gpus[].tenants", inventory.holdings().size() + " tenant(s)",
+                    "do not fit the GPUs they are listed on: " + e.getMessage());
+        }
     }
 
     private static JsonNode failure(ObjectMapper mapper, PlacementResult.Unschedulable u) {

@@ -102,6 +102,25 @@ class PlaceCommandTest {
     }
 
     @Test
+    void placementStartsFromTheTenantsTheInventoryListsAndLooksAhead() throws Exception {
+        // GPUs 1, 3, 6 and 7 are held (listed under "tenants"); of 0, 2, 4, 5 the NV2 pair 0-4 would leave
+        // 2 and 5 across the sockets, so the claim takes the NV1 pair 0-2 and leaves the pair 4-5
+        Run r = run("place", "--inventory", "examples/inventory-partly-filled.json", "--claims", "examples/claims-look-ahead.json");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(List.of("dgx1", "GPU-dgx1-0", "GPU-dgx1-2"), r.placements().get("pair-2"));
+    }
+
+    @Test
+    void tenantsThatDoNotFitTheirGpuAreBadInput(@TempDir Path dir) throws Exception {
+        Path inv = dir.resolve("inv.json");
+        java.nio.file.Files.writeString(inv, java.nio.file.Files.readString(Path.of("examples/inventory-partly-filled.json"))
+                .replaceFirst("\"tenant\": \"train-3\",\\s*\"exclusive\": true", "\"tenant\": \"train-3\", \"memoryGiB\": 40"));
+        Run r = run("place", "--inventory", inv.toString(), "--claims", "examples/claims-look-ahead.json");
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("nodes[].gpus[].tenants"), r.err());
+    }
+
+    @Test
     void multiGpuClaimsLandOnNvLinkSets() throws Exception {
         Run r = place("multi-gpu");
         assertEquals(1, r.code());
@@ -144,7 +163,7 @@ class PlaceCommandTest {
         Run r = place("multi-gpu", "--explain", "--out", out.toString());
         assertEquals(1, r.code());
         assertTrue(r.out().contains("=>  dgx1"), r.out());
-        assertTrue(r.out().matches("(?s).*\\n +nvlink-clique +1\\.000 x 1\\.00  every pair of the set is NVLink\\n.*"), r.out());
+        assertTrue(r.out().matches("(?s).*\\n +nvlink-clique +1\\.000 x 2\\.00  every pair of the set is NVLink\\n.*"), r.out());
         // long candidate and refusal lines are wrapped: no line past the table width
         for (String line : r.out().split("\n")) {
             assertTrue(line.length() <= io.qgpu.core.placement.PlacementExplanation.TABLE_WIDTH, line);

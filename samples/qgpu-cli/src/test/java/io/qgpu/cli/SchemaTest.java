@@ -65,7 +65,7 @@ class SchemaTest {
 
     static Map<String, Format> formats() {
         Map<String, Format> f = new TreeMap<>();
-        List<Path> inventories = new ArrayList<>(files("samples/qgpu-cli/examples", "inventory\\.json|ledger-inventory\\.json"));
+        List<Path> inventories = new ArrayList<>(files("samples/qgpu-cli/examples", "inventory.*\\.json|ledger-inventory\\.json"));
         inventories.add(ROOT.resolve("samples/scheduler-extender/examples/inventory.json"));
         f.put("inventory", new Format("inventory.schema.json", QgpuJson::readInventory, inventories));
         f.put("node", new Format("node.schema.json", p -> QgpuJson.readNode(text(p)),

@@ -118,7 +118,10 @@ public final class ToyFirstFitScheduler {
         long used = u.stream().mapToLong(Use::memory).sum();
         long need = c.exclusive() ? g.memoryBytes() : c.memoryPerGpuBytes();
         int compute = u.stream().mapToInt(Use::compute).sum();
-        return used + need <= g.memoryBytes()
+        // a tenant with request 0 never shares a GPU whose compute is fully booked (it would starve)
+        boolean starves = !rules.admitZeroRequestOnBookedGpu() && compute + c.computeRequest() >= 100
+                && (c.computeRequest() == 0 || (!c.exclusive() && u.stream().anyMatch(x -> x.compute() == 0)));
+        return !starves && used + need <= g.memoryBytes()
                 && compute + c.computeRequest() <= 100
                 && u.size() + 1 <= rules.maxTenants(g);
     }
