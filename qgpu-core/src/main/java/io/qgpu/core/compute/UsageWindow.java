@@ -1,5 +1,6 @@
 package io.qgpu.core.compute;
 
+import io.qgpu.core.internal.DurationChecks;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
 import java.time.Duration;
@@ -34,7 +35,7 @@ public final class UsageWindow {
     private long lastNow = Long.MIN_VALUE;
 
     public UsageWindow(Duration window) {
-        this(Durations.positiveNanos("usageWindow.window", window));
+        this(DurationChecks.positiveNanos("usageWindow.window", window));
     }
 
     UsageWindow(long windowNanos) {

@@ -8,6 +8,8 @@ import io.qgpu.core.compute.TokenDecision;
 import io.qgpu.core.compute.TokenScheduler;
 import io.qgpu.core.compute.TokenSchedulerConfig;
 import io.qgpu.core.compute.LimitEnforcement;
+import io.qgpu.core.internal.DurationChecks;
+import io.qgpu.core.internal.Saturating;
 import io.qgpu.core.preempt.Action;
 import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.PreemptionEvent;
@@ -22,6 +24,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -34,8 +37,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * Gate gate = GateRegistry.shared().gate("GPU-0b5c...");
- * Tenant chat = gate.register(TenantSpec.online("chat").limit(60).build());
- * Tenant train = gate.register(TenantSpec.offline("train").build());
+ * Tenant chat = gate.register(GateTenantSpec.online("chat").limit(60).build());
+ * Tenant train = gate.register(GateTenantSpec.offline("train").build());
  *
  * // inference thread
  * try (Lease lease = gate.acquire(chat)) {
@@ -67,8 +70,8 @@ import org.slf4j.LoggerFactory;
  * Each tenant has a permit: the ticker time until which it may start and continue leases without
  * consulting the engines (an online tenant that is running in online mode, or the offline tenant
  * that holds the token in offline mode, up to its quota's end). Acquire, close and checkpoint under a
- * valid permit are a ticker read, a volatile read and a compare-and-set: no lock, and no allocation
- * (a lease its owner thread closed is recycled by that thread's next acquire; see {@link Lease}).
+ * valid permit are a ticker read, a volatile read and a compare-and-set: no lock (each acquire
+ * returns a new small lease object; a lease object is never reused, see {@link Lease}).
  * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
  * feeds events to the engines and acts on their decisions. A tenant whose last lease closed keeps
  * its engine state until the gate next takes its lock; the idle time is then reported with the time
@@ -122,12 +125,13 @@ public final class Gate implements AutoCloseable {
     private final List<Waiter> pendingFailures = new ArrayList<>();
     private final List<RuntimeException> pendingCauses = new ArrayList<>();
 
-    private Gate(String gpu, GateConfig config) {
+    private Gate(String gpu, GateConfig config, GateTimer sharedTimer) {
         this.gpu = Validate.notBlank("gate.gpu", gpu);
         this.config = Validate.notNull("gate.config", config);
         this.ticker = config.ticker();
-        this.ownsTimer = config.timer() == null;
-        this.timer = ownsTimer ? GateTimer.system(ticker) : config.timer();
+        GateTimer own = config.timer().orElse(sharedTimer);
+        this.ownsTimer = own == null;
+        this.timer = ownsTimer ? GateTimer.system(ticker) : own;
         this.machine = PreemptionMachine.standard(config.preemption());
         this.windowNanos = config.windowNanos();
         long now = ticker.read();
@@ -140,9 +144,8 @@ public final class Gate implements AutoCloseable {
         // alone on the GPU is never held back by the scheduler's own accounting of token holds.
         TokenSchedulerConfig tc = config.token().toBuilder().limitEnforcement(LimitEnforcement.GEMINI).build();
         this.engine = TokenScheduler.create(tc, engineClock);
-        this.correction = config.usageSource() == null ? null
-                : new UsageCorrection(config.usageSource(), gpu, config.pid(), windowNanos,
-                        Math.max(1, config.usageReportIntervalNanos()));
+        this.correction = config.usageSource().map(source -> new UsageCorrection(source, gpu, config.pid(),
+                windowNanos, Math.max(1, config.usageReportIntervalNanos()))).orElse(null);
         lock.lock();
         try {
             scheduleReclaim(now);
@@ -157,7 +160,12 @@ public final class Gate implements AutoCloseable {
      * process.
      */
     public static Gate create(String gpuUuid, GateConfig config) {
-        return new Gate(gpuUuid, config);
+        return new Gate(gpuUuid, config, null);
+    }
+
+    /** A gate that uses {@code sharedTimer} (not shut down by the gate) unless its config names a timer. */
+    static Gate create(String gpuUuid, GateConfig config, GateTimer sharedTimer) {
+        return new Gate(gpuUuid, config, sharedTimer);
     }
 
     /** The GPU this gate is bound to. */
@@ -179,7 +187,7 @@ public final class Gate implements AutoCloseable {
      * @throws io.qgpu.api.InvalidValueException if the policy refuses the quota (fixed-share needs a request)
      * @throws GateClosedException                if the gate is closed
      */
-    public Tenant register(TenantSpec spec) {
+    public Tenant register(GateTenantSpec spec) {
         Validate.notNull("gate.register.spec", spec);
         Share share = ComputeEngine.shareFor(config.policy(), spec.requestPercent(), spec.limitPercent());
         long limit = Math.max(1, Math.round(share.limit() * windowNanos));
@@ -274,19 +282,27 @@ public final class Gate implements AutoCloseable {
         if (t.tryEnter(now)) {
             return granted(t, now);
         }
-        return acquireSlow(t, now, saturatedAdd(now, limit), timeout);
+        return acquireSlow(t, now, Saturating.add(now, limit), timeout);
     }
 
     /**
-     * A lease if {@code tenant} may run now without waiting for anyone, else {@code null}: an online
-     * tenant does not preempt running offline work for it, an offline tenant gets it only if the GPU's
-     * token is free or its own. Never blocks for GPU time (it may take the gate's lock briefly).
+     * A lease if {@code tenant} may run now without waiting for anyone, else an empty optional (never
+     * {@code null}): an online tenant does not preempt running offline work for it, an offline tenant
+     * gets it only if the GPU's token is free or its own, and a tenant at its limit gets none. Never
+     * blocks for GPU time (it may take the gate's lock briefly).
+     *
+     * <pre>{@code
+     * gate.tryAcquire(chat).ifPresentOrElse(lease -> { try (lease) { runBatch(); } }, this::shedLoad);
+     * }</pre>
+     *
+     * @throws GateClosedException if the gate is closed
+     * @throws GateStateException  if the tenant is not registered with this gate
      */
-    public Lease tryAcquire(Tenant tenant) {
+    public Optional<Lease> tryAcquire(Tenant tenant) {
         Tenant t = own(tenant);
         long now = ticker.read();
         if (t.tryEnter(now)) {
-            return granted(t, now);
+            return Optional.of(granted(t, now));
         }
         lock.lock();
         try {
@@ -296,7 +312,7 @@ public final class Gate implements AutoCloseable {
             pump(now);
             if (!t.tryEnter(now)) {
                 if (!quotaOk(t, now) || !wouldRunAtOnce(t, now)) {
-                    return null;
+                    return Optional.empty();
                 }
                 Waiter probe = new Waiter(null, now);
                 t.waiters.add(probe);
@@ -311,14 +327,14 @@ public final class Gate implements AutoCloseable {
                     pump(now);
                 }
                 if (!entered) {
-                    return null;
+                    return Optional.empty();
                 }
             }
             Lease l = Lease.forOwner(t, t.holders.get(), now);
             if (hasListeners()) {
                 pendingEvents.add(new GateEvent.LeaseGranted(gpu, t.name, now, 0));
             }
-            return l;
+            return Optional.of(l);
         } finally {
             unlockAndDispatch();
         }
@@ -384,7 +400,7 @@ public final class Gate implements AutoCloseable {
             t.waiters.add(w);
             waiters++;
             if (limit != NONE) {
-                long deadline = saturatedAdd(w.startedAt, limit);
+                long deadline = Saturating.add(w.startedAt, limit);
                 w.timeoutTask = timer.schedule(deadline, () -> asyncTimeout(t, w, timeout));
             }
             pump(now);
@@ -659,9 +675,38 @@ public final class Gate implements AutoCloseable {
                 f.complete(l);
                 return f;
             }
-            t.resumers.add(new Waiter(f, now, l));
+            Waiter r = new Waiter(f, now, l);
+            t.resumers.add(r);
             pump(now);
+            f.whenComplete((lease, ex) -> {
+                if (ex != null) {
+                    withdrawResume(r);
+                }
+            });
             return f;
+        } finally {
+            unlockAndDispatch();
+        }
+    }
+
+    /**
+     * The future of an async checkpoint completed otherwise than by the gate (cancelled): the request
+     * to resume is withdrawn and the lease stays parked. If the gate had resumed it meanwhile, it is
+     * parked again, so a cancelled checkpoint never leaves a running lease that nobody was told about.
+     */
+    private void withdrawResume(Waiter r) {
+        Lease l = r.resume;
+        Tenant t = l.tenant;
+        lock.lock();
+        try {
+            t.resumers.remove(r);
+            if (l.state() == Lease.RUNNING && !closed && (l.holder == null || l.epoch == l.holder.epoch)) {
+                long now = nowLocked();
+                park(l, now, GateEvent.SuspendReason.CHECKPOINT_CANCELLED);
+            }
+            if (t.registered && !closed) {
+                pump(nowLocked());
+            }
         } finally {
             unlockAndDispatch();
         }
@@ -686,21 +731,28 @@ public final class Gate implements AutoCloseable {
             if (now < t.permitUntil) {
                 return false;
             }
-            GateEvent.SuspendReason reason = suspendReason(t);
-            l.casState(Lease.RUNNING, Lease.PARKED);
-            l.parkedAt = now;
-            t.parked++;
-            if (l.holder != null) {
-                l.holder.parked++;
-            }
-            waiters++;
-            t.leaveOne(now);
-            if (hasListeners()) {
-                pendingEvents.add(new GateEvent.Suspended(gpu, t.name, now, reason));
-            }
+            park(l, now, suspendReason(t));
             pump(now);
         }
         return true;
+    }
+
+    /** Under the lock: a running lease stops (its time no longer counts) and waits to resume. */
+    private void park(Lease l, long now, GateEvent.SuspendReason reason) {
+        Tenant t = l.tenant;
+        if (!l.casState(Lease.RUNNING, Lease.PARKED)) {
+            return;
+        }
+        l.parkedAt = now;
+        t.parked++;
+        if (l.holder != null) {
+            l.holder.parked++;
+        }
+        waiters++;
+        t.leaveOne(now);
+        if (hasListeners()) {
+            pendingEvents.add(new GateEvent.Suspended(gpu, t.name, now, reason));
+        }
     }
 
     /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
@@ -1139,7 +1191,7 @@ public final class Gate implements AutoCloseable {
         if (t.running() == 0 && headroom < Math.min(config.minSliceNanos(), eff)) {
             return now; // idle and too little left: wait for a whole slice
         }
-        return saturatedAdd(now, headroom);
+        return Saturating.add(now, headroom);
     }
 
     /**
@@ -1262,7 +1314,7 @@ public final class Gate implements AutoCloseable {
     private void scheduleReport(long now) {
         long every = config.usageReportIntervalNanos();
         if (every > 0 && !closed) {
-            reportTask = timer.schedule(saturatedAdd(now, every), this::report);
+            reportTask = timer.schedule(Saturating.add(now, every), this::report);
         }
     }
 
@@ -1318,7 +1370,7 @@ public final class Gate implements AutoCloseable {
 
     private void scheduleReclaim(long now) {
         if (!closed) {
-            reclaimTask = timer.schedule(saturatedAdd(now, reclaimInterval()), this::reclaimTick);
+            reclaimTask = timer.schedule(Saturating.add(now, reclaimInterval()), this::reclaimTick);
         }
     }
 
@@ -1386,6 +1438,16 @@ public final class Gate implements AutoCloseable {
                 int parked = h.parked;
                 int running = open - parked;
                 h.epoch++;
+                for (Iterator<Waiter> rs = t.resumers.iterator(); rs.hasNext(); ) {
+                    Waiter r = rs.next();
+                    if (r.resume.holder == h) {
+                        rs.remove();
+                        r.resume.casState(Lease.PARKED, Lease.CLOSED);
+                        pendingFailures.add(r);
+                        pendingCauses.add(new GateStateException(gpu, t.name,
+                                "lease was reclaimed after its owner thread died"));
+                    }
+                }
                 for (int i = 0; i < running; i++) {
                     t.leaveOne(now);
                 }
@@ -1613,20 +1675,7 @@ public final class Gate implements AutoCloseable {
     }
 
     private static long timeoutNanos(Duration timeout) {
-        Validate.notNull("gate.acquire.timeout", timeout);
-        if (timeout.isNegative()) {
-            throw new io.qgpu.api.InvalidValueException("gate.acquire.timeout", timeout, "must not be negative");
-        }
-        try {
-            return timeout.toNanos();
-        } catch (ArithmeticException e) {
-            return NONE;
-        }
-    }
-
-    static long saturatedAdd(long a, long b) {
-        long r = a + b;
-        return ((a ^ r) & (b ^ r)) < 0 ? NONE : r;
+        return DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
     }
 
     /**

@@ -18,16 +18,12 @@ import java.lang.invoke.VarHandle;
  * }
  * }</pre>
  *
- * <p>Closing twice is safe (the second close does nothing). A lease from {@link Gate#acquire} belongs
- * to the thread that acquired it: if that thread dies with the lease open, the gate reclaims it after
+ * <p>Each acquire returns a new lease object and a lease object is never handed out again: once
+ * closed, it stays closed. Closing it again, from any thread and at any time, does nothing and never
+ * touches a later lease of the same thread or tenant. A lease from {@link Gate#acquire} belongs to
+ * the thread that acquired it: if that thread dies with the lease open, the gate reclaims it after
  * {@link GateConfig#deadOwnerTimeoutNanos()}. A lease from {@link Gate#acquireAsync} belongs to no
  * thread.
- *
- * <p><b>Recycling.</b> So that acquire and close allocate nothing, a lease that its owner thread
- * closed is handed out again by that thread's next acquire of the same tenant (unless
- * {@link GateConfig#recycleLeases()} is off). Do not use a lease object after closing it: a stale
- * reference may by then stand for a newer lease of the same thread. Async leases and leases closed
- * by another thread are never recycled.
  *
  * <p>Thread safety: thread-safe; {@link #close()} may be called from any thread, concurrently with
  * itself. {@link #checkpoint()} is meant for the thread doing the work.
@@ -51,10 +47,8 @@ public final class Lease implements AutoCloseable {
     final Tenant tenant;
     /** The owner thread's holder, or {@code null} for an async lease. */
     final Holder holder;
-    int epoch;
-    long acquiredAt;
-    /** Closed by its owner and free for the owner's next acquire (owner reads and writes only). */
-    boolean recyclable;
+    final int epoch;
+    final long acquiredAt;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
     /** When the lease was parked; guarded by the gate's lock. */
@@ -68,24 +62,12 @@ public final class Lease implements AutoCloseable {
     }
 
     /**
-     * A running lease for the owner thread of {@code h}: its recycled lease if it has one free, else
-     * a new one. Called on the owner thread, after the tenant's running count was raised.
+     * A new running lease for the owner thread of {@code h}. Called on the owner thread, after the
+     * tenant's running count was raised.
      */
     static Lease forOwner(Tenant t, Holder h, long now) {
         h.open++;
-        Lease l = h.cached;
-        if (l != null && l.recyclable) {
-            // the epoch only changes when the owner is dead, so a recycled lease keeps its own
-            l.recyclable = false;
-            l.acquiredAt = now;
-            STATE.setRelease(l, RUNNING);
-            return l;
-        }
-        l = new Lease(t, h, now);
-        if (t.gate.config.recycleLeases()) {
-            h.cached = l;
-        }
-        return l;
+        return new Lease(t, h, now);
     }
 
     /** The tenant this lease runs work for. */
@@ -146,7 +128,10 @@ public final class Lease implements AutoCloseable {
         return tenant.gate.checkpointAsyncSlow(this);
     }
 
-    /** Ends the lease. Safe to call more than once and from any thread. */
+    /**
+     * Ends the lease. Calling it again, from any thread, does nothing: a closed lease stays closed and
+     * its object is never reused for another lease.
+     */
     @Override
     public void close() {
         Holder h = holder;
@@ -156,14 +141,11 @@ public final class Lease implements AutoCloseable {
                     h.open--;
                 }
                 tenant.gate.leave(tenant, acquiredAt);
-                if (h != null) {
-                    recyclable = true;
-                }
                 return;
             }
-            if ((int) STATE.getVolatile(this) == CLOSED) {
-                return;
-            }
+        }
+        if ((int) STATE.getVolatile(this) == CLOSED) {
+            return;
         }
         tenant.gate.closeSlow(this);
     }

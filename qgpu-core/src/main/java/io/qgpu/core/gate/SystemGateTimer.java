@@ -42,4 +42,26 @@ final class SystemGateTimer implements GateTimer {
     public void shutdown() {
         executor.shutdownNow();
     }
+
+    /**
+     * A view of this timer's thread that converts times of {@code other} to delays; its
+     * {@link GateTimer#shutdown()} does nothing (the owner of this timer shuts the thread down).
+     * Tasks scheduled after the shutdown are dropped.
+     */
+    GateTimer forTicker(Ticker other) {
+        Validate.notNull("gateTimer.ticker", other);
+        return (atNanos, task) -> {
+            Validate.notNull("gateTimer.task", task);
+            if (executor.isShutdown()) {
+                return () -> { };
+            }
+            long delay = Math.max(0, atNanos - other.read());
+            try {
+                ScheduledFuture<?> f = executor.schedule(task, delay, TimeUnit.NANOSECONDS);
+                return () -> f.cancel(false);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return () -> { };   // shut down meanwhile
+            }
+        };
+    }
 }

@@ -11,10 +11,10 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A tenant registered with a {@link Gate}: the handle that {@code acquire} takes. Obtained from
- * {@link Gate#register(TenantSpec)}.
+ * {@link Gate#register(GateTenantSpec)}.
  *
  * <pre>{@code
- * Tenant chat = gate.register(TenantSpec.online("chat").limit(60).build());
+ * Tenant chat = gate.register(GateTenantSpec.online("chat").limit(60).build());
  * try (Lease lease = gate.acquire(chat)) {
  *     runBatch();
  * }
@@ -37,7 +37,7 @@ public final class Tenant {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
 
     final Gate gate;
-    final TenantSpec spec;
+    final GateTenantSpec spec;
     final String name;
     final boolean online;
     /** The most lease time the tenant may have in a window. */
@@ -84,7 +84,7 @@ public final class Tenant {
     io.qgpu.core.preempt.PreemptionState phaseState;
     boolean quotaReported;
 
-    Tenant(Gate gate, TenantSpec spec, long limitNanos) {
+    Tenant(Gate gate, GateTenantSpec spec, long limitNanos) {
         this.gate = gate;
         this.spec = spec;
         this.name = spec.name();
@@ -102,7 +102,7 @@ public final class Tenant {
     }
 
     /** What it registered with. */
-    public TenantSpec spec() {
+    public GateTenantSpec spec() {
         return spec;
     }
 

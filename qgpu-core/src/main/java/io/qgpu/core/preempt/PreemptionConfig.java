@@ -1,7 +1,7 @@
 package io.qgpu.core.preempt;
 
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
+import io.qgpu.core.internal.DurationChecks;
 import java.time.Duration;
 
 /**
@@ -62,33 +62,17 @@ public record PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos
         }
 
         public Builder preemptionBound(Duration d) {
-            Validate.notNull("preemption.preemptionBound", d);
-            if (d.isNegative() || d.isZero()) {
-                throw new InvalidValueException("preemption.preemptionBound", d, "must be positive");
-            }
-            this.bound = nanos("preemption.preemptionBound", d);
+            this.bound = DurationChecks.positiveNanos("preemption.preemptionBound", d);
             return this;
         }
 
         public Builder releaseDelay(Duration d) {
-            Validate.notNull("preemption.releaseDelay", d);
-            if (d.isNegative()) {
-                throw new InvalidValueException("preemption.releaseDelay", d, "must not be negative");
-            }
-            this.releaseDelay = nanos("preemption.releaseDelay", d);
+            this.releaseDelay = DurationChecks.nonNegativeNanos("preemption.releaseDelay", d);
             return this;
         }
 
         public PreemptionConfig build() {
             return new PreemptionConfig(bound, releaseDelay);
-        }
-
-        private static long nanos(String field, Duration d) {
-            try {
-                return d.toNanos();
-            } catch (ArithmeticException e) {
-                throw new InvalidValueException(field, d, "must fit in a long of nanoseconds");
-            }
         }
     }
 }

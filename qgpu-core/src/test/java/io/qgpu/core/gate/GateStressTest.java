@@ -46,7 +46,7 @@ class GateStressTest {
             Tenant[] ts = new Tenant[LOAD.size()];
             for (int i = 0; i < ts.length; i++) {
                 StressHarness.TenantLoad l = LOAD.get(i);
-                ts[i] = gate.register(TenantSpec.builder(l.name(), l.online()
+                ts[i] = gate.register(GateTenantSpec.builder(l.name(), l.online()
                         ? io.qgpu.api.PriorityClass.ONLINE : io.qgpu.api.PriorityClass.OFFLINE).limit(l.limitPercent()).build());
             }
             StressHarness.Admission viaGate = i -> {
