@@ -86,14 +86,14 @@ class GateContentionTest {
             CountDownLatch locked = new CountDownLatch(1);
             CountDownLatch done = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
-                gate.lock.lock();
+                gate.core().lock().lock();
                 try {
                     locked.countDown();
                     done.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } finally {
-                    gate.lock.unlock();
+                    gate.core().lock().unlock();
                 }
             }, "lock-holder");
             holder.start();
@@ -162,7 +162,7 @@ class GateContentionTest {
                 }
                 Await.until("settled", () -> gate.openLeases() == 0 && gate.waitingAcquires() == 0);
             }
-            assertEquals(0, gate.waiters);
+            assertEquals(0, gate.core().waiterCount());
         }
     }
 

@@ -41,7 +41,7 @@ class GateLifecycleTest {
     private void assertNoLeaseLeft() {
         assertEquals(0, gate.openLeases());
         assertEquals(0, gate.waitingAcquires());
-        assertEquals(0, gate.waiters, "waiter count");
+        assertEquals(0, gate.core().waiterCount(), "waiter count");
     }
 
     @Test

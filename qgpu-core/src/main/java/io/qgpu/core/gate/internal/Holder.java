@@ -1,4 +1,4 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 /**
  * The leases one thread holds of one tenant, so that the gate can reclaim them if the thread dies.

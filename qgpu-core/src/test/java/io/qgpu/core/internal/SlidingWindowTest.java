@@ -1,4 +1,4 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -8,7 +8,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** The gate's bounded usage window against a brute-force reference, with seeded random periods. */
-class BusyWindowTest {
+class SlidingWindowTest {
 
     private static final long W = 10_000;
     private static final long SPAN = 100;
@@ -62,7 +62,7 @@ class BusyWindowTest {
     }
 
     private static Window busyWindow() {
-        BusyWindow w = new BusyWindow(W, SPAN);
+        SlidingWindow w = SlidingWindow.bounded(W, SPAN);
         return new Window() {
             @Override
             public void record(long s, long e) {
@@ -105,7 +105,7 @@ class BusyWindowTest {
 
     @Test
     void memoryStaysBoundedUnderMillionsOfTinyPeriods() {
-        BusyWindow w = new BusyWindow(10_000_000_000L, 10_000_000L);
+        SlidingWindow w = SlidingWindow.bounded(10_000_000_000L, 10_000_000L);
         long t = 0;
         for (int i = 0; i < 2_000_000; i++) {
             w.record(t, t + 100);
@@ -118,7 +118,7 @@ class BusyWindowTest {
 
     @Test
     void timeUsageAtMostIsExactForSinglePeriodChunks() {
-        BusyWindow w = new BusyWindow(10_000, 100);
+        SlidingWindow w = SlidingWindow.bounded(10_000, 100);
         w.record(0, 2_000);
         w.record(2_500, 3_500);
         assertEquals(3_000, w.usage(3_500));
@@ -130,7 +130,7 @@ class BusyWindowTest {
 
     @Test
     void aDenseChunkIsCountedConservativelyAtTheWindowEdges() {
-        BusyWindow w = new BusyWindow(1_000, 100);
+        SlidingWindow w = SlidingWindow.bounded(1_000, 100);
         for (long s = 0; s < 100; s += 10) {
             w.record(s, s + 5);                       // 50 busy in [0, 95)
         }
@@ -140,7 +140,7 @@ class BusyWindowTest {
         assertEquals(1_070, w.timeUsageAtMost(25, 500));
         assertEquals(50, w.usage(1_045));
         assertEquals(25, w.usage(1_070));             // the truth is 20: never less than the truth
-        BusyWindow ahead = new BusyWindow(1_000, 100);
+        SlidingWindow ahead = SlidingWindow.bounded(1_000, 100);
         for (long s = 0; s < 100; s += 10) {
             ahead.record(s, s + 5);
         }

@@ -1,7 +1,8 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
+import io.qgpu.core.gate.GateTimer;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -14,12 +15,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread safety: thread-safe.
  */
-final class SystemGateTimer implements GateTimer {
+public final class SystemGateTimer implements GateTimer {
     private static final AtomicInteger IDS = new AtomicInteger();
     private final Ticker ticker;
     private final ScheduledThreadPoolExecutor executor;
 
-    SystemGateTimer(Ticker ticker) {
+    public SystemGateTimer(Ticker ticker) {
         this.ticker = Validate.notNull("gateTimer.ticker", ticker);
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "qgpu-gate-timer-" + IDS.incrementAndGet());
@@ -48,7 +49,7 @@ final class SystemGateTimer implements GateTimer {
      * {@link GateTimer#shutdown()} does nothing (the owner of this timer shuts the thread down).
      * Tasks scheduled after the shutdown are dropped.
      */
-    GateTimer forTicker(Ticker other) {
+    public GateTimer forTicker(Ticker other) {
         Validate.notNull("gateTimer.ticker", other);
         return (atNanos, task) -> {
             Validate.notNull("gateTimer.task", task);

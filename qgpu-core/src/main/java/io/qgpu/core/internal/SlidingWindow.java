@@ -1,29 +1,29 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.internal;
 
 /**
- * One tenant's busy time in a sliding window, in bounded memory. Busy periods are kept as chunks
- * {@code [start, end)} with the busy time inside them: a period joins the last chunk if the chunk
- * would then span at most {@code span} nanoseconds, else it starts a new one. A chunk made of one
- * period is exact. A chunk of several short periods knows its busy total exactly; where a window
- * edge cuts through it, its busy time is assumed to lie as much inside the window as it can (packed
- * against the edge that is inside), so usage is never under-estimated and over-estimated by at most
- * one chunk's idle time (less than {@code span}). Limits enforced on it are therefore never passed,
- * at worst reached up to {@code span} early. Memory is bounded by about {@code window / span}
- * chunks however many leases run.
+ * One busy timeline's time in a sliding window, the one window implementation of qgpu: the token
+ * scheduler (through {@link io.qgpu.core.compute.UsageWindow}, which keeps one per tenant), the
+ * runtime gate (one per tenant, bounded) and, through the token scheduler, the simulator.
  *
- * <p>Why not {@link io.qgpu.core.compute.UsageWindow}: it keeps every interval it is given until a
- * query evicts it, which at millions of short leases a second is unbounded memory and an allocation
- * per lease; the gate needs the same answers at a bounded cost.
+ * <p>Busy periods are kept as chunks {@code [start, end)} with the busy time inside them: a period
+ * joins the last chunk if the chunk would then span at most {@code span} nanoseconds, else it starts
+ * a new one. A chunk made of one period is exact, so {@link #exact(long)} (span 0: every period its
+ * own chunk) answers exactly. {@link #bounded(long, long)} keeps memory bounded by about
+ * {@code window / span} chunks however many periods come: a chunk of several short periods knows its
+ * busy total exactly; where a window edge cuts through it, its busy time is assumed to lie as much
+ * inside the window as it can (packed against the edge that is inside), so usage is never
+ * under-estimated and over-estimated by at most one chunk's idle time (less than {@code span}).
+ * Limits enforced on it are therefore never passed, at worst reached up to {@code span} early.
  *
  * <pre>{@code
- * BusyWindow w = new BusyWindow(10_000_000_000L, 10_000_000L);
+ * SlidingWindow w = SlidingWindow.bounded(10_000_000_000L, 10_000_000L);
  * w.record(0, 3_000_000_000L);
  * w.usage(5_000_000_000L);     // 3 s
  * }</pre>
  *
- * <p>Thread safety: not thread-safe; guarded by the tenant's books lock.
+ * <p>Not part of the exported API. Thread safety: not thread-safe; callers guard it.
  */
-final class BusyWindow {
+public final class SlidingWindow {
     private final long window;
     private final long span;
     private long[] starts = new long[16];
@@ -33,13 +33,53 @@ final class BusyWindow {
     private int size;
     private long sum;
 
-    BusyWindow(long windowNanos, long spanNanos) {
+    private SlidingWindow(long windowNanos, long spanNanos) {
+        if (windowNanos < 1 || spanNanos < 0) {
+            throw new IllegalArgumentException("window " + windowNanos + " ns, span " + spanNanos + " ns");
+        }
         this.window = windowNanos;
         this.span = spanNanos;
     }
 
-    /** Records a busy period; periods come in order and do not overlap (callers clamp). */
-    void record(long start, long end) {
+    /** A window that keeps every period apart and answers exactly. */
+    public static SlidingWindow exact(long windowNanos) {
+        return new SlidingWindow(windowNanos, 0);
+    }
+
+    /**
+     * A window in memory bounded by about {@code windowNanos / spanNanos} chunks, never
+     * under-estimating usage and over-estimating it by less than {@code spanNanos}.
+     */
+    public static SlidingWindow bounded(long windowNanos, long spanNanos) {
+        return new SlidingWindow(windowNanos, spanNanos);
+    }
+
+    /** The window's length. */
+    public long windowNanos() {
+        return window;
+    }
+
+    /** Whether no busy time is held (all of it left the window at the last query, or none came). */
+    public boolean isEmpty() {
+        return size == 0;
+    }
+
+    /** End of the last period recorded and still held, or {@link Long#MIN_VALUE} if none. */
+    public long lastEnd() {
+        return size == 0 ? Long.MIN_VALUE : ends[idx(size - 1)];
+    }
+
+    /**
+     * End of the oldest chunk still in the window ending {@code now} ({@link Long#MAX_VALUE} if
+     * none); it leaves the window at that time plus the window.
+     */
+    public long oldestEnd(long now) {
+        evict(now - window);
+        return size == 0 ? Long.MAX_VALUE : ends[head];
+    }
+
+    /** Records a busy period; periods come in order and do not overlap (callers check or clamp). */
+    public void record(long start, long end) {
         if (end <= start) {
             return;
         }
@@ -62,8 +102,8 @@ final class BusyWindow {
         sum += end - start;
     }
 
-    /** Busy time in {@code (now - window, now]}, never less than the truth. */
-    long usage(long now) {
+    /** Busy time in {@code (now - window, now]}, never less than the truth; periods recorded ahead of now count up to now. */
+    public long usage(long now) {
         long from = now - window;
         evict(from);
         long u = sum;
@@ -84,7 +124,7 @@ final class BusyWindow {
      * The earliest {@code t >= now} at which usage is at most {@code target}, if nothing runs
      * meanwhile (never earlier than the truth).
      */
-    long timeUsageAtMost(long target, long now) {
+    public long timeUsageAtMost(long target, long now) {
         long u = usage(now);
         if (u <= target) {
             return now;
@@ -104,8 +144,8 @@ final class BusyWindow {
         return now + window;
     }
 
-    /** Chunks held (for tests). */
-    int chunks() {
+    /** Chunks held now. */
+    public int chunks() {
         return size;
     }
 
