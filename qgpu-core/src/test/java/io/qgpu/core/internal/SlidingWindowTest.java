@@ -62,7 +62,10 @@ class SlidingWindowTest {
     }
 
     private static Window busyWindow() {
-        SlidingWindow w = SlidingWindow.bounded(W, SPAN);
+        return wrap(SlidingWindow.bounded(W, SPAN));
+    }
+
+    private static Window wrap(SlidingWindow w) {
         return new Window() {
             @Override
             public void record(long s, long e) {
@@ -83,6 +86,61 @@ class SlidingWindowTest {
             assertNull(check(busyWindow(), s, true));
             assertNull(check(busyWindow(), s, false));
         }
+    }
+
+    /** The exact form keeps every period apart: dense periods too match the reference exactly. */
+    @Test
+    void theExactFormMatchesTheReferenceForDensePeriodsToo() {
+        long seed = Long.getLong("qgpu.seed", 42L);
+        for (long s = seed; s < seed + 20; s++) {
+            SlidingWindow exact = SlidingWindow.exact(W);
+            Window strict = new Window() {
+                final List<long[]> periods = new ArrayList<>();
+
+                @Override
+                public void record(long st, long e) {
+                    exact.record(st, e);
+                    periods.add(new long[] {st, e});
+                }
+
+                @Override
+                public long usage(long now) {
+                    long got = exact.usage(now);
+                    assertEquals(reference(periods, W, now), got, "exact usage at " + now);
+                    return got;
+                }
+            };
+            assertNull(check(strict, s, false));
+            assertEquals(W, exact.windowNanos());
+        }
+    }
+
+    @Test
+    void accessorsOfTheWindow() {
+        SlidingWindow w = SlidingWindow.exact(1_000);
+        assertTrue(w.isEmpty());
+        assertEquals(Long.MIN_VALUE, w.lastEnd());
+        assertEquals(Long.MAX_VALUE, w.oldestEnd(0));
+        w.record(10, 20);
+        w.record(30, 30);                              // empty: ignored
+        w.record(40, 60);
+        assertFalse(w.isEmpty());
+        assertEquals(2, w.chunks());
+        assertEquals(60, w.lastEnd());
+        assertEquals(20, w.oldestEnd(100));
+        assertEquals(60, w.oldestEnd(1_020));         // the first left the window at 1020
+        assertEquals(1, w.chunks());
+        assertEquals(Long.MAX_VALUE, w.oldestEnd(1_060));
+        assertTrue(w.isEmpty());
+        assertThrows(IllegalArgumentException.class, () -> SlidingWindow.exact(0));
+        assertThrows(IllegalArgumentException.class, () -> SlidingWindow.bounded(10, -1));
+        SlidingWindow many = SlidingWindow.exact(1_000_000);
+        for (int i = 0; i < 100; i++) {
+            many.record(i * 10L, i * 10L + 5);         // grows past its first arrays
+        }
+        assertEquals(500, many.usage(1_000));
+        assertEquals(100, many.chunks());
+        assertEquals(1_000_000 + 495, many.timeUsageAtMost(250, 1_000));
     }
 
     @Test
