@@ -86,22 +86,59 @@ class GatePromisesTest {
     void aClosedGateIsCollectableFromPooledThreads() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
-            List<WeakReference<Object>> refs = useAndCloseAGate(pool);
-            for (int i = 0; i < 100 && refs.stream().anyMatch(r -> r.get() != null); i++) {
-                System.gc();
-                byte[][] garbage = new byte[64][];
-                for (int k = 0; k < garbage.length; k++) {
-                    garbage[k] = new byte[16 * 1024];
-                }
-                assertNotNull(garbage[63]);
-            }
-            for (WeakReference<Object> r : refs) {
-                assertNull(r.get(), "still reachable after close: " + r.get());
-            }
+            awaitCollected(useAndCloseAGate(pool));
             // the pool threads are alive and can be used again
             assertEquals(42, pool.submit(() -> 42).get());
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * A gate removed from a registry that lives on is collectable, although the registry's shared
+     * timer thread lives on too and an async acquire with a one-hour timeout was pending when the gate
+     * closed (its timeout task would otherwise keep the gate for that hour).
+     */
+    @Test
+    void aGateRemovedFromALiveRegistryIsCollectable() throws Exception {
+        GateRegistry registry = GateRegistry.create(GateConfig.custom().usageReportInterval(Duration.ofMillis(5)).build());
+        try {
+            List<WeakReference<Object>> refs = useAndRemoveAGate(registry);
+            awaitCollected(refs);
+            assertNotNull(registry.gate("GPU-other"), "the registry works on");
+        } finally {
+            registry.close();
+        }
+    }
+
+    private static List<WeakReference<Object>> useAndRemoveAGate(GateRegistry registry) throws Exception {
+        Gate g = registry.gate("GPU-removed");
+        Tenant on = g.register(GateTenantSpec.online("on").build());
+        Tenant off = g.register(GateTenantSpec.offline("off").build());
+        Lease busy = g.acquire(on);
+        CompletableFuture<Lease> waiting = g.acquireAsync(off, Duration.ofHours(1));
+        assertFalse(waiting.isDone());
+        assertTrue(registry.remove("GPU-removed"));
+        assertInstanceOf(GateClosedException.class, assertThrows(CompletionException.class, waiting::join).getCause());
+        busy.close();
+        List<WeakReference<Object>> refs = new ArrayList<>();
+        refs.add(new WeakReference<>(g));
+        refs.add(new WeakReference<>(on));
+        refs.add(new WeakReference<>(off));
+        return refs;
+    }
+
+    private static void awaitCollected(List<WeakReference<Object>> refs) {
+        for (int i = 0; i < 100 && refs.stream().anyMatch(r -> r.get() != null); i++) {
+            System.gc();
+            byte[][] garbage = new byte[64][];
+            for (int k = 0; k < garbage.length; k++) {
+                garbage[k] = new byte[16 * 1024];
+            }
+            assertNotNull(garbage[63]);
+        }
+        for (WeakReference<Object> r : refs) {
+            assertNull(r.get(), "still reachable after close: " + r.get());
         }
     }
 

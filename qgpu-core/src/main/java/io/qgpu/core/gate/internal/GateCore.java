@@ -273,6 +273,9 @@ public final class GateCore {
                     if (w.isAsync()) {
                         it.remove();
                         waiters--;
+                        if (w.timeoutTask != null) {
+                            w.timeoutTask.cancel();   // a shared timer would keep the gate until then
+                        }
                         events.fail(w, new GateClosedException(gpu));
                     }
                 }
