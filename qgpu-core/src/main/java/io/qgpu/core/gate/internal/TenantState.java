@@ -274,16 +274,6 @@ public final class TenantState implements Tenant {
         }
     }
 
-    /** End of the last drained busy period. */
-    long lastEnd() {
-        books.lock();
-        try {
-            return lastEnd;
-        } finally {
-            books.unlock();
-        }
-    }
-
     /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
     private long openStart(long now) {
         long w = word.get();
