@@ -8,7 +8,7 @@ import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.Lease;
 import io.qgpu.core.gate.Tenant;
-import io.qgpu.core.gate.TenantSpec;
+import io.qgpu.core.gate.GateTenantSpec;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -78,7 +78,7 @@ public class GateBenchmark {
                 }
                 gate = Gate.create("GPU-bench", config.build());
                 boolean online = limiter.equals("gate-online");
-                Tenant t = gate.register(online ? TenantSpec.online("t").build() : TenantSpec.offline("t").build());
+                Tenant t = gate.register(online ? GateTenantSpec.online("t").build() : GateTenantSpec.offline("t").build());
                 if (limiter.equals("gate-listener")) {
                     gate.addListener(e -> { });
                 }

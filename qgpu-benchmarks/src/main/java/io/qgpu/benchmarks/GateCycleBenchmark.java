@@ -4,7 +4,7 @@ import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.Lease;
 import io.qgpu.core.gate.Tenant;
-import io.qgpu.core.gate.TenantSpec;
+import io.qgpu.core.gate.GateTenantSpec;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -48,12 +48,9 @@ public class GateCycleBenchmark {
     public void setUp() {
         gate = Gate.create("GPU-cycle", GateConfig.custom().releaseDelay(Duration.ZERO)
                 .preemptionBound(Duration.ofSeconds(10)).usageReportInterval(Duration.ZERO).build());
-        online = gate.register(TenantSpec.online("infer").build());
-        Tenant train = gate.register(TenantSpec.offline("train").build());
-        offline = gate.tryAcquire(train);
-        if (offline == null) {
-            throw new IllegalStateException("offline lease not granted");
-        }
+        online = gate.register(GateTenantSpec.online("infer").build());
+        Tenant train = gate.register(GateTenantSpec.offline("train").build());
+        offline = gate.tryAcquire(train).orElseThrow(() -> new IllegalStateException("offline lease not granted"));
     }
 
     @Benchmark

@@ -5,7 +5,7 @@ import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.GateEvent;
 import io.qgpu.core.gate.Lease;
 import io.qgpu.core.gate.Tenant;
-import io.qgpu.core.gate.TenantSpec;
+import io.qgpu.core.gate.GateTenantSpec;
 import io.qgpu.core.preempt.GpuMode;
 import java.time.Duration;
 import java.util.Arrays;
@@ -76,7 +76,7 @@ public class GatePreemptionBenchmark {
                 .preemptionBound(Duration.ofSeconds(10))
                 .usageReportInterval(Duration.ZERO)
                 .build());
-        online = gate.register(TenantSpec.online("infer").build());
+        online = gate.register(GateTenantSpec.online("infer").build());
         gate.addListener(e -> {
             if (e instanceof GateEvent.ModeChanged m && m.to() == GpuMode.PREEMPTING) {
                 long t = System.nanoTime() - requestedAt;
@@ -87,7 +87,7 @@ public class GatePreemptionBenchmark {
                 }
             }
         });
-        Tenant offline = gate.register(TenantSpec.offline("train").build());
+        Tenant offline = gate.register(GateTenantSpec.offline("train").build());
         worker = new Thread(() -> {
             try (Lease lease = gate.acquire(offline)) {
                 while (!stop) {

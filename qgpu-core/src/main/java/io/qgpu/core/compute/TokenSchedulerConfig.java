@@ -1,5 +1,6 @@
 package io.qgpu.core.compute;
 
+import io.qgpu.core.internal.DurationChecks;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
 import java.time.Duration;
@@ -94,17 +95,17 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
         }
 
         public Builder window(Duration d) {
-            this.window = Durations.positiveNanos("tokenScheduler.window", d);
+            this.window = DurationChecks.positiveNanos("tokenScheduler.window", d);
             return this;
         }
 
         public Builder baseQuota(Duration d) {
-            this.baseQuota = Durations.positiveNanos("tokenScheduler.baseQuota", d);
+            this.baseQuota = DurationChecks.positiveNanos("tokenScheduler.baseQuota", d);
             return this;
         }
 
         public Builder minQuota(Duration d) {
-            this.minQuota = Durations.positiveNanos("tokenScheduler.minQuota", d);
+            this.minQuota = DurationChecks.positiveNanos("tokenScheduler.minQuota", d);
             return this;
         }
 

@@ -1,9 +1,10 @@
 package io.qgpu.core.compute;
 
+import io.qgpu.core.internal.DurationChecks;
+import io.qgpu.core.internal.SlidingWindow;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -25,16 +26,19 @@ import java.util.Set;
  * <p>Queries evict what has left the window, so the {@code now} passed to the queries must never go
  * backwards (it is checked). An interval recorded ahead of {@code now} counts only up to {@code now}.
  *
+ * <p>Each tenant's intervals are kept in an exact {@code SlidingWindow}, the
+ * same window implementation the runtime gate keeps per tenant in its bounded form.
+ *
  * <p>Thread safety: not thread-safe; confine an instance to one thread or guard it with a lock.
  */
 public final class UsageWindow {
 
     private final long window;
-    private final Map<String, Intervals> tenants = new LinkedHashMap<>();
+    private final Map<String, SlidingWindow> tenants = new LinkedHashMap<>();
     private long lastNow = Long.MIN_VALUE;
 
     public UsageWindow(Duration window) {
-        this(Durations.positiveNanos("usageWindow.window", window));
+        this(DurationChecks.positiveNanos("usageWindow.window", window));
     }
 
     UsageWindow(long windowNanos) {
@@ -62,14 +66,12 @@ public final class UsageWindow {
             throw new InvalidValueException("usageWindow.record[" + tenant + "].end", end,
                     "must not be before start (" + start + ")");
         }
-        Intervals iv = tenants.computeIfAbsent(tenant, k -> new Intervals());
-        if (iv.size > 0 && start < iv.lastEnd()) {
+        SlidingWindow w = tenants.computeIfAbsent(tenant, k -> SlidingWindow.exact(window));
+        if (start < w.lastEnd()) {
             throw new InvalidValueException("usageWindow.record[" + tenant + "].start", start,
-                    "must not be before the end of the tenant's previous interval (" + iv.lastEnd() + ")");
+                    "must not be before the end of the tenant's previous interval (" + w.lastEnd() + ")");
         }
-        if (end > start) {
-            iv.add(start, end);
-        }
+        w.record(start, end);
     }
 
     /** Forgets a tenant's records. */
@@ -80,13 +82,8 @@ public final class UsageWindow {
     /** Busy time of {@code tenant} in {@code (now - window, now]}. */
     public long usageNanos(String tenant, long now) {
         advance(now);
-        Intervals iv = tenants.get(tenant);
-        if (iv == null) {
-            return 0;
-        }
-        long from = now - window;
-        iv.evict(from);
-        return iv.usageSince(from, now);
+        SlidingWindow w = tenants.get(tenant);
+        return w == null ? 0 : w.usage(now);
     }
 
     /**
@@ -101,7 +98,7 @@ public final class UsageWindow {
         if (usage == 0 || ahead == 0) {
             return usage;
         }
-        return usage - tenants.get(tenant).usageBefore(now - window, Math.min(now, now + ahead - window));
+        return usage - tenants.get(tenant).busyBetween(now - window, Math.min(now, now + ahead - window));
     }
 
     /** {@link #usageNanos} divided by the window. */
@@ -119,7 +116,7 @@ public final class UsageWindow {
         if (usage <= target) {
             return now;
         }
-        return tenants.get(tenant).timeExpired(usage - target, now - window) + window;
+        return tenants.get(tenant).timeUsageAtMost(target, now);
     }
 
     /**
@@ -128,13 +125,9 @@ public final class UsageWindow {
      */
     public long oldestEnd(long now) {
         advance(now);
-        long from = now - window;
         long oldest = Long.MAX_VALUE;
-        for (Intervals iv : tenants.values()) {
-            iv.evict(from);
-            if (iv.size > 0) {
-                oldest = Math.min(oldest, iv.firstEnd());
-            }
+        for (SlidingWindow w : tenants.values()) {
+            oldest = Math.min(oldest, w.oldestEnd(now));
         }
         return oldest;
     }
@@ -144,108 +137,5 @@ public final class UsageWindow {
             throw new InvalidValueException("usageWindow.now", now, "must not go backwards (last was " + lastNow + ")");
         }
         lastNow = now;
-    }
-
-    /** A ring buffer of one tenant's intervals, oldest first, with the sum of their lengths. */
-    private static final class Intervals {
-        private long[] starts = new long[8];
-        private long[] ends = new long[8];
-        private int head;
-        private int size;
-        private long sum;
-
-        void add(long start, long end) {
-            if (size == starts.length) {
-                grow();
-            }
-            int i = idx(size);
-            starts[i] = start;
-            ends[i] = end;
-            size++;
-            sum += end - start;
-        }
-
-        long lastEnd() {
-            return ends[idx(size - 1)];
-        }
-
-        long firstEnd() {
-            return ends[head];
-        }
-
-        void evict(long from) {
-            while (size > 0 && ends[head] <= from) {
-                sum -= ends[head] - starts[head];
-                head = (head + 1) % starts.length;
-                size--;
-            }
-        }
-
-        long usageSince(long from, long now) {
-            long u = sum;
-            if (size > 0 && starts[head] < from) {
-                u -= from - starts[head];
-            }
-            if (size > 0 && lastEnd() > now) {
-                // an interval recorded ahead of now counts only up to now
-                for (int k = size - 1; k >= 0; k--) {
-                    int i = idx(k);
-                    if (ends[i] <= now) {
-                        break;
-                    }
-                    u -= ends[i] - Math.max(now, Math.max(starts[i], from));
-                }
-            }
-            return u;
-        }
-
-        /** Busy time in {@code (from, to]}, where {@code from} is at or before every interval kept. */
-        long usageBefore(long from, long to) {
-            long u = 0;
-            for (int k = 0; k < size; k++) {
-                int i = idx(k);
-                long s = Math.max(starts[i], from);
-                if (s >= to) {
-                    break;
-                }
-                u += Math.min(ends[i], to) - s;
-            }
-            return u;
-        }
-
-        /** The window start at which {@code need} nanoseconds of this tenant's usage have left the window. */
-        long timeExpired(long need, long from) {
-            for (int k = 0; k < size; k++) {
-                int i = idx(k);
-                long s = Math.max(starts[i], from);
-                long len = ends[i] - s;
-                if (len >= need) {
-                    return s + need;
-                }
-                need -= len;
-            }
-            throw new IllegalStateException("usage to expire exceeds recorded usage");
-        }
-
-        private int idx(int k) {
-            return (head + k) % starts.length;
-        }
-
-        private void grow() {
-            long[] ns = new long[starts.length * 2];
-            long[] ne = new long[starts.length * 2];
-            for (int k = 0; k < size; k++) {
-                ns[k] = starts[idx(k)];
-                ne[k] = ends[idx(k)];
-            }
-            starts = ns;
-            ends = ne;
-            head = 0;
-        }
-
-        @Override
-        public String toString() {
-            return "Intervals" + Arrays.toString(Arrays.copyOf(starts, size));
-        }
     }
 }

@@ -59,7 +59,12 @@ public sealed interface GateEvent {
         /** Another offline tenant's turn: the tenant's grant of the GPU token ended. */
         GRANT_ENDED,
         /** The tenant used its limit in the sliding window. */
-        QUOTA
+        QUOTA,
+        /**
+         * The future of an async checkpoint was cancelled after the gate had resumed the lease: the
+         * lease is parked again, as the cancellation asked.
+         */
+        CHECKPOINT_CANCELLED
     }
 
     /** A lease stopped at a checkpoint: the working thread saw the suspension and now waits. */

@@ -6,8 +6,8 @@ package io.qgpu.core.gate;
  * unregistered while it still has open leases. Nothing changed when it is thrown.
  *
  * <pre>{@code
- * gate.register(TenantSpec.online("chat").build());
- * gate.register(TenantSpec.online("chat").build());   // throws GateStateException: already registered
+ * gate.register(GateTenantSpec.online("chat").build());
+ * gate.register(GateTenantSpec.online("chat").build());   // throws GateStateException: already registered
  * }</pre>
  *
  * <p>Thread safety: immutable.

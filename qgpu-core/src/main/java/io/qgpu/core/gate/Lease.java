@@ -1,13 +1,12 @@
 package io.qgpu.core.gate;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The right to run one unit of GPU work (a batch, a kernel sequence) for a tenant of a {@link Gate}.
  * Close it when the work is done; offline work runs in bounded slices and calls
  * {@link #checkpoint()} between them, which holds the thread while online work has the GPU (or the
- * tenant's turn or quota is used up) and returns when it may go on.
+ * tenant's turn or quota is used up) and returns when it may go on. Only the gate implements it.
  *
  * <pre>{@code
  * try (Lease lease = gate.acquire(train)) {
@@ -18,90 +17,26 @@ import java.lang.invoke.VarHandle;
  * }
  * }</pre>
  *
- * <p>Closing twice is safe (the second close does nothing). A lease from {@link Gate#acquire} belongs
- * to the thread that acquired it: if that thread dies with the lease open, the gate reclaims it after
- * {@link GateConfig#deadOwnerTimeoutNanos()}. A lease from {@link Gate#acquireAsync} belongs to no
- * thread.
- *
- * <p><b>Recycling.</b> So that acquire and close allocate nothing, a lease that its owner thread
- * closed is handed out again by that thread's next acquire of the same tenant (unless
- * {@link GateConfig#recycleLeases()} is off). Do not use a lease object after closing it: a stale
- * reference may by then stand for a newer lease of the same thread. Async leases and leases closed
- * by another thread are never recycled.
+ * <p>Each acquire returns a new lease object and a lease object is never handed out again: once
+ * closed, it stays closed. Closing it again, from any thread and at any time, does nothing and never
+ * touches a later lease of the same thread or tenant. A lease from {@link Gate#acquire} belongs to
+ * the thread that acquired it: if that thread dies with the lease open, the gate reclaims it after
+ * {@link GateConfig#deadOwnerTimeoutNanos()} (a checkpoint future of the reclaimed lease then fails
+ * with {@link GateStateException}). A lease from {@link Gate#acquireAsync} belongs to no thread.
  *
  * <p>Thread safety: thread-safe; {@link #close()} may be called from any thread, concurrently with
  * itself. {@link #checkpoint()} is meant for the thread doing the work.
  */
-public final class Lease implements AutoCloseable {
-
-    static final int RUNNING = 0;
-    static final int PARKED = 1;
-    static final int CLOSED = 2;
-
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(Lease.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    final Tenant tenant;
-    /** The owner thread's holder, or {@code null} for an async lease. */
-    final Holder holder;
-    int epoch;
-    long acquiredAt;
-    /** Closed by its owner and free for the owner's next acquire (owner reads and writes only). */
-    boolean recyclable;
-    @SuppressWarnings("unused") // accessed through STATE
-    private volatile int state;
-    /** When the lease was parked; guarded by the gate's lock. */
-    long parkedAt;
-
-    Lease(Tenant tenant, Holder holder, long acquiredAt) {
-        this.tenant = tenant;
-        this.holder = holder;
-        this.epoch = holder == null ? 0 : holder.epoch;
-        this.acquiredAt = acquiredAt;
-    }
-
-    /**
-     * A running lease for the owner thread of {@code h}: its recycled lease if it has one free, else
-     * a new one. Called on the owner thread, after the tenant's running count was raised.
-     */
-    static Lease forOwner(Tenant t, Holder h, long now) {
-        h.open++;
-        Lease l = h.cached;
-        if (l != null && l.recyclable) {
-            // the epoch only changes when the owner is dead, so a recycled lease keeps its own
-            l.recyclable = false;
-            l.acquiredAt = now;
-            STATE.setRelease(l, RUNNING);
-            return l;
-        }
-        l = new Lease(t, h, now);
-        if (t.gate.config.recycleLeases()) {
-            h.cached = l;
-        }
-        return l;
-    }
+public interface Lease extends AutoCloseable {
 
     /** The tenant this lease runs work for. */
-    public Tenant tenant() {
-        return tenant;
-    }
+    Tenant tenant();
 
     /** When the lease was acquired (gate ticker time). */
-    public long acquiredAtNanos() {
-        return acquiredAt;
-    }
+    long acquiredAtNanos();
 
     /** Whether {@link #close()} was called (or the gate reclaimed the lease). */
-    public boolean isClosed() {
-        return (int) STATE.getVolatile(this) == CLOSED;
-    }
+    boolean isClosed();
 
     /**
      * Whether the next {@link #checkpoint()} has to consult the gate now (its permit ran out: online
@@ -109,9 +44,7 @@ public final class Lease implements AutoCloseable {
      * at the last consultation is used up). The checkpoint may still let the lease go on after
      * recomputing. Never blocks.
      */
-    public boolean shouldYield() {
-        return (int) STATE.getVolatile(this) != RUNNING || tenant.gate.ticker.read() >= tenant.permitUntil;
-    }
+    boolean shouldYield();
 
     /**
      * Call between slices of work. Returns at once while the tenant may go on (a volatile read and a
@@ -123,66 +56,24 @@ public final class Lease implements AutoCloseable {
      * @throws GateStateException   if the lease is closed
      * @throws GateClosedException  if the gate is closed
      */
-    public void checkpoint() throws InterruptedException {
-        if ((int) STATE.getVolatile(this) == RUNNING && tenant.gate.ticker.read() < tenant.permitUntil) {
-            return;
-        }
-        tenant.gate.checkpointSlow(this);
-    }
+    void checkpoint() throws InterruptedException;
 
     /**
      * The non-blocking form of {@link #checkpoint()} for asynchronous pipelines: returns a completed
      * future while the tenant may go on; otherwise stops the lease and returns a future that
      * completes (with this lease) when it may run again, or fails with {@link GateClosedException}
-     * if the gate closes first. Do not run GPU work while the future is pending.
+     * if the gate closes first. Cancelling the future withdraws the request: the lease stays stopped
+     * (and open) and may ask again. Do not run GPU work while the future is pending.
      *
      * @throws GateStateException  if the lease is closed or already waiting
      * @throws GateClosedException if the gate is closed
      */
-    public java.util.concurrent.CompletableFuture<Lease> checkpointAsync() {
-        if ((int) STATE.getVolatile(this) == RUNNING && tenant.gate.ticker.read() < tenant.permitUntil) {
-            return java.util.concurrent.CompletableFuture.completedFuture(this);
-        }
-        return tenant.gate.checkpointAsyncSlow(this);
-    }
+    CompletableFuture<Lease> checkpointAsync();
 
-    /** Ends the lease. Safe to call more than once and from any thread. */
+    /**
+     * Ends the lease. Calling it again, from any thread, does nothing: a closed lease stays closed and
+     * its object is never reused for another lease.
+     */
     @Override
-    public void close() {
-        Holder h = holder;
-        if (h == null || Thread.currentThread() == h.thread) {
-            if (STATE.compareAndSet(this, RUNNING, CLOSED)) {
-                if (h != null) {
-                    h.open--;
-                }
-                tenant.gate.leave(tenant, acquiredAt);
-                if (h != null) {
-                    recyclable = true;
-                }
-                return;
-            }
-            if ((int) STATE.getVolatile(this) == CLOSED) {
-                return;
-            }
-        }
-        tenant.gate.closeSlow(this);
-    }
-
-    int state() {
-        return (int) STATE.getVolatile(this);
-    }
-
-    boolean casState(int from, int to) {
-        return STATE.compareAndSet(this, from, to);
-    }
-
-    @Override
-    public String toString() {
-        return "Lease[" + tenant.name() + " on " + tenant.gate.gpu() + ", "
-                + switch (state()) {
-                    case RUNNING -> "running";
-                    case PARKED -> "parked";
-                    default -> "closed";
-                } + "]";
-    }
+    void close();
 }

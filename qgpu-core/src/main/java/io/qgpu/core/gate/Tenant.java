@@ -1,311 +1,37 @@
 package io.qgpu.core.gate;
 
 import io.qgpu.api.PriorityClass;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A tenant registered with a {@link Gate}: the handle that {@code acquire} takes. Obtained from
- * {@link Gate#register(TenantSpec)}.
+ * {@link Gate#register(GateTenantSpec)}; only the gate implements it (a handle from elsewhere is
+ * refused with {@link GateStateException}).
  *
  * <pre>{@code
- * Tenant chat = gate.register(TenantSpec.online("chat").limit(60).build());
+ * Tenant chat = gate.register(GateTenantSpec.online("chat").limit(60).build());
  * try (Lease lease = gate.acquire(chat)) {
  *     runBatch();
  * }
  * }</pre>
  *
- * <p>Internally it holds the tenant's lock-free fast-path state: a permit (the ticker time until
- * which leases may start and go on without asking the engines), a word with the number of running
- * leases and the number of the current busy period, and a ring of busy periods (a period starts when
- * the first lease starts running and ends when the last one stops) that is drained into the tenant's
- * own bounded usage window ({@link BusyWindow}). A drain takes the tenant's small books lock, never the gate's lock, so a full
- * ring is emptied by the thread that finds it full.
- *
  * <p>Thread safety: thread-safe; share the handle freely.
  */
-public final class Tenant {
-
-    static final long NO_PERMIT = Long.MIN_VALUE;
-    static final int RING = 256;
-    private static final int MASK = RING - 1;
-    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
-
-    final Gate gate;
-    final TenantSpec spec;
-    final String name;
-    final boolean online;
-    /** The most lease time the tenant may have in a window. */
-    final long limitNanos;
-
-    // ---- fast path, lock-free ----
-    /** Leases may start and go on while the ticker reads less than this. */
-    volatile long permitUntil = NO_PERMIT;
-    /** High 32 bits: number of the last busy period opened; low 32 bits: running leases. */
-    final PaddedWord word = new PaddedWord();
-    /** Number of the last busy period drained into the window. */
-    volatile int drained;
-    private final long[] starts = new long[RING];
-    private final long[] ends = new long[RING];
-    private final int[] endSeq = new int[RING];
-    private final int[] startSeq = new int[RING];
-    final ThreadLocal<Holder> holders;
-
-    // ---- the books: guarded by {@code books} ----
-    private final ReentrantLock books = new ReentrantLock();
-    private final BusyWindow window;
-    private final long windowNanos;
-    private long lastEnd = Long.MIN_VALUE;
-    private long totalNanos;
-
-    // ---- guarded by gate.lock ----
-    final Condition cond;
-    final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
-    /** Parked leases waiting asynchronously to resume (counted in {@link #parked}, not in waiters). */
-    final ArrayDeque<Waiter> resumers = new ArrayDeque<>();
-    final List<Holder> holderList = new ArrayList<>();
-    int parked;
-    boolean registered = true;
-    boolean requested;
-    boolean holdsToken;
-    long grantStart;
-    long grantExpiry;
-    /** When the tenant last went idle, as found by the gate's last quiescence check. */
-    long idleAt = Long.MIN_VALUE;
-    long quotaWakeAt = Long.MAX_VALUE;
-    /** The gate's cache of this tenant's machine phase, valid for {@link #phaseState}. */
-    io.qgpu.core.preempt.TenantPhase phase;
-    long phaseVersion = -1;
-    io.qgpu.core.preempt.PreemptionState phaseState;
-    boolean quotaReported;
-
-    Tenant(Gate gate, TenantSpec spec, long limitNanos) {
-        this.gate = gate;
-        this.spec = spec;
-        this.name = spec.name();
-        this.online = spec.priority() == PriorityClass.ONLINE;
-        this.limitNanos = limitNanos;
-        this.windowNanos = gate.config.windowNanos();
-        this.window = new BusyWindow(windowNanos, Math.max(1, windowNanos / 1024));
-        this.cond = gate.lock.newCondition();
-        this.holders = ThreadLocal.withInitial(() -> gate.newHolder(this));
-    }
+public interface Tenant {
 
     /** The tenant's name, unique within its gate. */
-    public String name() {
-        return name;
-    }
+    String name();
 
     /** What it registered with. */
-    public TenantSpec spec() {
-        return spec;
-    }
+    GateTenantSpec spec();
 
-    public PriorityClass priority() {
-        return spec.priority();
+    /** Its priority class. */
+    default PriorityClass priority() {
+        return spec().priority();
     }
 
     /** The gate it belongs to. */
-    public Gate gate() {
-        return gate;
-    }
+    Gate gate();
 
     /** Leases running now (a snapshot). */
-    public int runningLeases() {
-        return running();
-    }
-
-    int running() {
-        return (int) word.get();
-    }
-
-    /**
-     * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free
-     * (once every {@value #RING} busy periods the thread that finds the ring full drains it under the
-     * tenant's books lock). A lease that raced with a revocation of the permit is taken back at once
-     * (false).
-     */
-    boolean tryEnter(long now) {
-        if (now >= permitUntil) {
-            return false;
-        }
-        while (true) {
-            long w = word.get();
-            if ((int) w == 0) {
-                int s = (int) (w >>> 32) + 1;
-                if (s - drained > RING) {
-                    makeRoom();
-                    continue;
-                }
-                if (word.compareAndSet(w, ((long) s << 32) | 1L)) {
-                    int i = s & MASK;
-                    starts[i] = now;
-                    INTS.setRelease(startSeq, i, s);
-                    break;
-                }
-            } else if (word.compareAndSet(w, w + 1)) {
-                break;
-            }
-        }
-        if (now >= permitUntil) { // revoked while we entered (the revoker then reads the count)
-            leaveOne(now);
-            return false;
-        }
-        return true;
-    }
-
-    /**
-     * Removes a running lease; when it was the last, the busy period ends at {@code now}.
-     *
-     * @return whether the tenant went idle
-     */
-    boolean leaveOne(long now) {
-        long w = word.getAndDecrement();
-        int run = (int) w;
-        if (run <= 0) {
-            word.getAndIncrement();
-            throw new IllegalStateException("tenant " + name + ": running lease count would go below 0");
-        }
-        if (run == 1) {
-            int s = (int) (w >>> 32);
-            int i = s & MASK;
-            ends[i] = now;
-            INTS.setRelease(endSeq, i, s);
-            return true;
-        }
-        return false;
-    }
-
-    /** The ring is full: drain it here, or let the thread draining it now finish. */
-    private void makeRoom() {
-        if (books.tryLock()) {
-            try {
-                drainLocked();
-            } finally {
-                books.unlock();
-            }
-        }
-        Thread.onSpinWait();
-    }
-
-    /** Moves ended busy periods into the window. Holds the books lock. */
-    private void drainLocked() {
-        int d = drained;
-        while (true) {
-            int s = d + 1;
-            int i = s & MASK;
-            if ((int) INTS.getAcquire(endSeq, i) != s) {
-                break;
-            }
-            long st = Math.max(starts[i], lastEnd);
-            long en = Math.max(ends[i], st);
-            window.record(st, en);
-            totalNanos += en - st;
-            lastEnd = en;
-            d = s;
-        }
-        drained = d;
-    }
-
-    /**
-     * After the count was seen at 0 with the permit revoked: waits (spinning; the closing thread is
-     * between two stores) until the last period is published, drains, and returns when the tenant
-     * went idle.
-     */
-    long drainIdle() {
-        long w = word.get();
-        int s = (int) (w >>> 32);
-        if ((int) w == 0 && s != 0) {
-            int i = s & MASK;
-            int spins = 0;
-            while (s - drained > 0 && (int) INTS.getAcquire(endSeq, i) != s) {
-                if (++spins > 100) {
-                    Thread.yield();
-                } else {
-                    Thread.onSpinWait();
-                }
-            }
-        }
-        books.lock();
-        try {
-            drainLocked();
-            return lastEnd;
-        } finally {
-            books.unlock();
-        }
-    }
-
-    /** Lease time in the window ending {@code now}, counting a period in progress up to now. */
-    long usage(long now) {
-        books.lock();
-        try {
-            drainLocked();
-            long u = window.usage(now);
-            long open = openStart(now);
-            if (open < now) {
-                u += now - Math.max(open, now - windowNanos);
-            }
-            return u;
-        } finally {
-            books.unlock();
-        }
-    }
-
-    /** Lease time since registration, counting a period in progress up to now. */
-    long totalNanos(long now) {
-        books.lock();
-        try {
-            drainLocked();
-            long open = openStart(now);
-            return totalNanos + Math.max(0, now - open);
-        } finally {
-            books.unlock();
-        }
-    }
-
-    /** When usage will have fallen to {@code target} if the tenant stays idle. */
-    long timeUsageAtMost(long target, long now) {
-        books.lock();
-        try {
-            drainLocked();
-            return window.timeUsageAtMost(target, now);
-        } finally {
-            books.unlock();
-        }
-    }
-
-    /** End of the last drained busy period. */
-    long lastEnd() {
-        books.lock();
-        try {
-            return lastEnd;
-        } finally {
-            books.unlock();
-        }
-    }
-
-    /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
-    private long openStart(long now) {
-        long w = word.get();
-        if ((int) w == 0) {
-            return now;
-        }
-        int s = (int) (w >>> 32);
-        int i = s & MASK;
-        if ((int) INTS.getAcquire(startSeq, i) != s) {
-            return now;
-        }
-        return Math.min(now, Math.max(starts[i], lastEnd));
-    }
-
-    @Override
-    public String toString() {
-        return "Tenant[" + name + " " + spec.priority().wireName() + " " + spec.requestPercent() + "/"
-                + spec.limitPercent() + "% on " + gate.gpu() + "]";
-    }
+    int runningLeases();
 }

@@ -1,7 +1,7 @@
 package io.qgpu.core.preempt;
 
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
+import io.qgpu.core.internal.DurationChecks;
 import java.time.Duration;
 
 /**
@@ -77,15 +77,7 @@ public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releaseP
         }
 
         public Builder preemptionBound(Duration d) {
-            Validate.notNull("preemption.preemptionBound", d);
-            if (d.isNegative() || d.isZero()) {
-                throw new InvalidValueException("preemption.preemptionBound", d, "must be positive");
-            }
-            try {
-                this.bound = d.toNanos();
-            } catch (ArithmeticException e) {
-                throw new InvalidValueException("preemption.preemptionBound", d, "must fit in a long of nanoseconds");
-            }
+            this.bound = DurationChecks.positiveNanos("preemption.preemptionBound", d);
             return this;
         }
 

@@ -55,7 +55,7 @@ class GateContentionTest {
     @Test
     void fastPathUnderContentionKeepsExactCountsAndSaneUsage() throws Exception {
         try (Gate gate = realGate("GPU-c1")) {
-            Tenant train = gate.register(TenantSpec.offline("train").build());
+            Tenant train = gate.register(GateTenantSpec.offline("train").build());
             gate.acquire(train).close();                    // the tenant now holds the token
             long t0 = System.nanoTime();
             runAll(8, () -> {
@@ -80,20 +80,20 @@ class GateContentionTest {
     @Test
     void theFastPathTakesNoLock() throws Exception {
         try (Gate gate = realGate("GPU-c2")) {
-            Tenant train = gate.register(TenantSpec.offline("train").build());
-            Tenant chat = gate.register(TenantSpec.online("chat").build());
+            Tenant train = gate.register(GateTenantSpec.offline("train").build());
+            Tenant chat = gate.register(GateTenantSpec.online("chat").build());
             gate.acquire(train).close();
             CountDownLatch locked = new CountDownLatch(1);
             CountDownLatch done = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
-                gate.lock.lock();
+                gate.core().lock().lock();
                 try {
                     locked.countDown();
                     done.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } finally {
-                    gate.lock.unlock();
+                    gate.core().lock().unlock();
                 }
             }, "lock-holder");
             holder.start();
@@ -116,7 +116,7 @@ class GateContentionTest {
     @Test
     void concurrentClosesOfOneLeaseReleaseItOnce() throws Exception {
         try (Gate gate = realGate("GPU-c3")) {
-            Tenant chat = gate.register(TenantSpec.online("chat").build());
+            Tenant chat = gate.register(GateTenantSpec.online("chat").build());
             AtomicInteger releases = new AtomicInteger();
             gate.addListener(e -> {
                 if (e instanceof GateEvent.LeaseReleased) {
@@ -139,8 +139,8 @@ class GateContentionTest {
     void asyncGrantsRacingWithCancellationLeaveNoLease() throws Exception {
         try (Gate gate = Gate.create("GPU-c4", GateConfig.custom().releaseDelay(Duration.ZERO)
                 .usageReportInterval(Duration.ZERO).build())) {
-            Tenant chat = gate.register(TenantSpec.online("chat").build());
-            Tenant train = gate.register(TenantSpec.offline("train").build());
+            Tenant chat = gate.register(GateTenantSpec.online("chat").build());
+            Tenant train = gate.register(GateTenantSpec.offline("train").build());
             for (int round = 0; round < 300; round++) {
                 Lease on = gate.acquire(chat);
                 CompletableFuture<Lease> f = gate.acquireAsync(train);
@@ -162,7 +162,7 @@ class GateContentionTest {
                 }
                 Await.until("settled", () -> gate.openLeases() == 0 && gate.waitingAcquires() == 0);
             }
-            assertEquals(0, gate.waiters);
+            assertEquals(0, gate.core().waiterCount());
         }
     }
 

@@ -24,7 +24,7 @@ class GateObservabilityTest {
     void eventsFlowOnlyToRegisteredListenersAndAFailingListenerHurtsNoOne() throws Exception {
         FakeClock clock = new FakeClock(T0);
         Gate gate = Gate.create("GPU-o", clock.config().usageReportInterval(Duration.ofSeconds(1)).build());
-        Tenant chat = gate.register(TenantSpec.online("chat").build());
+        Tenant chat = gate.register(GateTenantSpec.online("chat").build());
         assertFalse(gate.hasListeners());
         gate.acquire(chat).close();
 
@@ -103,7 +103,7 @@ class GateObservabilityTest {
         FakeNvml nvml = new FakeNvml(clock, 4242);
         Gate gate = Gate.create("GPU-n", clock.config().policy(IsolationPolicy.ELASTIC)
                 .usageSource(nvml).pid(4242).usageReportInterval(Duration.ofSeconds(1)).build());
-        Tenant train = gate.register(TenantSpec.offline("train").limit(40).build());
+        Tenant train = gate.register(GateTenantSpec.offline("train").limit(40).build());
         nvml.samples("GPU-n", 0);
         // leases held all the time, but the GPU measured busy only half of it (host work inside leases)
         nvml.percent = 50;
@@ -140,7 +140,7 @@ class GateObservabilityTest {
             throw new IllegalStateException("driver gone");
         };
         Gate g = Gate.create("GPU-2", clock.config().usageSource(broken).build());
-        Tenant t = g.register(TenantSpec.online("t").build());
+        Tenant t = g.register(GateTenantSpec.online("t").build());
         clock.at(T0 + 10 * S);
         assertEquals(1.0, g.correctionFactor());
         g.acquire(t).close();

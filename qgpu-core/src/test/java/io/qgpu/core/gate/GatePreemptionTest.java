@@ -30,13 +30,13 @@ class GatePreemptionTest {
         gate = Gate.create("GPU-p", clock.config().usageReportInterval(Duration.ZERO).build());
         events = new RecordingListener();
         gate.addListener(events);
-        chat = gate.register(TenantSpec.online("chat").build());
-        train = gate.register(TenantSpec.offline("train").build());
+        chat = gate.register(GateTenantSpec.online("chat").build());
+        train = gate.register(GateTenantSpec.offline("train").build());
     }
 
     @Test
     void onlineWaitsForTheOfflineSliceInProgressAndNoLonger() {
-        Lease off = gate.tryAcquire(train);
+        Lease off = gate.tryAcquire(train).orElseThrow();
         assertNotNull(off);
         clock.at(T0 + 10 * MS);
         CompletableFuture<Lease> on = gate.acquireAsync(chat);
@@ -75,7 +75,7 @@ class GatePreemptionTest {
 
     @Test
     void onlineRunsAtOnceWhenNoOfflineLeaseRunsAndOfflineWaitsForTheReleaseDelay() {
-        Lease on = gate.tryAcquire(chat);
+        Lease on = gate.tryAcquire(chat).orElseThrow();
         assertNotNull(on);
         assertEquals(GpuMode.ONLINE, gate.mode());
         CompletableFuture<Lease> off = gate.acquireAsync(train);
@@ -86,7 +86,7 @@ class GatePreemptionTest {
         clock.at(T0 + 102 * MS);
         assertTrue(off.isDone());
         // while offline runs, tryAcquire does not preempt it; a blocking/async acquire does
-        assertNull(gate.tryAcquire(chat));
+        assertTrue(gate.tryAcquire(chat).isEmpty());
         assertEquals(GpuMode.OFFLINE, gate.mode());
         CompletableFuture<Lease> again = gate.acquireAsync(chat);
         assertEquals(GpuMode.PREEMPTING, gate.mode());
@@ -99,11 +99,11 @@ class GatePreemptionTest {
 
     @Test
     void anIdleOfflineTokenHolderDoesNotDelayOnline() {
-        Lease off = gate.tryAcquire(train);
+        Lease off = gate.tryAcquire(train).orElseThrow();
         clock.at(T0 + 5 * MS);
         off.close();                                    // idle, still recorded as running (lazily)
         clock.at(T0 + 50 * MS);
-        Lease on = gate.tryAcquire(chat);
+        Lease on = gate.tryAcquire(chat).orElseThrow();
         assertNotNull(on, "no offline lease runs: online needs no preemption");
         assertEquals(GpuMode.ONLINE, gate.mode());
         assertTrue(events.of(GateEvent.ForcedSuspension.class).isEmpty());
@@ -113,7 +113,7 @@ class GatePreemptionTest {
 
     @Test
     void anOfflineSliceLongerThanThePreemptionBoundIsOverrunByForce() {
-        Lease off = gate.tryAcquire(train);
+        Lease off = gate.tryAcquire(train).orElseThrow();
         clock.at(T0 + MS);
         CompletableFuture<Lease> on = gate.acquireAsync(chat);
         clock.at(T0 + 2 * MS - 1);
@@ -138,7 +138,7 @@ class GatePreemptionTest {
     @Test
     void aLateTimerThreadFiresTheDeadlineBeforeTheNextEvent() {
         // regression: the offline slice ended after the preemption deadline, before the timer ran
-        Lease off = gate.tryAcquire(train);
+        Lease off = gate.tryAcquire(train).orElseThrow();
         CompletableFuture<Lease> on = gate.acquireAsync(chat);
         clock.jump(T0 + 3 * MS);
         CompletableFuture<Lease> parked = off.checkpointAsync();
@@ -150,7 +150,7 @@ class GatePreemptionTest {
         clock.at(T0 + 4 * MS);
         on.join().close();
         clock.jump(T0 + 200 * MS);                      // the release timer is late too
-        Lease on2 = gate.tryAcquire(chat);              // the next event fires it first
+        Lease on2 = gate.tryAcquire(chat).orElseThrow();              // the next event fires it first
         assertNotNull(on2);
         on2.close();
         clock.at(T0 + 300 * MS);
@@ -162,8 +162,8 @@ class GatePreemptionTest {
 
     @Test
     void severalOnlineTenantsRunTogetherAndOfflineResumesAfterTheLast() {
-        Tenant search = gate.register(TenantSpec.online("search").build());
-        Lease off = gate.tryAcquire(train);
+        Tenant search = gate.register(GateTenantSpec.online("search").build());
+        Lease off = gate.tryAcquire(train).orElseThrow();
         CompletableFuture<Lease> a = gate.acquireAsync(chat);
         CompletableFuture<Lease> b = gate.acquireAsync(search);
         clock.at(T0 + 100_000);
@@ -184,7 +184,7 @@ class GatePreemptionTest {
 
     @Test
     void blockingCheckpointHoldsTheOfflineThreadUntilResumed() throws Exception {
-        Lease off = gate.tryAcquire(train);
+        Lease off = gate.tryAcquire(train).orElseThrow();
         CompletableFuture<Lease> on = gate.acquireAsync(chat);
         assertFalse(on.isDone());
         Thread worker = new Thread(() -> {

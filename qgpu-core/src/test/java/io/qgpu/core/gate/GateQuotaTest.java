@@ -29,7 +29,7 @@ class GateQuotaTest {
         Gate gate = gate(clock, IsolationPolicy.ELASTIC);
         RecordingListener events = new RecordingListener();
         gate.addListener(events);
-        Tenant chat = gate.register(TenantSpec.online("chat").limit(30).build());
+        Tenant chat = gate.register(GateTenantSpec.online("chat").limit(30).build());
 
         Lease a = gate.acquire(chat);
         clock.at(T0 + 2 * S);
@@ -64,7 +64,7 @@ class GateQuotaTest {
         Gate gate = gate(clock, IsolationPolicy.ELASTIC);
         RecordingListener events = new RecordingListener();
         gate.addListener(events);
-        Tenant train = gate.register(TenantSpec.offline("train").request(10).limit(20).build());
+        Tenant train = gate.register(GateTenantSpec.offline("train").request(10).limit(20).build());
 
         Lease lease = gate.acquire(train);
         for (int i = 1; i < 20; i++) {                 // slices of 100 ms up to 1.9 s
@@ -122,7 +122,7 @@ class GateQuotaTest {
     void concurrentLeasesOfOneTenantCountOnce() throws Exception {
         FakeClock clock = new FakeClock(T0);
         Gate gate = gate(clock, IsolationPolicy.ELASTIC);
-        Tenant chat = gate.register(TenantSpec.online("chat").limit(50).build());
+        Tenant chat = gate.register(GateTenantSpec.online("chat").limit(50).build());
         Lease a = gate.acquire(chat);
         clock.at(T0 + S);
         Lease b = gate.acquire(chat);
@@ -144,14 +144,14 @@ class GateQuotaTest {
     void fixedShareLimitsToTheRequestEvenOnAnIdleGpu() throws Exception {
         FakeClock clock = new FakeClock(T0);
         Gate gate = gate(clock, IsolationPolicy.FIXED_SHARE);
-        Tenant a = gate.register(TenantSpec.online("a").request(25).limit(100).build());
+        Tenant a = gate.register(GateTenantSpec.online("a").request(25).limit(100).build());
         Lease l = gate.acquire(a);
         clock.at(T0 + 2_500 * MS);
         l.close();
-        assertNull(gate.tryAcquire(a));
+        assertTrue(gate.tryAcquire(a).isEmpty());
         assertEquals(2_500 * MS, gate.usage(a).limitNanos());
         InvalidValueException e = assertThrows(InvalidValueException.class,
-                () -> gate.register(TenantSpec.online("b").build()));
+                () -> gate.register(GateTenantSpec.online("b").build()));
         assertEquals("share.requestPercent", e.field());
         gate.close();
     }
@@ -161,7 +161,7 @@ class GateQuotaTest {
         for (IsolationPolicy p : new IsolationPolicy[] {IsolationPolicy.BEST_EFFORT, IsolationPolicy.BURST_SHARE}) {
             FakeClock clock = new FakeClock(T0);
             Gate gate = gate(clock, p);
-            Tenant train = gate.register(TenantSpec.offline("train").request(20).limit(30).build());
+            Tenant train = gate.register(GateTenantSpec.offline("train").request(20).limit(30).build());
             Lease l = gate.acquire(train);
             for (int i = 1; i <= 300; i++) {          // 30 s of 100 ms slices: 3 windows
                 clock.at(T0 + i * 100 * MS);
@@ -178,8 +178,8 @@ class GateQuotaTest {
     void twoOfflineTenantsShareTheTokenByTheirRequests() throws Exception {
         FakeClock clock = new FakeClock(T0);
         Gate gate = gate(clock, IsolationPolicy.BURST_SHARE);
-        Tenant a = gate.register(TenantSpec.offline("a").request(70).build());
-        Tenant b = gate.register(TenantSpec.offline("b").request(30).build());
+        Tenant a = gate.register(GateTenantSpec.offline("a").request(70).build());
+        Tenant b = gate.register(GateTenantSpec.offline("b").request(30).build());
         Tenant[] ts = {a, b};
         // deterministic driver: both always have work; each runs 10 ms slices and checkpoints
         // between them without blocking (checkpointAsync); a parked lease waits for its future

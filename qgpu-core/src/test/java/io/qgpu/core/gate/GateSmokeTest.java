@@ -16,8 +16,8 @@ class GateSmokeTest {
     void onlineAndOfflineBasics() throws Exception {
         FakeClock clock = new FakeClock(1_000 * S);
         Gate gate = Gate.create("GPU-1", clock.config().build());
-        Tenant chat = gate.register(TenantSpec.online("chat").build());
-        Tenant train = gate.register(TenantSpec.offline("train").build());
+        Tenant chat = gate.register(GateTenantSpec.online("chat").build());
+        Tenant train = gate.register(GateTenantSpec.offline("train").build());
 
         Lease off = gate.acquire(train);
         assertEquals(GpuMode.OFFLINE, gate.mode());

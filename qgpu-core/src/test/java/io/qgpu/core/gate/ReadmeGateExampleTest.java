@@ -3,7 +3,6 @@ package io.qgpu.core.gate;
 import static io.qgpu.core.gate.FakeClock.MS;
 import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.IsolationPolicy;
@@ -23,16 +22,13 @@ class ReadmeGateExampleTest {
         FakeClock clock = new FakeClock(T0);
         try (Gate gpu0 = Gate.create("GPU-0", clock.config().policy(policy).window(Duration.ofSeconds(10))
                 .minSlice(Duration.ofMillis(1)).usageReportInterval(Duration.ZERO).build())) {
-            Tenant chat = gpu0.register(TenantSpec.online("chat").request(20).limit(60).build());
-            Lease first = gpu0.tryAcquire(chat);
-            assertNotNull(first);
+            Tenant chat = gpu0.register(GateTenantSpec.online("chat").request(20).limit(60).build());
+            Lease first = gpu0.tryAcquire(chat).orElseThrow();
             clock.at(T0 + 6 * S);
             first.close();
-            Lease second = gpu0.tryAcquire(chat);
-            if (second != null) {
-                second.close();
-            }
-            return second != null;
+            java.util.Optional<Lease> second = gpu0.tryAcquire(chat);
+            second.ifPresent(Lease::close);
+            return second.isPresent();
         }
     }
 

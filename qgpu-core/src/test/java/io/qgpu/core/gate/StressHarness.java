@@ -3,39 +3,55 @@ package io.qgpu.core.gate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * Real threads hammering an {@link Admission} (the gate, or a deliberately broken stand-in) with
- * online requests and offline slices; records every slice with {@link System#nanoTime()} and audits
- * the records afterwards: per tenant, usage in every window position must stay within its limit plus
- * its longest slice, and online and offline slices must never overlap.
+ * Many online and offline workers driving an {@link Admission} (the gate, or a deliberately broken
+ * stand-in) in virtual time, on one thread, in an order fixed by the seed: online workers run one
+ * slice per lease with idle gaps between; offline workers run bounded slices with a checkpoint after
+ * each. Every slice is recorded with its virtual start and end, and the records are audited
+ * afterwards: per tenant, usage in every window position must stay within its limit plus its longest
+ * slice, and online and offline slices must never overlap. CPU load cannot change the outcome: time
+ * moves only when every worker waits for the next event.
  */
 final class StressHarness {
 
-    /** What is under test. */
+    /** What is under test. Futures may complete inside any call; the harness only queues the follow-up. */
     interface Admission {
-        Handle acquire(int tenant) throws InterruptedException;
+        CompletableFuture<Handle> acquire(int tenant);
     }
 
     interface Handle {
-        void checkpoint() throws InterruptedException;
+        /** Completes when the work may go on. */
+        CompletableFuture<?> checkpoint();
 
         void close();
+    }
+
+    /** Virtual time and the timer work due in it. */
+    interface VirtualTime {
+        long now();
+
+        /** When timer work is next due ({@link Long#MAX_VALUE}: none). */
+        long nextTimer();
+
+        /** Moves time forward to {@code t}, running the timer work due by then. */
+        void advanceTo(long t);
     }
 
     record TenantLoad(String name, boolean online, int limitPercent) {
     }
 
-    record Report(List<String> quotaViolations, long overlaps, long slices, long[] busyNanos) {
+    record Report(List<String> quotaViolations, long overlapNanos, long slices, long[] busyNanos) {
     }
 
     private final List<TenantLoad> tenants;
     private final long windowNanos;
     private final long seed;
+    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private long seq;
 
     StressHarness(List<TenantLoad> tenants, long windowNanos, long seed) {
         this.tenants = tenants;
@@ -43,75 +59,168 @@ final class StressHarness {
         this.seed = seed;
     }
 
-    Report run(Admission admission, int threadsPerTenant, long durationNanos) throws InterruptedException {
-        int n = tenants.size();
-        AtomicInteger onlineActive = new AtomicInteger();
-        AtomicInteger offlineActive = new AtomicInteger();
-        AtomicLong overlaps = new AtomicLong();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        @SuppressWarnings("unchecked")
-        List<long[]>[][] slices = new List[n][threadsPerTenant];
-        List<Thread> threads = new ArrayList<>();
-        long end = System.nanoTime() + durationNanos;
-        SplittableRandom root = new SplittableRandom(seed);
-        for (int i = 0; i < n; i++) {
-            for (int k = 0; k < threadsPerTenant; k++) {
-                int tenant = i;
-                List<long[]> mine = new ArrayList<>();
-                slices[i][k] = mine;
-                SplittableRandom rnd = root.split();
-                boolean online = tenants.get(i).online();
-                Thread th = new Thread(() -> {
-                    try {
-                        while (System.nanoTime() < end) {
-                            if (online) {
-                                Handle h = admission.acquire(tenant);
-                                try {
-                                    slice(mine, onlineActive, offlineActive, overlaps, 50_000 + rnd.nextInt(200_000));
-                                } finally {
-                                    h.close();
-                                }
-                                spinYield(500_000 + rnd.nextInt(2_500_000));
-                            } else {
-                                Handle h = admission.acquire(tenant);
-                                try {
-                                    int count = 1 + rnd.nextInt(20);
-                                    for (int s = 0; s < count && System.nanoTime() < end; s++) {
-                                        slice(mine, offlineActive, onlineActive, overlaps, 50_000 + rnd.nextInt(150_000));
-                                        h.checkpoint();
-                                    }
-                                } finally {
-                                    h.close();
-                                }
-                            }
-                        }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
+    private record Event(long at, long seq, Runnable action) implements Comparable<Event> {
+        @Override
+        public int compareTo(Event o) {
+            int c = Long.compare(at, o.at);
+            return c != 0 ? c : Long.compare(seq, o.seq);
+        }
+    }
+
+    /** One worker: a little state machine driven by events. */
+    private final class Worker {
+        final int tenant;
+        final boolean online;
+        final SplittableRandom rnd;
+        final List<long[]> slices = new ArrayList<>();
+        final VirtualTime time;
+        final long end;
+        CompletableFuture<Handle> pendingAcquire;
+        CompletableFuture<?> pendingCheckpoint;
+        Handle handle;
+        int slicesLeft;
+
+        Worker(int tenant, boolean online, SplittableRandom rnd, VirtualTime time, long end) {
+            this.tenant = tenant;
+            this.online = online;
+            this.rnd = rnd;
+            this.time = time;
+            this.end = end;
+        }
+
+        void acquire() {
+            if (time.now() >= end) {
+                return;
+            }
+            CompletableFuture<Handle> f = admission.acquire(tenant);
+            pendingAcquire = f;
+            f.whenComplete((h, ex) -> at(time.now(), () -> granted(f, h, ex)));
+        }
+
+        void granted(CompletableFuture<Handle> f, Handle h, Throwable ex) {
+            if (f != pendingAcquire) {
+                return;
+            }
+            pendingAcquire = null;
+            if (ex != null) {
+                throw new AssertionError("acquire failed", ex);
+            }
+            handle = h;
+            slicesLeft = online ? 1 : 1 + rnd.nextInt(20);
+            slice();
+        }
+
+        void slice() {
+            long start = time.now();
+            long len = online ? 50_000 + rnd.nextInt(200_000) : 50_000 + rnd.nextInt(150_000);
+            at(start + len, () -> {
+                slices.add(new long[] {start, time.now()});
+                slicesLeft--;
+                if (online || slicesLeft == 0 || time.now() >= end) {
+                    Handle h = handle;
+                    handle = null;
+                    h.close();
+                    if (online) {
+                        at(time.now() + 1_000_000 + rnd.nextInt(9_000_000), this::acquire);
+                    } else {
+                        acquire();
                     }
-                }, tenants.get(i).name() + "-" + k);
-                threads.add(th);
+                    return;
+                }
+                CompletableFuture<?> c = handle.checkpoint();
+                pendingCheckpoint = c;
+                c.whenComplete((v, ex) -> at(time.now(), () -> resumed(c, ex)));
+            });
+        }
+
+        void resumed(CompletableFuture<?> c, Throwable ex) {
+            if (c != pendingCheckpoint) {
+                return;
+            }
+            pendingCheckpoint = null;
+            if (ex != null) {
+                throw new AssertionError("checkpoint failed", ex);
+            }
+            slice();
+        }
+
+        /** At the end: withdraw what waits (cancelling its future) and close what is open. */
+        void stop() {
+            if (pendingAcquire != null) {
+                CompletableFuture<Handle> f = pendingAcquire;
+                pendingAcquire = null;
+                if (!f.cancel(false) && !f.isCompletedExceptionally()) {
+                    f.join().close();   // granted, but its follow-up was not run
+                }
+            }
+            if (pendingCheckpoint != null) {
+                CompletableFuture<?> c = pendingCheckpoint;
+                pendingCheckpoint = null;
+                c.cancel(false);
+            }
+            if (handle != null) {
+                handle.close();
+                handle = null;
             }
         }
-        threads.forEach(Thread::start);
-        for (Thread th : threads) {
-            th.join();
+    }
+
+    private Admission admission;
+
+    private void at(long t, Runnable action) {
+        queue.add(new Event(t, seq++, action));
+    }
+
+    Report run(Admission admission, VirtualTime time, int workersPerTenant, long durationNanos) {
+        this.admission = admission;
+        int n = tenants.size();
+        long start = time.now();
+        long end = start + durationNanos;
+        SplittableRandom root = new SplittableRandom(seed);
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < workersPerTenant; k++) {
+                Worker w = new Worker(i, tenants.get(i).online(), root.split(), time, end);
+                workers.add(w);
+                at(start + root.nextInt(1_000_000), w::acquire);
+            }
         }
-        if (failure.get() != null) {
-            throw new AssertionError("worker failed", failure.get());
+        while (true) {
+            long next = Math.min(queue.isEmpty() ? Long.MAX_VALUE : queue.peek().at, time.nextTimer());
+            if (next > end) {
+                break;
+            }
+            if (next > time.now()) {
+                time.advanceTo(next);
+            }
+            while (!queue.isEmpty() && queue.peek().at <= time.now()) {
+                queue.poll().action().run();
+            }
         }
+        time.advanceTo(end);
+        queue.clear();
+        for (Worker w : workers) {
+            w.stop();
+        }
+        queue.clear();   // follow-ups of the cancellations are not run
+        return audit(workers, n);
+    }
+
+    private Report audit(List<Worker> workers, int n) {
         List<String> violations = new ArrayList<>();
         long total = 0;
         long[] busy = new long[n];
+        List<long[]> online = new ArrayList<>();
+        List<long[]> offline = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             List<long[]> all = new ArrayList<>();
-            long longest = 0;
-            for (List<long[]> l : slices[i]) {
-                all.addAll(l);
-                for (long[] s : l) {
-                    longest = Math.max(longest, s[1] - s[0]);
+            for (Worker w : workers) {
+                if (w.tenant == i) {
+                    all.addAll(w.slices);
                 }
             }
             total += all.size();
+            (tenants.get(i).online() ? online : offline).addAll(all);
             long[][] union = union(all);
             for (long[] u : union) {
                 busy[i] += u[1] - u[0];
@@ -119,41 +228,33 @@ final class StressHarness {
             TenantLoad t = tenants.get(i);
             if (t.limitPercent() < 100) {
                 long limit = t.limitPercent() * windowNanos / 100;
-                String v = audit(union, all, windowNanos, limit, 50_000);
+                String v = audit(union, all, windowNanos, limit, 0);
                 if (v != null) {
                     violations.add(t.name() + ": " + v);
                 }
             }
         }
-        return new Report(violations, overlaps.get(), total, busy);
+        return new Report(violations, overlap(union(online), union(offline)), total, busy);
     }
 
-    private static void slice(List<long[]> out, AtomicInteger mine, AtomicInteger other, AtomicLong overlaps,
-                              long nanos) {
-        mine.incrementAndGet();
-        long start = System.nanoTime();
-        if (other.get() != 0) {
-            overlaps.incrementAndGet();
+    /** Time covered by both sorted disjoint interval lists. */
+    static long overlap(long[][] a, long[][] b) {
+        long sum = 0;
+        int i = 0;
+        int j = 0;
+        while (i < a.length && j < b.length) {
+            long lo = Math.max(a[i][0], b[j][0]);
+            long hi = Math.min(a[i][1], b[j][1]);
+            if (hi > lo) {
+                sum += hi - lo;
+            }
+            if (a[i][1] < b[j][1]) {
+                i++;
+            } else {
+                j++;
+            }
         }
-        long stop = start + nanos;
-        long now;
-        do {
-            Thread.onSpinWait();
-            now = System.nanoTime();
-        } while (now < stop);
-        if (other.get() != 0) {
-            overlaps.incrementAndGet();
-        }
-        long end = System.nanoTime();
-        mine.decrementAndGet();
-        out.add(new long[] {start, end});
-    }
-
-    private static void spinYield(long nanos) {
-        long stop = System.nanoTime() + nanos;
-        while (System.nanoTime() < stop) {
-            Thread.yield();
-        }
+        return sum;
     }
 
     static long[][] union(List<long[]> intervals) {
@@ -192,13 +293,9 @@ final class StressHarness {
             longest = Math.max(longest, lens[i]);
         }
         RangeMax rm = new RangeMax(lens);
-        long[] prefix = new long[union.length + 1];
-        for (int i = 0; i < union.length; i++) {
-            prefix[i + 1] = prefix[i] + (union[i][1] - union[i][0]);
-        }
         for (long[] iv : union) {
             for (long t : new long[] {iv[1], iv[0] + w}) {
-                long used = usage(union, prefix, t - w, t);
+                long used = usage(union, t - w, t);
                 // slices overlapping (t - w, t] start in (t - w - longest, t)
                 int lo = lowerBound(starts, t - w - longest + 1);
                 int hi = lowerBound(starts, t) - 1;
@@ -258,24 +355,15 @@ final class StressHarness {
      * interval start.
      */
     static long maxWindowUsage(long[][] u, long w) {
-        int n = u.length;
-        long[] prefix = new long[n + 1];
-        for (int i = 0; i < n; i++) {
-            prefix[i + 1] = prefix[i] + (u[i][1] - u[i][0]);
-        }
         long max = 0;
-        List<Long> ends = new ArrayList<>();
         for (long[] iv : u) {
-            ends.add(iv[1]);
-            ends.add(iv[0] + w);
-        }
-        for (long t : ends) {
-            max = Math.max(max, usage(u, prefix, t - w, t));
+            max = Math.max(max, usage(u, iv[1] - w, iv[1]));
+            max = Math.max(max, usage(u, iv[0], iv[0] + w));
         }
         return max;
     }
 
-    private static long usage(long[][] u, long[] prefix, long from, long to) {
+    private static long usage(long[][] u, long from, long to) {
         // intervals fully or partly inside (from, to]
         int lo = firstEndAfter(u, from);
         long sum = 0;

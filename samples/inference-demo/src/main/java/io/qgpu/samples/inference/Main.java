@@ -4,7 +4,7 @@ import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.GateEvent;
 import io.qgpu.core.gate.Tenant;
-import io.qgpu.core.gate.TenantSpec;
+import io.qgpu.core.gate.GateTenantSpec;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Arrays;
@@ -87,8 +87,8 @@ public final class Main {
             // (at most one per offline worker) instead of overrunning them by force
             gate = Gate.create("GPU-demo", GateConfig.custom().releaseDelay(c.releaseDelay())
                     .preemptionBound(Duration.ofMillis(50)).build());
-            online = gate.register(TenantSpec.online("inference").build());
-            offline = gate.register(TenantSpec.offline("batch").build());
+            online = gate.register(GateTenantSpec.online("inference").build());
+            offline = gate.register(GateTenantSpec.offline("batch").build());
             gate.addListener(e -> {
                 if (e instanceof GateEvent.Suspended s && s.reason() == GateEvent.SuspendReason.PREEMPTED) {
                     preemptions.incrementAndGet();

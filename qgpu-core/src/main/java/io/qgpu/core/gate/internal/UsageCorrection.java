@@ -1,4 +1,4 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 import io.qgpu.api.spi.ProcessUsageSample;
 import io.qgpu.api.spi.ProcessUsageSource;

@@ -13,8 +13,8 @@ import io.qgpu.api.Validate;
  * {@code best-effort} there is no limit below 100%.
  *
  * <pre>{@code
- * TenantSpec chat = TenantSpec.online("chat").request(20).limit(60).build();
- * TenantSpec train = TenantSpec.offline("train").request(30).build();   // limit 100
+ * GateTenantSpec chat = GateTenantSpec.online("chat").request(20).limit(60).build();
+ * GateTenantSpec train = GateTenantSpec.offline("train").request(30).build();   // limit 100
  * }</pre>
  *
  * @param name           unique within the gate, not blank
@@ -24,9 +24,9 @@ import io.qgpu.api.Validate;
  *
  * <p>Thread safety: immutable.
  */
-public record TenantSpec(String name, PriorityClass priority, int requestPercent, int limitPercent) {
+public record GateTenantSpec(String name, PriorityClass priority, int requestPercent, int limitPercent) {
 
-    public TenantSpec {
+    public GateTenantSpec {
         Validate.notBlank("tenantSpec.name", name);
         Validate.notNull("tenantSpec.priority", priority);
         Validate.between("tenantSpec.limitPercent", limitPercent, 1, 100);
@@ -76,8 +76,8 @@ public record TenantSpec(String name, PriorityClass priority, int requestPercent
             return this;
         }
 
-        public TenantSpec build() {
-            return new TenantSpec(name, priority, request, limit);
+        public GateTenantSpec build() {
+            return new GateTenantSpec(name, priority, request, limit);
         }
     }
 }

@@ -1,5 +1,7 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
+import io.qgpu.core.gate.GateTimer;
+import io.qgpu.core.gate.Lease;
 import java.util.concurrent.CompletableFuture;
 
 /** A blocked acquire: a thread waiting on its tenant's condition, or an async future. Guarded by the gate's lock. */
@@ -7,7 +9,7 @@ final class Waiter {
     final CompletableFuture<Lease> future;
     final long startedAt;
     /** For a parked lease waiting to resume ({@link Lease#checkpointAsync()}), the lease; else null. */
-    final Lease resume;
+    final LeaseImpl resume;
     GateTimer.Task timeoutTask;
     boolean timedOut;
 
@@ -15,7 +17,7 @@ final class Waiter {
         this(future, startedAt, null);
     }
 
-    Waiter(CompletableFuture<Lease> future, long startedAt, Lease resume) {
+    Waiter(CompletableFuture<Lease> future, long startedAt, LeaseImpl resume) {
         this.future = future;
         this.startedAt = startedAt;
         this.resume = resume;

@@ -1,10 +1,13 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 /**
  * The leases one thread holds of one tenant, so that the gate can reclaim them if the thread dies.
  * {@link #open} is written only by the owner thread (plain writes): the gate reads it only after
  * {@link Thread#isAlive()} returned false, which happens-after everything the thread did (JLS 17.4.4).
- * The other fields are guarded by the gate's lock.
+ * The other fields are guarded by the gate's lock. A holder refers to no lease, tenant or gate: it
+ * is the value of a thread-local of its tenant, and a value that referred back to the tenant would
+ * keep the tenant and its gate reachable from every thread that ever used them (a pooled thread
+ * lives as long as the pool).
  */
 final class Holder {
     final Thread thread;
@@ -18,8 +21,6 @@ final class Holder {
     long deadSince = Long.MIN_VALUE;
     /** Bumped when the gate reclaims this holder's leases; leases of an older epoch are void. */
     volatile int epoch;
-    /** The owner's lease object for reuse, once the owner closed it (owner reads and writes only). */
-    Lease cached;
 
     Holder(Thread thread) {
         this.thread = thread;

@@ -1,4 +1,4 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

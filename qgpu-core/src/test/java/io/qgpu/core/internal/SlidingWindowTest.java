@@ -1,4 +1,4 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -8,7 +8,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** The gate's bounded usage window against a brute-force reference, with seeded random periods. */
-class BusyWindowTest {
+class SlidingWindowTest {
 
     private static final long W = 10_000;
     private static final long SPAN = 100;
@@ -62,7 +62,10 @@ class BusyWindowTest {
     }
 
     private static Window busyWindow() {
-        BusyWindow w = new BusyWindow(W, SPAN);
+        return wrap(SlidingWindow.bounded(W, SPAN));
+    }
+
+    private static Window wrap(SlidingWindow w) {
         return new Window() {
             @Override
             public void record(long s, long e) {
@@ -85,6 +88,61 @@ class BusyWindowTest {
         }
     }
 
+    /** The exact form keeps every period apart: dense periods too match the reference exactly. */
+    @Test
+    void theExactFormMatchesTheReferenceForDensePeriodsToo() {
+        long seed = Long.getLong("qgpu.seed", 42L);
+        for (long s = seed; s < seed + 20; s++) {
+            SlidingWindow exact = SlidingWindow.exact(W);
+            Window strict = new Window() {
+                final List<long[]> periods = new ArrayList<>();
+
+                @Override
+                public void record(long st, long e) {
+                    exact.record(st, e);
+                    periods.add(new long[] {st, e});
+                }
+
+                @Override
+                public long usage(long now) {
+                    long got = exact.usage(now);
+                    assertEquals(reference(periods, W, now), got, "exact usage at " + now);
+                    return got;
+                }
+            };
+            assertNull(check(strict, s, false));
+            assertEquals(W, exact.windowNanos());
+        }
+    }
+
+    @Test
+    void accessorsOfTheWindow() {
+        SlidingWindow w = SlidingWindow.exact(1_000);
+        assertTrue(w.isEmpty());
+        assertEquals(Long.MIN_VALUE, w.lastEnd());
+        assertEquals(Long.MAX_VALUE, w.oldestEnd(0));
+        w.record(10, 20);
+        w.record(30, 30);                              // empty: ignored
+        w.record(40, 60);
+        assertFalse(w.isEmpty());
+        assertEquals(2, w.chunks());
+        assertEquals(60, w.lastEnd());
+        assertEquals(20, w.oldestEnd(100));
+        assertEquals(60, w.oldestEnd(1_020));         // the first left the window at 1020
+        assertEquals(1, w.chunks());
+        assertEquals(Long.MAX_VALUE, w.oldestEnd(1_060));
+        assertTrue(w.isEmpty());
+        assertThrows(IllegalArgumentException.class, () -> SlidingWindow.exact(0));
+        assertThrows(IllegalArgumentException.class, () -> SlidingWindow.bounded(10, -1));
+        SlidingWindow many = SlidingWindow.exact(1_000_000);
+        for (int i = 0; i < 100; i++) {
+            many.record(i * 10L, i * 10L + 5);         // grows past its first arrays
+        }
+        assertEquals(500, many.usage(1_000));
+        assertEquals(100, many.chunks());
+        assertEquals(1_000_000 + 495, many.timeUsageAtMost(250, 1_000));
+    }
+
     @Test
     void theCheckCatchesAWindowThatNeverForgets() {
         Window broken = new Window() {
@@ -105,7 +163,7 @@ class BusyWindowTest {
 
     @Test
     void memoryStaysBoundedUnderMillionsOfTinyPeriods() {
-        BusyWindow w = new BusyWindow(10_000_000_000L, 10_000_000L);
+        SlidingWindow w = SlidingWindow.bounded(10_000_000_000L, 10_000_000L);
         long t = 0;
         for (int i = 0; i < 2_000_000; i++) {
             w.record(t, t + 100);
@@ -118,7 +176,7 @@ class BusyWindowTest {
 
     @Test
     void timeUsageAtMostIsExactForSinglePeriodChunks() {
-        BusyWindow w = new BusyWindow(10_000, 100);
+        SlidingWindow w = SlidingWindow.bounded(10_000, 100);
         w.record(0, 2_000);
         w.record(2_500, 3_500);
         assertEquals(3_000, w.usage(3_500));
@@ -130,7 +188,7 @@ class BusyWindowTest {
 
     @Test
     void aDenseChunkIsCountedConservativelyAtTheWindowEdges() {
-        BusyWindow w = new BusyWindow(1_000, 100);
+        SlidingWindow w = SlidingWindow.bounded(1_000, 100);
         for (long s = 0; s < 100; s += 10) {
             w.record(s, s + 5);                       // 50 busy in [0, 95)
         }
@@ -140,7 +198,7 @@ class BusyWindowTest {
         assertEquals(1_070, w.timeUsageAtMost(25, 500));
         assertEquals(50, w.usage(1_045));
         assertEquals(25, w.usage(1_070));             // the truth is 20: never less than the truth
-        BusyWindow ahead = new BusyWindow(1_000, 100);
+        SlidingWindow ahead = SlidingWindow.bounded(1_000, 100);
         for (long s = 0; s < 100; s += 10) {
             ahead.record(s, s + 5);
         }

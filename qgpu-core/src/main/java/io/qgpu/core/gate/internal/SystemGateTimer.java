@@ -1,7 +1,8 @@
-package io.qgpu.core.gate;
+package io.qgpu.core.gate.internal;
 
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
+import io.qgpu.core.gate.GateTimer;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -14,12 +15,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread safety: thread-safe.
  */
-final class SystemGateTimer implements GateTimer {
+public final class SystemGateTimer implements GateTimer {
     private static final AtomicInteger IDS = new AtomicInteger();
     private final Ticker ticker;
     private final ScheduledThreadPoolExecutor executor;
 
-    SystemGateTimer(Ticker ticker) {
+    public SystemGateTimer(Ticker ticker) {
         this.ticker = Validate.notNull("gateTimer.ticker", ticker);
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "qgpu-gate-timer-" + IDS.incrementAndGet());
@@ -41,5 +42,27 @@ final class SystemGateTimer implements GateTimer {
     @Override
     public void shutdown() {
         executor.shutdownNow();
+    }
+
+    /**
+     * A view of this timer's thread that converts times of {@code other} to delays; its
+     * {@link GateTimer#shutdown()} does nothing (the owner of this timer shuts the thread down).
+     * Tasks scheduled after the shutdown are dropped.
+     */
+    public GateTimer forTicker(Ticker other) {
+        Validate.notNull("gateTimer.ticker", other);
+        return (atNanos, task) -> {
+            Validate.notNull("gateTimer.task", task);
+            if (executor.isShutdown()) {
+                return () -> { };
+            }
+            long delay = Math.max(0, atNanos - other.read());
+            try {
+                ScheduledFuture<?> f = executor.schedule(task, delay, TimeUnit.NANOSECONDS);
+                return () -> f.cancel(false);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return () -> { };   // shut down meanwhile
+            }
+        };
     }
 }

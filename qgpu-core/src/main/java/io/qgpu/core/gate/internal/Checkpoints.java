@@ -1,0 +1,255 @@
+package io.qgpu.core.gate.internal;
+
+import io.qgpu.core.gate.GateEvent;
+import io.qgpu.core.gate.GateStateException;
+import io.qgpu.core.gate.Lease;
+import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The life of a lease after its acquire: closing (the fast path of the owner thread, and the slow
+ * path of a parked lease or another thread), checkpoints that park a lease whose permit ran out and
+ * resume it when the engines allow, blocking or async, and the withdrawal of an async checkpoint
+ * whose future was cancelled.
+ *
+ * <p>Thread safety: thread-safe; {@link #leave} is lock-free, the rest runs under the gate's lock.
+ */
+public final class Checkpoints {
+
+    private final GateCore core;
+
+    Checkpoints(GateCore core) {
+        this.core = core;
+    }
+
+    /** A running lease closed (fast path of {@link LeaseImpl#close()}). */
+    void leave(TenantState t, long acquiredAt) {
+        long now = core.ticker.read();
+        if (t.leaveOne(now) && (core.eagerIdle || core.waiters != 0)) {
+            onIdle();
+        }
+        if (core.events.hasListeners()) {
+            core.events.fire(new GateEvent.LeaseReleased(core.gpu, t.name, now, now - acquiredAt));
+        }
+    }
+
+    /** A tenant went idle while someone waits: let the engines know now. */
+    private void onIdle() {
+        core.lock.lock();
+        try {
+            if (!core.closed) {
+                core.engines.pump(core.nowLocked());
+            }
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    /** Close of a parked lease, or by a thread other than the owner. */
+    void closeSlow(LeaseImpl l) {
+        TenantState t = l.tenant;
+        Holder h = l.holder;
+        boolean owner = h == null || Thread.currentThread() == h.thread;
+        core.lock.lock();
+        try {
+            long now = core.nowLocked();
+            if (h != null && l.epoch != h.epoch) {
+                l.casState(l.state(), LeaseImpl.CLOSED); // reclaimed already
+                return;
+            }
+            if (l.casState(LeaseImpl.PARKED, LeaseImpl.CLOSED)) {
+                t.parked--;
+                core.waiters--;
+                for (Iterator<Waiter> it = t.resumers.iterator(); it.hasNext(); ) {
+                    Waiter r = it.next();
+                    if (r.resume == l) {
+                        it.remove();
+                        core.events.fail(r, new GateStateException(core.gpu, t.name,
+                                "lease was closed while waiting to resume"));
+                    }
+                }
+                if (h != null) {
+                    h.parked--;
+                }
+            } else if (l.casState(LeaseImpl.RUNNING, LeaseImpl.CLOSED)) {
+                t.leaveOne(now);
+            } else {
+                return; // closed already
+            }
+            if (h != null) {
+                if (owner) {
+                    h.open--;
+                } else {
+                    h.foreignClosed++;
+                }
+            }
+            if (core.events.hasListeners()) {
+                core.events.later(new GateEvent.LeaseReleased(core.gpu, t.name, now, now - l.acquiredAt));
+            }
+            core.pumpIfLive(t, now);
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    void checkpointSlow(LeaseImpl l) throws InterruptedException {
+        TenantState t = l.tenant;
+        core.lock.lock();
+        try {
+            if (!parkIfNeeded(l)) {
+                return;
+            }
+            while (true) {
+                core.checkOpen();
+                checkNotReclaimed(l);
+                long now = core.nowLocked();
+                if (tryResume(l, now)) {
+                    core.engines.pump(now);
+                    return;
+                }
+                if (!core.events.flushBeforeWait()) {
+                    t.cond.await();
+                }
+            }
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    CompletableFuture<Lease> checkpointAsyncSlow(LeaseImpl l) {
+        TenantState t = l.tenant;
+        core.lock.lock();
+        try {
+            if (!parkIfNeeded(l)) {
+                return CompletableFuture.completedFuture(l);
+            }
+            for (Waiter r : t.resumers) {
+                if (r.resume == l) {
+                    throw new GateStateException(core.gpu, t.name, "lease is already waiting to resume");
+                }
+            }
+            long now = core.nowLocked();
+            CompletableFuture<Lease> f = new CompletableFuture<>();
+            if (tryResume(l, now)) {
+                core.engines.pump(now);
+                f.complete(l);
+                return f;
+            }
+            Waiter r = new Waiter(f, now, l);
+            t.resumers.add(r);
+            core.engines.pump(now);
+            f.whenComplete((lease, ex) -> {
+                if (ex != null) {
+                    withdrawResume(r);
+                }
+            });
+            return f;
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    /**
+     * The future of an async checkpoint completed otherwise than by the gate (cancelled): the request
+     * to resume is withdrawn and the lease stays parked. If the gate had resumed it meanwhile, it is
+     * parked again, so a cancelled checkpoint never leaves a running lease that nobody was told about.
+     */
+    private void withdrawResume(Waiter r) {
+        LeaseImpl l = r.resume;
+        TenantState t = l.tenant;
+        core.lock.lock();
+        try {
+            t.resumers.remove(r);
+            if (l.state() == LeaseImpl.RUNNING && !core.closed && (l.holder == null || l.epoch == l.holder.epoch)) {
+                park(l, core.nowLocked(), GateEvent.SuspendReason.CHECKPOINT_CANCELLED);
+            }
+            core.pumpIfLive(t, core.nowLocked());
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    /**
+     * Under the lock: lets a running lease go on if the tenant may (after bringing the engines up to
+     * date), else parks it. A parked lease stays parked.
+     *
+     * @return whether the lease is parked now
+     */
+    private boolean parkIfNeeded(LeaseImpl l) {
+        TenantState t = l.tenant;
+        if (l.state() == LeaseImpl.CLOSED) {
+            throw new GateStateException(core.gpu, t.name, "lease is closed");
+        }
+        core.checkOpen();
+        checkNotReclaimed(l);
+        long now = core.nowLocked();
+        if (l.state() == LeaseImpl.RUNNING) {
+            core.engines.pump(now);
+            if (now < t.permitUntil) {
+                return false;
+            }
+            park(l, now, core.engines.suspendReason(t));
+            core.engines.pump(now);
+        }
+        return true;
+    }
+
+    /** Under the lock: a running lease stops (its time no longer counts) and waits to resume. */
+    private void park(LeaseImpl l, long now, GateEvent.SuspendReason reason) {
+        TenantState t = l.tenant;
+        if (!l.casState(LeaseImpl.RUNNING, LeaseImpl.PARKED)) {
+            return;
+        }
+        l.parkedAt = now;
+        t.parked++;
+        if (l.holder != null) {
+            l.holder.parked++;
+        }
+        core.waiters++;
+        t.leaveOne(now);
+        if (core.events.hasListeners()) {
+            core.events.later(new GateEvent.Suspended(core.gpu, t.name, now, reason));
+        }
+    }
+
+    /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
+    private boolean tryResume(LeaseImpl l, long now) {
+        TenantState t = l.tenant;
+        if (!t.tryEnter(now)) {
+            return false;
+        }
+        l.casState(LeaseImpl.PARKED, LeaseImpl.RUNNING);
+        t.parked--;
+        if (l.holder != null) {
+            l.holder.parked--;
+        }
+        core.waiters--;
+        if (core.events.hasListeners()) {
+            core.events.later(new GateEvent.Resumed(core.gpu, t.name, now, now - l.parkedAt));
+        }
+        return true;
+    }
+
+    /** Under the lock: resumes the tenant's leases that wait asynchronously, in order, while its permit allows. */
+    void resumeWaiting(TenantState t, long now) {
+        for (Iterator<Waiter> it = t.resumers.iterator(); it.hasNext(); ) {
+            Waiter r = it.next();
+            if (r.resume.state() != LeaseImpl.PARKED) {
+                it.remove(); // closed meanwhile
+                continue;
+            }
+            if (!tryResume(r.resume, now)) {
+                break;
+            }
+            it.remove();
+            core.events.grant(r, r.resume);
+        }
+    }
+
+    private void checkNotReclaimed(LeaseImpl l) {
+        if (l.holder != null && l.epoch != l.holder.epoch) {
+            l.casState(l.state(), LeaseImpl.CLOSED);
+            throw new GateStateException(core.gpu, l.tenant.name, "lease was reclaimed after its owner thread died");
+        }
+    }
+}

@@ -1,0 +1,457 @@
+package io.qgpu.core.gate.internal;
+
+import io.qgpu.api.Ticker;
+import io.qgpu.core.compute.LimitEnforcement;
+import io.qgpu.core.compute.Share;
+import io.qgpu.core.compute.TokenDecision;
+import io.qgpu.core.compute.TokenScheduler;
+import io.qgpu.core.compute.TokenSchedulerConfig;
+import io.qgpu.core.gate.GateEvent;
+import io.qgpu.core.gate.GateTimer;
+import io.qgpu.core.preempt.Action;
+import io.qgpu.core.preempt.GpuMode;
+import io.qgpu.core.preempt.PreemptionEvent;
+import io.qgpu.core.preempt.PreemptionMachine;
+import io.qgpu.core.preempt.PreemptionState;
+import io.qgpu.core.preempt.TenantPhase;
+import io.qgpu.core.preempt.Transition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bridge from a gate to the pure engines: feeds the {@link PreemptionMachine} and the
+ * {@link TokenScheduler} what the tenants' leases and waiters did, with the time they did it, and
+ * carries out their decisions: permits, the token, the timer. Everything here runs under the gate's
+ * lock.
+ *
+ * <p>Limits are enforced by the gate on lease time ({@link QuotaBooks}); the token scheduler orders
+ * offline tenants and slices their time. Its tenants get limit 100% and Gemini's eligibility rule,
+ * so that a tenant alone on the GPU is never held back by the scheduler's own accounting of token
+ * holds.
+ *
+ * <p>Thread safety: not thread-safe; guarded by the gate's lock.
+ */
+public final class EngineBridge {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EngineBridge.class);
+    private static final long NONE = GateCore.NONE;
+
+    private final GateCore core;
+    private final PreemptionMachine machine;
+    private final TokenScheduler engine;
+    private final EngineClock engineClock;
+    private PreemptionState pstate;
+    private long engineWaitUntil = NONE;
+    private long armedAt = NONE;
+    private GateTimer.Task armedTask;
+
+    EngineBridge(GateCore core, long now) {
+        this.core = core;
+        this.machine = PreemptionMachine.standard(core.config.preemption());
+        this.pstate = machine.initial(now);
+        this.engineClock = new EngineClock(now);
+        TokenSchedulerConfig tc = core.config.token().toBuilder().limitEnforcement(LimitEnforcement.GEMINI).build();
+        this.engine = TokenScheduler.create(tc, engineClock);
+    }
+
+    /** The machine's state now (a value). */
+    public PreemptionState state() {
+        return pstate;
+    }
+
+    void register(TenantState t, Share share, long now) {
+        if (!t.online) {
+            engine.addTenant(t.name, new Share(share.request(), 1.0));
+        }
+        apply(new PreemptionEvent.Register(at(now), t.name, t.spec.priority()));
+    }
+
+    void deregister(TenantState t, long now) {
+        if (t.holdsToken) {
+            releaseToken(t, idleStamp(t));
+        }
+        apply(new PreemptionEvent.Deregister(at(now), t.name));
+        if (!t.online) {
+            engine.removeTenant(t.name);
+        }
+    }
+
+    /** The tenant's phase in the machine's current state (cached per state version). */
+    TenantPhase phase(TenantState t) {
+        long v = pstate.version();
+        if (t.phaseVersion != v || t.phaseState != pstate) {
+            t.phase = pstate.phase(t.name).orElseThrow(
+                    () -> new IllegalStateException("tenant " + t.name + " unknown to the machine"));
+            t.phaseVersion = v;
+            t.phaseState = pstate;
+        }
+        return t.phase;
+    }
+
+    /** Asks the pure machine, without committing, whether submitting work now would let it run at once. */
+    boolean wouldRunAtOnce(TenantState t, long now) {
+        TenantPhase p = phase(t);
+        if (t.online) {
+            if (p != TenantPhase.IDLE) {
+                return p == TenantPhase.RUNNING;
+            }
+            Transition probe = machine.next(pstate, new PreemptionEvent.Submit(at(now), t.name));
+            for (Action a : probe.actions()) {
+                if (a instanceof Action.RunOnline r && r.tenant().equals(t.name)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (pstate.mode() != GpuMode.OFFLINE) {
+            return false;
+        }
+        return engine.holder().isEmpty() || t.holdsToken;
+    }
+
+    GateEvent.SuspendReason suspendReason(TenantState t) {
+        TenantPhase p = phase(t);
+        if (p == TenantPhase.SUSPENDING || p == TenantPhase.SUSPENDED) {
+            return GateEvent.SuspendReason.PREEMPTED;
+        }
+        if (!t.online && t.holdsToken && otherOfflineDemand(t)) {
+            return GateEvent.SuspendReason.GRANT_ENDED;
+        }
+        return GateEvent.SuspendReason.QUOTA;
+    }
+
+    /**
+     * Brings the engines up to date with every tenant's leases and waiters, hands out the token, then
+     * sets permits, wakes waiters and arms the timer.
+     */
+    void pump(long now) {
+        for (int round = 0; ; round++) {
+            if (round > 10_000) {
+                throw new IllegalStateException("gate " + core.gpu + " did not settle: " + pstate);
+            }
+            boolean changed = false;
+            for (TenantState t : core.tenants.values()) {
+                changed |= settle(t, now);
+            }
+            if (!changed) {
+                for (TenantState t : core.tenants.values()) {
+                    changed |= demand(t, now);
+                }
+            }
+            if (!changed && pstate.mode() == GpuMode.OFFLINE && engine.holder().isEmpty()) {
+                changed = scheduleToken(now);
+            }
+            if (!changed) {
+                break;
+            }
+        }
+        long wake = Math.min(pstate.nextTimerNanos(), engineWaitUntil);
+        for (TenantState t : core.tenants.values()) {
+            refreshPermit(t, now);
+            if ((!t.waiters.isEmpty() || t.parked > 0) && t.quotaWakeAt != NONE) {
+                wake = Math.min(wake, t.quotaWakeAt);
+            }
+        }
+        core.waiting.wakeWaiters(now);
+        arm(wake);
+        boolean eager = false;
+        for (TenantState t : core.tenants.values()) {
+            TenantPhase p = phase(t);
+            if (!t.online && p != TenantPhase.IDLE && p != TenantPhase.RUNNING) {
+                eager = true;
+                break;
+            }
+        }
+        if (eager != core.eagerIdle) {
+            core.eagerIdle = eager;
+        }
+    }
+
+    /** First pass: report what tenants stopped doing (idle, suspended, stopped), with the time they did. */
+    private boolean settle(TenantState t, long now) {
+        TenantPhase p = phase(t);
+        int work = t.waiters.size() + t.parked;
+        if (t.online) {
+            if (p == TenantPhase.RUNNING && t.running() == 0 && (work == 0 || !core.quota.quotaOk(t, now))
+                    && quiesced(t)) {
+                apply(new PreemptionEvent.Idle(idleStamp(t), t.name));
+                return true;
+            }
+            if (p == TenantPhase.WAITING && t.waiters.isEmpty()) {
+                apply(new PreemptionEvent.Idle(at(now), t.name));
+                return true;
+            }
+            return false;
+        }
+        switch (p) {
+            case RUNNING -> {
+                if (t.running() != 0) {
+                    return false;
+                }
+                boolean stop = work == 0
+                        || (now >= t.grantExpiry && otherOfflineDemand(t)) || !core.quota.quotaOk(t, now);
+                if (stop && quiesced(t)) {
+                    long s = idleStamp(t);
+                    releaseToken(t, t.idleAt);
+                    apply(work == 0 ? new PreemptionEvent.Idle(s, t.name) : new PreemptionEvent.Stop(s, t.name));
+                    return true;
+                }
+                return false;
+            }
+            case SUSPENDING -> {
+                if (t.running() == 0 && quiesced(t)) {
+                    long s = idleStamp(t);
+                    if (t.holdsToken) {
+                        releaseToken(t, t.idleAt);
+                    }
+                    apply(work > 0 ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
+                    return true;
+                }
+                return false;
+            }
+            case READY -> {
+                if (work == 0 && t.running() == 0) {
+                    withdraw(t);
+                    apply(new PreemptionEvent.Idle(at(now), t.name));
+                    return true;
+                }
+                return false;
+            }
+            case SUSPENDED -> {
+                if (t.requested) {
+                    withdraw(t);
+                    return true;
+                }
+                if (t.holdsToken && t.running() == 0 && quiesced(t)) {
+                    releaseToken(t, t.idleAt);
+                    return true;
+                }
+                return false;
+            }
+            default -> {
+                return false;
+            }
+        }
+    }
+
+    /** Second pass: report new work (submit) and ask for the token. */
+    private boolean demand(TenantState t, long now) {
+        TenantPhase p = phase(t);
+        boolean work = !t.waiters.isEmpty() || t.parked > 0;
+        if (t.online) {
+            if (p == TenantPhase.IDLE && !t.waiters.isEmpty() && core.quota.quotaOk(t, now)) {
+                apply(new PreemptionEvent.Submit(at(now), t.name));
+                return true;
+            }
+            return false;
+        }
+        if (p == TenantPhase.IDLE && work) {
+            apply(new PreemptionEvent.Submit(at(now), t.name));
+            return true;
+        }
+        if (p == TenantPhase.READY) {
+            boolean ok = core.quota.quotaOk(t, now);
+            if (ok && !t.requested) {
+                engineClock.advanceTo(now);
+                engine.request(t.name);
+                t.requested = true;
+                return true;
+            }
+            if (!ok && t.requested) {
+                withdraw(t);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void withdraw(TenantState t) {
+        if (t.requested) {
+            engine.withdraw(t.name);
+            t.requested = false;
+        }
+    }
+
+    private boolean scheduleToken(long now) {
+        engineClock.advanceTo(now);
+        TokenDecision d = engine.schedule();
+        engineWaitUntil = NONE;
+        if (d instanceof TokenDecision.Granted g) {
+            TenantState t = core.tenants.get(g.grant().tenant());
+            t.holdsToken = true;
+            t.requested = false;
+            t.grantStart = g.grant().startNanos();
+            t.grantExpiry = g.grant().expiresAtNanos();
+            if (!apply(new PreemptionEvent.Start(at(now), t.name))) {
+                releaseToken(t, now); // a timer fired first and the tenant is no longer ready
+            }
+            return true;
+        }
+        if (d instanceof TokenDecision.WaitUntil w) {
+            engineWaitUntil = w.atNanos();
+        }
+        return false;
+    }
+
+    private void releaseToken(TenantState t, long stamp) {
+        long s = Math.max(Math.max(stamp, t.grantStart), engineClock.read());
+        engineClock.advanceTo(s);
+        engine.release(t.name, Math.max(0, s - t.grantExpiry));
+        t.holdsToken = false;
+    }
+
+    private boolean otherOfflineDemand(TenantState t) {
+        for (TenantState u : core.tenants.values()) {
+            if (u != t && u.requested) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Revokes the permit and confirms the tenant has no running lease (a fast-path entry racing with
+     * the revocation sees it and backs out); then drains its periods. Restores the permit if a lease
+     * is running.
+     */
+    private boolean quiesced(TenantState t) {
+        if (t.running() != 0) {
+            return false;
+        }
+        long p = t.permitUntil;
+        t.permitUntil = TenantState.NO_PERMIT;
+        if (t.running() != 0) {
+            t.permitUntil = p;
+            return false;
+        }
+        t.idleAt = t.drainIdle();
+        return true;
+    }
+
+    /** When the tenant went idle, as an event time for the machine. */
+    private long idleStamp(TenantState t) {
+        return Math.max(t.idleAt, pstate.at());
+    }
+
+    private long at(long now) {
+        return Math.max(now, pstate.at());
+    }
+
+    /**
+     * Feeds one event to the machine and carries out its actions. If a timer of the machine is due
+     * by the event's time (the timer thread is late), the timers fire first, with a Tick at that time,
+     * and a tenant event is dropped (false): the caller's pump round re-decides from the new phases.
+     * Register and Deregister are always applied.
+     */
+    private boolean apply(PreemptionEvent e) {
+        if (!(e instanceof PreemptionEvent.Tick) && pstate.nextTimerNanos() <= e.at()) {
+            apply(new PreemptionEvent.Tick(e.at()));
+            if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)) {
+                return false;
+            }
+        }
+        Transition tr = machine.next(pstate, e);
+        pstate = tr.state();
+        for (Action a : tr.actions()) {
+            if (a instanceof Action.Suspend s) {
+                TenantState x = core.tenants.get(s.tenant());
+                if (x != null) {
+                    x.permitUntil = TenantState.NO_PERMIT;
+                }
+            } else if (a instanceof Action.ForceSuspended f) {
+                TenantState x = core.tenants.get(f.tenant());
+                if (x != null) {
+                    x.permitUntil = TenantState.NO_PERMIT;
+                    if (x.holdsToken) {
+                        releaseToken(x, f.at());
+                    }
+                }
+                LOG.debug("gate {}: {} overran the preemption bound", core.gpu, f.tenant());
+                if (core.events.hasListeners()) {
+                    core.events.later(new GateEvent.ForcedSuspension(core.gpu, f.tenant(), f.at()));
+                }
+            } else if (a instanceof Action.ModeChanged m) {
+                LOG.trace("gate {}: {} -> {} at {}", core.gpu, m.from(), m.to(), m.at());
+                if (core.events.hasListeners()) {
+                    core.events.later(new GateEvent.ModeChanged(core.gpu, m.from(), m.to(), m.at()));
+                }
+            }
+        }
+        return true;
+    }
+
+    private void refreshPermit(TenantState t, long now) {
+        TenantPhase p = phase(t);
+        long permit = TenantState.NO_PERMIT;
+        if (!core.closed && p == TenantPhase.RUNNING && (t.online || t.holdsToken)) {
+            long ok = core.quota.okUntil(t, now);
+            permit = t.online || !otherOfflineDemand(t) ? ok : Math.min(ok, t.grantExpiry);
+        }
+        if (t.permitUntil != permit) {
+            t.permitUntil = permit;
+        }
+    }
+
+    /**
+     * Makes sure the timer calls back no later than {@code at}. A task already armed for an earlier
+     * time is kept (its call-back finds nothing due and re-arms), so that a preemption or quota wait
+     * does not reschedule the timer on every change.
+     */
+    private void arm(long at) {
+        if (core.closed || at >= armedAt) {
+            return;
+        }
+        if (armedTask != null) {
+            armedTask.cancel();
+        }
+        armedAt = at;
+        armedTask = core.timer.schedule(at, this::onTimer);
+    }
+
+    private void onTimer() {
+        core.lock.lock();
+        try {
+            armedAt = NONE;
+            armedTask = null;
+            if (core.closed) {
+                return;
+            }
+            long now = core.nowLocked();
+            if (pstate.nextTimerNanos() <= now) {
+                apply(new PreemptionEvent.Tick(at(now)));
+            }
+            pump(now);
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    void cancelTimer() {
+        if (armedTask != null) {
+            armedTask.cancel();
+        }
+    }
+
+    /**
+     * The token scheduler's clock: the time of the event the gate is feeding it, never going back, so
+     * that a hold that ended before the gate took its lock is counted until it really ended.
+     */
+    private static final class EngineClock implements Ticker {
+        private volatile long now;
+
+        EngineClock(long now) {
+            this.now = now;
+        }
+
+        @Override
+        public long read() {
+            return now;
+        }
+
+        void advanceTo(long t) {
+            if (t > now) {
+                now = t;
+            }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+package io.qgpu.core.gate.internal;
+
+import io.qgpu.core.gate.GateClosedException;
+import io.qgpu.core.gate.GateEvent;
+import io.qgpu.core.gate.GateTimeoutException;
+import io.qgpu.core.gate.Lease;
+import io.qgpu.core.gate.Tenant;
+import io.qgpu.core.internal.DurationChecks;
+import io.qgpu.core.internal.Saturating;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Acquires and their waiting: the lock-free fast path under a tenant's permit, blocking acquires
+ * with timeouts and interrupts, {@code tryAcquire}, async acquires with timeouts and cancellation,
+ * and handing grants to waiters when the engines allow (a waiter that gives up leaves nothing
+ * behind).
+ *
+ * <p>Thread safety: thread-safe; the fast path is lock-free, the rest runs under the gate's lock.
+ */
+public final class Waiting {
+
+    private static final long NONE = GateCore.NONE;
+
+    private final GateCore core;
+
+    Waiting(GateCore core) {
+        this.core = core;
+    }
+
+    /** See {@link io.qgpu.core.gate.Gate#acquire(Tenant)}. */
+    public Lease acquire(Tenant tenant) throws InterruptedException {
+        TenantState t = core.own(tenant);
+        long now = core.ticker.read();
+        if (t.tryEnter(now)) {
+            return granted(t, now);
+        }
+        return acquireSlow(t, now, NONE, null);
+    }
+
+    /** See {@link io.qgpu.core.gate.Gate#acquire(Tenant, Duration)}. */
+    public Lease acquire(Tenant tenant, Duration timeout) throws InterruptedException {
+        TenantState t = core.own(tenant);
+        long limit = DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
+        long now = core.ticker.read();
+        if (t.tryEnter(now)) {
+            return granted(t, now);
+        }
+        return acquireSlow(t, now, Saturating.add(now, limit), timeout);
+    }
+
+    /** See {@link io.qgpu.core.gate.Gate#tryAcquire}. */
+    public Optional<Lease> tryAcquire(Tenant tenant) {
+        TenantState t = core.own(tenant);
+        long now = core.ticker.read();
+        if (t.tryEnter(now)) {
+            return Optional.of(granted(t, now));
+        }
+        core.lock.lock();
+        try {
+            core.checkOpen();
+            core.known(t);
+            now = core.nowLocked();
+            core.engines.pump(now);
+            if (!t.tryEnter(now) && !enterAsProbe(t, now)) {
+                return Optional.empty();
+            }
+            LeaseImpl l = LeaseImpl.forOwner(t, t.holders.get(), now);
+            if (core.events.hasListeners()) {
+                core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
+            }
+            return Optional.of(l);
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    /**
+     * Under the lock: if the tenant's quota allows and submitting would run at once, submits a
+     * waiter for the moment of one pump and enters with the permit it gets; withdraws it either way.
+     */
+    private boolean enterAsProbe(TenantState t, long now) {
+        if (!core.quota.quotaOk(t, now) || !core.engines.wouldRunAtOnce(t, now)) {
+            return false;
+        }
+        Waiter probe = new Waiter(null, now);
+        t.waiters.add(probe);
+        core.waiters++;
+        try {
+            core.engines.pump(now);
+            return t.tryEnter(now);
+        } finally {
+            t.waiters.remove(probe);
+            core.waiters--;
+            core.engines.pump(now);
+        }
+    }
+
+    /** See {@link io.qgpu.core.gate.Gate#acquireAsync(Tenant, Duration)}. */
+    public CompletableFuture<Lease> acquireAsync(Tenant tenant, Duration timeout) {
+        TenantState t = core.own(tenant);
+        long limit = timeout == null ? NONE : DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
+        CompletableFuture<Lease> f = new CompletableFuture<>();
+        long now = core.ticker.read();
+        if (t.tryEnter(now)) {
+            LeaseImpl l = new LeaseImpl(t, null, now);
+            if (core.events.hasListeners()) {
+                core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
+            }
+            f.complete(l);
+            return f;
+        }
+        Waiter w = new Waiter(f, now);
+        core.lock.lock();
+        try {
+            if (core.closed) {
+                f.completeExceptionally(new GateClosedException(core.gpu));
+                return f;
+            }
+            core.known(t);
+            now = core.nowLocked();
+            core.owners.maybeReclaim(now);
+            t.waiters.add(w);
+            core.waiters++;
+            if (limit != NONE) {
+                long deadline = Saturating.add(w.startedAt, limit);
+                w.timeoutTask = core.timer.schedule(deadline, () -> asyncTimeout(t, w, timeout));
+            }
+            core.engines.pump(now);
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+        f.whenComplete((lease, ex) -> {
+            if (ex != null) {
+                abandonAsync(t, w);
+            }
+        });
+        return f;
+    }
+
+    private Lease granted(TenantState t, long now) {
+        LeaseImpl l = LeaseImpl.forOwner(t, t.holders.get(), now);
+        if (core.events.hasListeners()) {
+            core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
+        }
+        return l;
+    }
+
+    private Lease acquireSlow(TenantState t, long startedAt, long deadline, Duration timeout) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        Holder h = t.holders.get();
+        core.lock.lock();
+        Waiter w = null;
+        Lease lease = null;
+        GateEvent.Abandon abandon = null;
+        long now = startedAt;
+        try {
+            core.known(t);
+            core.owners.maybeReclaim(core.nowLocked());
+            while (true) {
+                if (core.closed) {
+                    abandon = GateEvent.Abandon.CLOSED;
+                    throw new GateClosedException(core.gpu);
+                }
+                now = core.nowLocked();
+                if (w == null) {
+                    core.engines.pump(now);
+                }
+                if (t.tryEnter(now)) {
+                    lease = LeaseImpl.forOwner(t, h, now);
+                    break;
+                }
+                if (deadline != NONE && (now >= deadline || (w != null && w.timedOut))) {
+                    abandon = GateEvent.Abandon.TIMEOUT;
+                    throw new GateTimeoutException(core.gpu, t.name, timeout);
+                }
+                if (w == null) {
+                    w = new Waiter(null, startedAt);
+                    t.waiters.add(w);
+                    core.waiters++;
+                    if (deadline != NONE) {
+                        Waiter fw = w;
+                        w.timeoutTask = core.timer.schedule(deadline, () -> syncTimeout(t, fw));
+                    }
+                    core.engines.pump(now);
+                    continue;
+                }
+                if (core.events.flushBeforeWait()) {
+                    continue;
+                }
+                try {
+                    t.cond.await();
+                } catch (InterruptedException e) {
+                    abandon = GateEvent.Abandon.INTERRUPTED;
+                    throw e;
+                }
+            }
+        } finally {
+            if (w != null) {
+                t.waiters.remove(w);
+                core.waiters--;
+                if (w.timeoutTask != null) {
+                    w.timeoutTask.cancel();
+                }
+                core.pumpIfLive(t, core.nowLocked());
+            }
+            if (core.events.hasListeners()) {
+                if (lease != null) {
+                    core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, now - startedAt));
+                } else if (abandon != null) {
+                    core.events.later(new GateEvent.AcquireAbandoned(core.gpu, t.name, now, now - startedAt, abandon));
+                }
+            }
+            core.events.unlockAndDispatch();
+        }
+        return lease;
+    }
+
+    private void syncTimeout(TenantState t, Waiter w) {
+        core.lock.lock();
+        try {
+            w.timedOut = true;
+            t.cond.signalAll();
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
+    private void asyncTimeout(TenantState t, Waiter w, Duration timeout) {
+        core.lock.lock();
+        try {
+            if (withdraw(t, w, GateEvent.Abandon.TIMEOUT)) {
+                w.timedOut = true;
+                core.events.fail(w, new GateTimeoutException(core.gpu, t.name, timeout));
+            }
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    private void abandonAsync(TenantState t, Waiter w) {
+        core.lock.lock();
+        try {
+            withdraw(t, w, GateEvent.Abandon.CANCELLED);
+        } finally {
+            core.events.unlockAndDispatch();
+        }
+    }
+
+    /** Under the lock: takes an async waiter out of the queue, if it is still there. */
+    private boolean withdraw(TenantState t, Waiter w, GateEvent.Abandon reason) {
+        if (!t.waiters.remove(w)) {
+            return false;
+        }
+        core.waiters--;
+        if (w.timeoutTask != null) {
+            w.timeoutTask.cancel();
+        }
+        long now = core.nowLocked();
+        if (core.events.hasListeners()) {
+            core.events.later(new GateEvent.AcquireAbandoned(core.gpu, t.name, now, now - w.startedAt, reason));
+        }
+        core.pumpIfLive(t, now);
+        return true;
+    }
+
+    /** Under the lock, after the permits were set: grants async waiters and resumes parked leases. */
+    void wakeWaiters(long now) {
+        for (TenantState t : core.tenants.values()) {
+            if (now >= t.permitUntil || (t.waiters.isEmpty() && t.parked == 0)) {
+                continue;
+            }
+            boolean sync = t.parked > 0;
+            for (Iterator<Waiter> it = t.waiters.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                if (!w.isAsync()) {
+                    sync = true;
+                    continue;
+                }
+                if (!t.tryEnter(now)) {
+                    break;
+                }
+                it.remove();
+                core.waiters--;
+                if (w.timeoutTask != null) {
+                    w.timeoutTask.cancel();
+                }
+                core.events.grant(w, new LeaseImpl(t, null, now));
+                if (core.events.hasListeners()) {
+                    core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, now - w.startedAt));
+                }
+            }
+            core.checkpoints.resumeWaiting(t, now);
+            if (sync) {
+                t.cond.signalAll();
+            }
+        }
+    }
+}
