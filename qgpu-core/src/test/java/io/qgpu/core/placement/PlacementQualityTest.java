@@ -273,9 +273,16 @@ class PlacementQualityTest {
         Claim two = exclusive("two", 2);
         PlacementExplanation x = e.explain(two);
         String table = x.table();
-        assertTrue(table.contains("pcie-locality: PCIe tie-break"), table);
-        assertTrue(table.contains("numa: 1 of 1 pair(s) on one CPU NUMA node"), table);
-        assertTrue(table.contains("leaves-behind: what the set leaves for the next multi-GPU claims: idle GPUs left [4, 5], left 0.625"), table);
+        // one table line per new term, each with its reason in words
+        java.util.Map<String, String> why = new java.util.HashMap<>();
+        x.chosen().orElseThrow().terms().forEach(t -> why.put(t.scorer(), t.why()));
+        assertTrue(why.get("pcie-locality").startsWith("PCIe tie-break"), why.toString());
+        assertTrue(why.get("numa").startsWith("1 of 1 pair(s) on one CPU NUMA node"), why.toString());
+        assertTrue(why.get("leaves-behind").startsWith(
+                "what the set leaves for the next multi-GPU claims: idle GPUs left [4, 5], left 0.625"), why.toString());
+        for (String term : List.of("pcie-locality", "numa", "leaves-behind")) {
+            assertEquals(1, table.lines().filter(line -> line.startsWith("        " + term + " ")).count(), table);
+        }
         // what explain says is what place does, and its total is the sum of its terms
         PlacementResult.Placed p = assertInstanceOf(PlacementResult.Placed.class, e.place(two));
         assertEquals(x.chosen().orElseThrow().gpuUuids(), p.placement().gpuUuids());

@@ -17,6 +17,9 @@ import java.util.function.IntBinaryOperator;
  *   <li>Both add up. A pair with no lanes is linked through PCIe at its common-ancestor level, or at
  *       {@code SYS} when that level is unknown ({@link #UNKNOWN_LEVEL}: NVML answered
  *       {@code NOT_SUPPORTED}, as in some VMs).</li>
+ *   <li>An NVLink pair keeps its PCIe common-ancestor level too (placement breaks ties between pairs
+ *       of equal NVLink bandwidth with it; {@code SYS} when unknown), and whether its lanes go
+ *       through an NVSwitch (any switch lanes counted for it).</li>
  * </ul>
  *
  * <p>Thread safety: stateless.
@@ -32,17 +35,15 @@ final class LinkRules {
      * @param direct      {@code direct[a][b]}: active links of GPU a whose remote is GPU b
      * @param switchLinks active links of each GPU whose remote is an NVSwitch
      * @param ancestor    the PCIe common-ancestor level of a pair, as an NVML value, or {@link #UNKNOWN_LEVEL}
-     *                    (called only for pairs without NVLink)
      */
     static GpuLink link(int a, int b, int[][] direct, int[] switchLinks, IntBinaryOperator ancestor) {
         int lanes = Math.min(direct[a][b], direct[b][a]);
-        if (switchLinks[a] > 0 && switchLinks[b] > 0) {
-            lanes += Math.min(switchLinks[a], switchLinks[b]);
-        }
-        if (lanes > 0) {
-            return new GpuLink.NvLink(lanes);
-        }
+        int viaSwitch = switchLinks[a] > 0 && switchLinks[b] > 0 ? Math.min(switchLinks[a], switchLinks[b]) : 0;
         int level = ancestor.applyAsInt(a, b);
-        return new GpuLink.Pcie(level == UNKNOWN_LEVEL ? TopologyLevel.SYSTEM : TopologyLevel.fromNvml(level));
+        TopologyLevel pcie = level == UNKNOWN_LEVEL ? TopologyLevel.SYSTEM : TopologyLevel.fromNvml(level);
+        if (lanes + viaSwitch > 0) {
+            return new GpuLink.NvLink(lanes + viaSwitch, pcie, viaSwitch > 0);
+        }
+        return new GpuLink.Pcie(pcie);
     }
 }

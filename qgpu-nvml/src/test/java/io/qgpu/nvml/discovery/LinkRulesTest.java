@@ -26,23 +26,25 @@ class LinkRulesTest {
     void switchLanesNeedBothSides() {
         int[][] none = new int[3][3];
         int[] sw = {18, 12, 0};
-        assertEquals(new GpuLink.NvLink(12), LinkRules.link(0, 1, none, sw, SYS));
+        assertEquals(new GpuLink.NvLink(12, TopologyLevel.SYSTEM, true), LinkRules.link(0, 1, none, sw, SYS));
         assertEquals(new GpuLink.Pcie(TopologyLevel.SYSTEM), LinkRules.link(0, 2, none, sw, SYS));
     }
 
     @Test
     void directAndSwitchAddUp() {
         int[][] direct = {{0, 2}, {2, 0}};
-        assertEquals(new GpuLink.NvLink(6), LinkRules.link(0, 1, direct, new int[] {4, 6}, SYS));
+        assertEquals(new GpuLink.NvLink(6, TopologyLevel.SYSTEM, true), LinkRules.link(0, 1, direct, new int[] {4, 6}, SYS));
     }
 
     @Test
-    void ancestorIsAskedOnlyWithoutNvLink() {
+    void anNvLinkPairKeepsItsPcieLevelAndWhetherItGoesThroughASwitch() {
         int[][] direct = {{0, 1}, {1, 0}};
-        IntBinaryOperator refuse = (a, b) -> {
-            throw new AssertionError("no PCIe query for an NVLink pair");
-        };
-        assertEquals(new GpuLink.NvLink(1), LinkRules.link(0, 1, direct, new int[2], refuse));
+        IntBinaryOperator pxb = (a, b) -> TopologyLevel.MULTIPLE.nvmlValue();
+        assertEquals(new GpuLink.NvLink(1, TopologyLevel.MULTIPLE, false), LinkRules.link(0, 1, direct, new int[2], pxb));
+        assertEquals(new GpuLink.NvLink(12, TopologyLevel.MULTIPLE, true),
+                LinkRules.link(0, 1, new int[2][2], new int[] {12, 12}, pxb));
+        assertEquals(new GpuLink.NvLink(1, TopologyLevel.SYSTEM, false),
+                LinkRules.link(0, 1, direct, new int[2], (a, b) -> LinkRules.UNKNOWN_LEVEL));
         assertEquals(new GpuLink.Pcie(TopologyLevel.SINGLE),
                 LinkRules.link(0, 1, new int[2][2], new int[2], (a, b) -> 10));
     }

@@ -61,7 +61,7 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
         assertEquals("00000000:DB:00.0", inv.devices().get(7).pciBusId());
         for (int a = 0; a < 8; a++) {
             for (int b = a + 1; b < 8; b++) {
-                assertEquals(new GpuLink.NvLink(18), inv.link(a, b), a + "-" + b);
+                assertNvLink(18, true, inv, a, b, inv.link(a, b), a + "-" + b);
             }
         }
         assertEquals("580.65.06", inv.driverVersion());
@@ -92,15 +92,17 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
     void directNvLinkBridgesCountLanesToTheirPeer() {
         FakeNvml.machine(FAKE, "a100-bridged");
         NvmlInventory inv = inventory();
-        assertEquals(new GpuLink.NvLink(12), inv.link(0, 1));
-        assertEquals(new GpuLink.NvLink(12), inv.link(2, 3));
+        assertNvLink(12, false, inv, 0, 1, inv.link(0, 1));
+        assertNvLink(12, false, inv, 2, 3, inv.link(2, 3));
+        // the bridged pair still knows where it meets on PCIe (the tie-break between equal NVLink pairs)
+        assertEquals(io.qgpu.api.TopologyLevel.HOSTBRIDGE, inv.link(0, 1).pcieLevel());
         assertEquals(new GpuLink.Pcie(TopologyLevel.SYSTEM), inv.link(1, 2));
         assertEquals(0, inv.devices().get(0).nvSwitchLinks(), "the remote is a GPU, not a switch");
         assertEquals(12, inv.devices().get(0).activeNvLinks());
         // a link down on one side only: the pair counts the lanes both sides agree on
         FAKE.fake_nvml_set_link(1, 0, 0);
         FAKE.fake_nvml_set_link(1, 1, 0);
-        assertEquals(new GpuLink.NvLink(10), inventory().link(0, 1));
+        assertNvLink(10, false, inventory(), 0, 1, inventory().link(0, 1));
     }
 
     @Test
@@ -108,9 +110,9 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
         FAKE.fake_nvml_set_link(3, 0, 0);
         FAKE.fake_nvml_set_link(3, 17, 0);
         NvmlInventory inv = inventory();
-        assertEquals(new GpuLink.NvLink(16), inv.link(3, 5));
-        assertEquals(new GpuLink.NvLink(16), inv.link(0, 3));
-        assertEquals(new GpuLink.NvLink(18), inv.link(0, 5));
+        assertNvLink(16, true, inv, 3, 5, inv.link(3, 5));
+        assertNvLink(16, true, inv, 0, 3, inv.link(0, 3));
+        assertNvLink(18, true, inv, 0, 5, inv.link(0, 5));
         // all links of GPU 4 down: it falls back to PCIe
         for (int l = 0; l < 18; l++) {
             FAKE.fake_nvml_set_link(4, l, 0);
@@ -146,7 +148,7 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
             assertEquals(1, inv.unreachable().size());
             assertTrue(inv.unreachable().get(0).contains("index 5"), inv.unreachable().toString());
             assertEquals(List.of(0, 1, 2, 3, 4, 6, 7), inv.node().gpus().stream().map(GpuDevice::index).toList());
-            assertEquals(new GpuLink.NvLink(18), inv.link(4, 5), "positions 4 and 5 are GPUs 4 and 6");
+            assertNvLink(18, true, inv, 4, 5, inv.link(4, 5), "positions 4 and 5 are GPUs 4 and 6");
             assertEquals(1, events.size());
             assertEquals(uuid5, events.get(0).gpuUuid());
             assertEquals(Health.UNHEALTHY, nvml.health(uuid5));
@@ -204,4 +206,18 @@ class NvmlDiscoveryTest extends FakeNvmlTestBase {
             assertEquals(8, nvml.deviceCount(), "a discovery does not close a session it was given");
         }
     }
+
+    /**
+     * An NVLink pair with these lanes, through an NVSwitch or not, that keeps the PCIe common ancestor
+     * discovery read for the pair ({@code SYS} where NVML gave none).
+     */
+    private static void assertNvLink(int lanes, boolean viaSwitch, NvmlInventory inv, int a, int b, GpuLink actual,
+                                     String... message) {
+        String m = a + "-" + b + " " + String.join(" ", message) + ": " + actual;
+        org.junit.jupiter.api.Assertions.assertInstanceOf(GpuLink.NvLink.class, actual, m);
+        assertEquals(lanes, actual.nvLinkLanes(), m);
+        assertEquals(viaSwitch, actual.viaNvSwitch(), m);
+        assertEquals(inv.pair(a, b).commonAncestor().orElse(io.qgpu.api.TopologyLevel.SYSTEM), actual.pcieLevel(), m);
+    }
+
 }

@@ -65,7 +65,7 @@ class RealMachineDiscoveryTest extends FakeNvmlTestBase {
         assertEquals(2, first.nodeIndex());
         assertEquals(gpu0, inv.deviceOf(node.gpus().get(3)).orElseThrow());
         // the physical pair keeps its raw facts: 12 switch links each
-        assertEquals(new GpuLink.NvLink(12), inv.gpuLink(0, 1));
+        assertNvLink(12, true, inv, 0, 1, inv.gpuLink(0, 1));
         assertEquals(Optional.of(TopologyLevel.MULTIPLE), inv.pair(0, 1).commonAncestor());
         assertEquals(12, inv.pair(0, 1).switchNvLinks());
     }
@@ -130,7 +130,7 @@ class RealMachineDiscoveryTest extends FakeNvmlTestBase {
         assertEquals(0, inv.devices().get(0).nvSwitchLinks());
         assertEquals(new GpuLink.Pcie(TopologyLevel.NODE), inv.link(0, 1));
         assertEquals(new GpuLink.Pcie(TopologyLevel.SYSTEM), inv.link(0, 4));
-        assertEquals(new GpuLink.NvLink(18), inv.link(1, 2));
+        assertNvLink(18, true, inv, 1, 2, inv.link(1, 2));
     }
 
     @Test
@@ -143,8 +143,8 @@ class RealMachineDiscoveryTest extends FakeNvmlTestBase {
         NvmlInventory inv = inventory(true);
         assertEquals(1, inv.pair(0, 3).directNvLinks());
         assertEquals(17, inv.pair(0, 3).switchNvLinks());
-        assertEquals(new GpuLink.NvLink(18), inv.link(0, 3));
-        assertEquals(new GpuLink.NvLink(17), inv.link(0, 1));
+        assertNvLink(18, true, inv, 0, 3, inv.link(0, 3));
+        assertNvLink(17, true, inv, 0, 1, inv.link(0, 1));
     }
 
     @Test
@@ -169,4 +169,18 @@ class RealMachineDiscoveryTest extends FakeNvmlTestBase {
         assertEquals("0", NvmlDeviceInfo.ranges(List.of(0)));
         assertEquals("0-2,5,7-8", NvmlDeviceInfo.ranges(List.of(0, 1, 2, 5, 7, 8)));
     }
+
+    /**
+     * An NVLink pair with these lanes, through an NVSwitch or not, that keeps the PCIe common ancestor
+     * discovery read for the pair ({@code SYS} where NVML gave none).
+     */
+    private static void assertNvLink(int lanes, boolean viaSwitch, NvmlInventory inv, int a, int b, GpuLink actual,
+                                     String... message) {
+        String m = a + "-" + b + " " + String.join(" ", message) + ": " + actual;
+        org.junit.jupiter.api.Assertions.assertInstanceOf(GpuLink.NvLink.class, actual, m);
+        assertEquals(lanes, actual.nvLinkLanes(), m);
+        assertEquals(viaSwitch, actual.viaNvSwitch(), m);
+        assertEquals(inv.pair(a, b).commonAncestor().orElse(io.qgpu.api.TopologyLevel.SYSTEM), actual.pcieLevel(), m);
+    }
+
 }
