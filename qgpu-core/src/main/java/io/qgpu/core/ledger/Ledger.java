@@ -691,9 +691,20 @@ public final class Ledger implements ClusterView {
             return status == COMMITTED;
         }
 
-        /** Claims the right to release; exactly one caller wins, and only for a committed entry. */
+        /**
+         * Claims the right to release; exactly one caller wins, and only for a committed entry. A
+         * loser waits until the winner's release is done, so that "nothing held" is only answered
+         * once the slices are off the node.
+         */
         boolean startRelease() {
-            return await() && STATUS.compareAndSet(this, COMMITTED, RELEASING);
+            while (true) {
+                if (!await()) {
+                    return false;
+                }
+                if (STATUS.compareAndSet(this, COMMITTED, RELEASING)) {
+                    return true;
+                }
+            }
         }
 
         void released() {
