@@ -80,12 +80,20 @@ public final class Ledger implements ClusterView {
         this.current = new NodeFeed(structure);
     }
 
-    /** An empty ledger with these rules and nodes (of two nodes with one name, the first is kept). */
+    /**
+     * An empty ledger with these rules and nodes.
+     *
+     * @throws LedgerStateException if two nodes have one name or one GPU UUID is on two nodes
+     */
     public static Ledger create(GranularityRules rules, Collection<Node> nodes) {
-        return new Ledger(Replay.build(rules, nodes, List.of()).structure());
+        return new Ledger(Replay.build(rules, nodes, List.of()).orThrow("cannot create the ledger"));
     }
 
-    /** An empty ledger with qGPU's default rules. */
+    /**
+     * An empty ledger with qGPU's default rules.
+     *
+     * @throws LedgerStateException if two nodes have one name or one GPU UUID is on two nodes
+     */
     public static Ledger create(Collection<Node> nodes) {
         return create(GranularityRules.ofDefaults(), nodes);
     }
