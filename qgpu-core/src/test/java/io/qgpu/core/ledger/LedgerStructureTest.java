@@ -139,4 +139,41 @@ class LedgerStructureTest {
         assertEquals("NodeFeed[epoch " + feed.epoch() + ", 2 nodes, sequence 1]", feed.toString());
         assertEquals(ledger.rules(), feed.rules());
     }
+
+    @Test
+    void reconcileAdmitsNewcomersInTenantIdOrderAndReportsTheRest() {
+        Ledger ledger = Ledger.create(List.of(a));
+        Placement z = on(claim("z", 12, 10, 100), a, 0);
+        Placement m = on(claim("m", 12, 10, 100), a, 0);
+        ReconcileReport report = ledger.reconcile(List.of(z, m));
+        assertEquals(false, report.inSync());
+        assertEquals(List.of(m), ledger.placements(), "m sorts first and takes the GPU; z does not fit");
+        assertEquals(List.of("z"), report.of(ReconcileReport.Kind.REFUSED).stream().map(ReconcileReport.Difference::tenant).toList());
+        assertEquals(List.of("m"), report.of(ReconcileReport.Kind.ADDED).stream().map(ReconcileReport.Difference::tenant).toList());
+        assertTrue(ledger.reconcile(List.of(m)).inSync());
+    }
+
+    @Test
+    void aSnapshotWithAnUnknownNodeOrASplitAffinityGroupIsRefused() {
+        Ledger ledger = Ledger.create(List.of(a));
+        LedgerSnapshot ghost = new LedgerSnapshot(ledger.rules(), List.of(a), List.of(on(claim("g", 1, 5, 10), b, 0)));
+        LedgerStateException e = assertThrows(LedgerStateException.class, () -> ledger.restore(ghost));
+        assertTrue(e.getMessage().contains("no such node"), e.getMessage());
+        var pair = Locality.none().withAffinity("pair");
+        Placement p0 = on(Claim.builder("p0").memoryGiB(1).compute(5, 10).locality(pair).build(), a, 0);
+        Placement p1 = on(Claim.builder("p1").memoryGiB(1).compute(5, 10).locality(pair).build(), a, 1);
+        LedgerStateException split = assertThrows(LedgerStateException.class,
+                () -> ledger.restore(new LedgerSnapshot(ledger.rules(), List.of(a), List.of(p1, p0))));
+        assertEquals(List.of(ReasonCode.AFFINITY), split.reasons().stream().map(Reason::code).toList());
+        assertTrue(split.getMessage().contains("label pair is bound to a [a-g0]"), split.getMessage());
+    }
+
+    @Test
+    void aReservationNamesItsTenantAndAPositionOutOfRangeNamesTheRange() {
+        Ledger ledger = Ledger.create(List.of(a, b));
+        ReserveResult r = ledger.reserve(on(claim("t", 1, 5, 10), a, 0));
+        assertEquals("t", r.tenantId());
+        InvalidValueException e = assertThrows(InvalidValueException.class, () -> ledger.feed().nodeAt(2));
+        assertTrue(e.getMessage().contains("must be in 0..1"), e.getMessage());
+    }
 }

@@ -53,10 +53,8 @@ public final class Reconciler {
 
     private static void difference(String t, Placement was, Placement now, List<Reason> why, List<Difference> out) {
         if (!why.isEmpty()) {
+            // refused; a tenant listed twice may also have been admitted once (then reported below too)
             out.add(new Difference(Kind.REFUSED, t, Optional.ofNullable(was), Optional.ofNullable(now), why));
-            if (was != null && now == null) {
-                return;
-            }
         }
         if (was == null && now != null) {
             out.add(new Difference(Kind.ADDED, t, Optional.empty(), Optional.of(now), List.of()));

@@ -78,4 +78,22 @@ class ChangeRingTest {
         assertEquals(List.of(), drained(tooMany, 0, next));
         assertEquals(-1, next[0]);
     }
+
+    @Test
+    void aDrainThatIsLappedWhileItRunsAsksForAFullReread() {
+        ChangeRing ring = new ChangeRing(10);
+        ring.changed(1);
+        ring.changed(2);
+        List<Integer> seen = new ArrayList<>();
+        long next = ring.drain(0, pos -> {
+            seen.add(pos);
+            if (seen.size() == 1) {
+                for (int i = 0; i < ChangeRing.CAPACITY; i++) {
+                    ring.changed(3); // overwrites the stamp the drain reads next
+                }
+            }
+        });
+        assertEquals(List.of(1), seen);
+        assertEquals(-1, next);
+    }
 }
