@@ -14,5 +14,8 @@ module io.qgpu.core {
     exports io.qgpu.core.preempt;
     exports io.qgpu.core.gate;
 
+    // Not exported: io.qgpu.core.internal (shared helpers) and io.qgpu.core.ledger.internal (the
+    // ledger's parts behind the Ledger facade).
+
     opens io.qgpu.core.json to com.fasterxml.jackson.databind;
 }

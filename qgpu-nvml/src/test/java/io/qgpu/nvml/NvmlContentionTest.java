@@ -163,7 +163,7 @@ class NvmlContentionTest extends FakeNvmlTestBase {
                 all.add(pool.submit(() -> discovery.inventory("n")));
             }
             NvmlInventory first = all.get(0).get(1, TimeUnit.MINUTES);
-            assertEquals(new GpuLink.NvLink(18), first.link(2, 6));
+            assertEquals(new GpuLink.NvLink(18, io.qgpu.api.TopologyLevel.SYSTEM, true), first.link(2, 6));
             for (Future<NvmlInventory> f : all) {
                 assertEquals(first, f.get(1, TimeUnit.MINUTES));
             }

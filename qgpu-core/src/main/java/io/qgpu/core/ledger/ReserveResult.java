@@ -15,6 +15,8 @@ import java.util.stream.Collectors;
  *     case ReserveResult.Refused f -> log.info("refused: {}", f.summary());
  * }
  * }</pre>
+ *
+ * <p>Thread safety: immutable.
  */
 public sealed interface ReserveResult {
 

@@ -3,6 +3,7 @@ package io.qgpu.core.preempt;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Validate;
+import io.qgpu.core.internal.Saturating;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -154,7 +155,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
                 }
                 if (anyRunning) {
                     d.mode(GpuMode.PREEMPTING, at);
-                    d.timerAt = saturatedAdd(at, config.preemptionBoundNanos());
+                    d.timerAt = timerAt(at, config.preemptionBoundNanos());
                     d.preemptStartedAt = at;
                     holdOffline(d, at);
                     d.set(i, TenantPhase.WAITING, at);
@@ -197,7 +198,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
 
     private void enterReleasing(Draft d, long at) {
         d.mode(GpuMode.RELEASING, at);
-        d.timerAt = Math.max(at, saturatedAdd(d.lastOnlineIdleAt, config.releasePolicy().holdNanos(d.idleGaps)));
+        d.timerAt = Math.max(at, timerAt(d.lastOnlineIdleAt, config.releasePolicy().holdNanos(d.idleGaps)));
     }
 
     private void completeIfResolved(Draft d, long at) {
@@ -253,9 +254,9 @@ final class StandardPreemptionMachine implements PreemptionMachine {
         return new IllegalTransitionException(d.mode, phase, e, rule);
     }
 
-    private static long saturatedAdd(long a, long b) {
-        long r = a + b;
-        return ((a ^ r) & (b ^ r)) < 0 ? (a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE - 1) : r;
+    /** {@code at + delay}, saturated, and never {@link PreemptionState#NO_TIMER} (which means "no timer"). */
+    private static long timerAt(long at, long delay) {
+        return Math.min(Saturating.add(at, delay), PreemptionState.NO_TIMER - 1);
     }
 
     /** A mutable copy of a state, built into a new immutable one. */

@@ -12,7 +12,7 @@ import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.internal.Admission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;

@@ -16,7 +16,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Slice;
-import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.internal.Admission;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.ArrayList;

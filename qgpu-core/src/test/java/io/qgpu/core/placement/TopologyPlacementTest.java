@@ -18,7 +18,7 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Topology;
 import io.qgpu.api.TopologyLevel;
-import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.internal.Admission;
 import io.qgpu.core.ledger.Ledger;
 import java.util.ArrayList;
 import java.util.List;

@@ -12,7 +12,7 @@ import io.qgpu.api.PlacementResult;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Slice;
-import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.testkit.invariants.SchedulerUnderTest;
@@ -27,7 +27,7 @@ import java.util.Set;
 /**
  * A reference scheduler over qgpu's {@link Ledger}: first node that can take the claim, and on it
  * the best-linked, best-fitting GPU set ({@link SetRanking}), filtered with the ledger's own
- * {@link Admission} rules and committed with {@link Ledger#reserve}. It stands in for the placement
+ * {@link AdmissionRules} rules and committed with {@link Ledger#reserve}. It stands in for the placement
  * engine while the suite is developed; the contract suite must pass on it.
  */
 final class LedgerReferenceScheduler implements SchedulerUnderTest {
@@ -55,7 +55,7 @@ final class LedgerReferenceScheduler implements SchedulerUnderTest {
         Map<String, NodeRejection> rejections = new LinkedHashMap<>();
         for (NodeState ns : ledger.nodes()) {
             Node node = ns.node();
-            List<Reason> nodeReasons = Admission.checkNode(node, claim);
+            List<Reason> nodeReasons = AdmissionRules.checkNode(node, claim);
             if (!nodeReasons.isEmpty()) {
                 rejections.put(node.name(), new NodeRejection(node.name(), nodeReasons, Map.of()));
                 continue;
@@ -70,7 +70,7 @@ final class LedgerReferenceScheduler implements SchedulerUnderTest {
             for (int i = 0; i < ns.gpus().size(); i++) {
                 GpuState g = ns.gpu(i);
                 long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
-                List<Reason> r = Admission.checkGpu(g, claim, mem, rules);
+                List<Reason> r = AdmissionRules.checkGpu(g, claim, mem, rules);
                 if (bound.isPresent() && !bound.get().gpus().contains(g.uuid())) {
                     r = List.of(Reason.of(ReasonCode.AFFINITY, g.uuid(), "not in the affinity group"));
                 }

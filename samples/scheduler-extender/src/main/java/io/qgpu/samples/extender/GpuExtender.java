@@ -13,7 +13,7 @@ import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Validate;
 import io.qgpu.core.json.QgpuJson;
-import io.qgpu.core.ledger.Admission;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReconcileReport;
 import io.qgpu.core.placement.PlacementConfig;
@@ -211,7 +211,7 @@ public final class GpuExtender implements Extender {
      * pass the static admission rules on an empty GPU, or a node-level mismatch; empty when it could.
      */
     private Optional<String> neverFits(Claim claim, NodeState state) {
-        List<Reason> node = Admission.checkNode(state.node(), claim);
+        List<Reason> node = AdmissionRules.checkNode(state.node(), claim);
         if (!node.isEmpty()) {
             return Optional.of(node.stream().map(Reason::message).collect(Collectors.joining("; ")));
         }
@@ -220,7 +220,7 @@ public final class GpuExtender implements Extender {
         for (GpuState g : state.gpus()) {
             GpuDevice d = g.device();
             long memory = claim.exclusive() ? d.memoryBytes() : claim.memoryPerGpuBytes();
-            List<Reason> r = Admission.checkGpu(GpuState.empty(d), claim, memory, ledger.rules());
+            List<Reason> r = AdmissionRules.checkGpu(GpuState.empty(d), claim, memory, ledger.rules());
             if (r.isEmpty()) {
                 usable++;
             } else {

@@ -1,4 +1,4 @@
-package io.qgpu.core.ledger;
+package io.qgpu.core.ledger.internal;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
@@ -19,7 +19,8 @@ import java.util.List;
 /**
  * The ledger's admission rules as pure functions: whether a GPU can take one more slice, and the
  * next state of a node after a reservation. The placement engine filters with the same functions,
- * so what it proposes is exactly what the ledger accepts.
+ * so what it proposes is exactly what the ledger accepts. Not exported: callers outside the module
+ * use the read-only checks through {@code io.qgpu.core.ledger.AdmissionRules}.
  *
  * <p>A GPU takes a slice when all of these hold (each failure is one {@link Reason}):
  * <ul>
@@ -39,7 +40,7 @@ import java.util.List;
  *   <li>no holder has the claim's anti-affinity label ({@code ANTI_AFFINITY});</li>
  *   <li>if the GPU has holders, they carry the claim's exclusion label, or both have none ({@code EXCLUSION}).</li>
  * </ul>
- * Affinity spans GPUs and is enforced by the {@link Ledger} itself.
+ * Affinity spans GPUs and is enforced by the ledger itself ({@link Reservations}).
  *
  * <p>Thread safety: stateless.
  */
