@@ -32,11 +32,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * 32 GB in a hybrid cube mesh; half DGX H100 nodes, H100 80 GB on NVSwitch; the testkit's fake
  * machines). One operation is the whole pass; the time is the pass's total.
  *
- * <p>The claims are a seeded mix ({@link #claims(int, long)}, seed {@code seed}): 70% one GPU, 15%
- * two, 10% four, 5% eight; 30% whole GPUs (exclusive), the others shared slices of 2..16 GiB and
- * 5..30% guaranteed compute (limit 100%); 40% online, 60% offline. The cluster cannot hold them all:
- * the claims that do not fit are refused, which is part of a real pass (the engine has to show that
- * no node can take them).
+ * <p>The claims are a seeded mix ({@link #claims(int, long)}, seed {@code seed}): 80% one GPU, 10%
+ * two, 7% four, 3% eight; 4% whole GPUs (exclusive), the others shared slices of 1..4 GiB and 0, 5
+ * or 10% guaranteed compute (limit 100%); 40% online, 60% offline. That is about 1.5 GPUs per claim
+ * and 6.6 claims per GPU on average, the density of 140,000 pods on 4,000 nodes of 8 GPUs: most
+ * claims fit, the cluster ends nearly full, and the claims that no longer fit are refused (the
+ * engine has to show that no node can take them, which is part of a real pass).
  *
  * <p>Two ways to run it:
  * <pre>
@@ -115,13 +116,13 @@ public class SchedulingPassBenchmark {
         List<Claim> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             int r = rnd.nextInt(100);
-            int gpus = r < 70 ? 1 : r < 85 ? 2 : r < 95 ? 4 : 8;
+            int gpus = r < 80 ? 1 : r < 90 ? 2 : r < 97 ? 4 : 8;
             Claim.Builder b = Claim.builder("pass-" + i).gpus(gpus)
                     .priority(rnd.nextInt(10) < 4 ? PriorityClass.ONLINE : PriorityClass.OFFLINE);
-            if (rnd.nextInt(10) < 3) {
+            if (rnd.nextInt(100) < 4) {
                 b.exclusive();
             } else {
-                b.memoryGiB(2L * (1 + rnd.nextInt(8))).compute(5 * (1 + rnd.nextInt(6)), 100);
+                b.memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
             }
             out.add(b.build());
         }
