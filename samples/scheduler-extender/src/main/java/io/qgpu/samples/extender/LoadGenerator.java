@@ -99,7 +99,13 @@ public final class LoadGenerator {
                 System.err.println("usage: LoadGenerator [--pods N] [--nodes N] [--candidates N] [--concurrency N] [--max-seconds S] [--threads N]");
                 System.exit(2);
             }
-            o.put(name, Integer.parseInt(argv[++i]));
+            String value = argv[++i];
+            try {
+                o.put(name, Integer.parseInt(value));
+            } catch (NumberFormatException e) {
+                System.err.println("--" + name + " must be a whole number, was " + value);
+                System.exit(2);
+            }
         }
         Options opts = new Options(o.get("pods"), o.get("nodes"), o.get("candidates"), o.get("concurrency"), o.get("max-seconds"),
                 o.get("threads"));
