@@ -34,11 +34,11 @@ import org.junit.jupiter.api.Test;
  * mock API server (CRUD mode; the Lease is a real {@code coordination.k8s.io/v1} object there).
  * Short timings: lease 3 s, renew deadline 2 s, retry period 250 ms. Every wait is a bounded poll.
  *
- * <p>Shown to catch seeded bugs (run by hand, each fails this class in every run): a take-over
- * step that does not rebuild the ledger (the follower's ledger lacks {@code team-a/infer-0} after it
- * takes over, and its bind of the same GPUs is then refused by nothing); a {@link LeaderOnlyExtender}
- * that does not check leadership (the follower's bind answers 200); readiness that ignores the
- * election ({@code /readyz} of the follower answers 200).
+ * <p>Shown to catch seeded bugs, each applied alone to a copy of the main code and run once (1 of 1
+ * runs failed for each): a take-over step that does not rebuild the ledger (both take-over tests
+ * fail: the new leader's ledger lacks {@code team-a/infer-0}); a {@link LeaderOnlyExtender} that does
+ * not check leadership (the follower's bind answers 200, not 503); readiness that ignores the
+ * election (the follower's {@code /readyz} answers 200, not 503).
  */
 @EnableKubernetesMockClient(crud = true)
 class LeaderElectionTest {
