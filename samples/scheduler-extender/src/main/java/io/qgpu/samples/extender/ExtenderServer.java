@@ -20,13 +20,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the extender, on the JDK's {@link HttpServer}: {@code POST {urlPrefix}/filter},
- * {@code POST {urlPrefix}/prioritize} and {@code POST {urlPrefix}/bind}, plus {@code GET /healthz} and,
+ * {@code POST {urlPrefix}/prioritize} and {@code POST {urlPrefix}/bind}, plus {@code GET /healthz},
+ * {@code GET /readyz} (200 when ready, 503 when not: see {@link Builder#readiness}) and,
  * when a view is given, {@code GET {urlPrefix}/ledger}.
  *
  * <p>Answers: 200 with the protocol's JSON; 400 for a malformed or invalid request, 404 for an
  * unknown path, 405 for a wrong method (with {@code Allow}), 413 for a body over the limit, 415 for a
  * body that is not JSON; every 4xx has the body {@code {"Error": "..."}}. A 500 means a bug in the
- * extender, never bad input. No exception leaves a handler: every exchange is answered and closed.
+ * extender, never bad input. 503 (with {@code Retry-After}) when a
+ * {@link NotLeaderException} says this replica is not the leader. No exception leaves a handler: every exchange is answered and closed.
  *
  * <pre>{@code
  * ExtenderServer server = ExtenderServer.builder(extender)
@@ -62,6 +64,8 @@ public final class ExtenderServer implements AutoCloseable {
     private final int maxBodyBytes;
     private final int threads;
     private final java.util.function.Supplier<String> ledgerView;
+    // --- leader election: readiness (GET /readyz) ---
+    private final java.util.function.BooleanSupplier readiness;
     private HttpServer server;
     private ExecutorService pool;
 
@@ -73,6 +77,7 @@ public final class ExtenderServer implements AutoCloseable {
         this.maxBodyBytes = b.maxBodyBytes;
         this.threads = b.threads;
         this.ledgerView = b.ledgerView;
+        this.readiness = b.readiness;
     }
 
     public static Builder builder(Extender extender) {
@@ -147,6 +152,10 @@ public final class ExtenderServer implements AutoCloseable {
     private void handle(HttpExchange ex) {
         try {
             route(ex);
+        } catch (NotLeaderException e) {
+            // --- leader election: a follower refuses the verbs; the scheduler retries ---
+            ex.getResponseHeaders().set("Retry-After", "1");
+            reply(ex, 503, ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
         } catch (BadRequestException e) {
             LOG.info("{} {} -> {}: {}", ex.getRequestMethod(), ex.getRequestURI().getPath(), e.status(), e.getMessage());
             reply(ex, e.status(), ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
@@ -168,6 +177,14 @@ public final class ExtenderServer implements AutoCloseable {
         if (path.equals("/healthz")) {
             requireMethod(ex, method, "GET");
             reply(ex, 200, "ok\n".getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
+            return;
+        }
+        if (path.equals("/readyz")) {
+            // --- leader election: ready = may serve the verbs (always, without leader election) ---
+            requireMethod(ex, method, "GET");
+            boolean ready = readiness.getAsBoolean();
+            reply(ex, ready ? 200 : 503, (ready ? "ok\n" : "not the leader\n").getBytes(StandardCharsets.UTF_8),
+                    "text/plain; charset=utf-8");
             return;
         }
         if (ledgerView != null && path.equals(prefix + "/ledger")) {
@@ -282,6 +299,7 @@ public final class ExtenderServer implements AutoCloseable {
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private int threads = 8;
         private java.util.function.Supplier<String> ledgerView;
+        private java.util.function.BooleanSupplier readiness = () -> true;
 
         private Builder(Extender extender) {
             this.extender = Validate.notNull("extender", extender);
@@ -312,6 +330,15 @@ public final class ExtenderServer implements AutoCloseable {
 
         /** Serves {@code GET {urlPrefix}/ledger} with this JSON (for example the ledger's snapshot); off by default. */
         public Builder ledgerView(java.util.function.Supplier<String> view) { this.ledgerView = view; return this; }
+
+        /**
+         * {@code GET /readyz}: 200 while this says true, else 503 (leader election: only the leader is
+         * ready). Default: always ready.
+         */
+        public Builder readiness(java.util.function.BooleanSupplier ready) {
+            this.readiness = Validate.notNull("server.readiness", ready);
+            return this;
+        }
 
         public ExtenderServer build() {
             return new ExtenderServer(this);

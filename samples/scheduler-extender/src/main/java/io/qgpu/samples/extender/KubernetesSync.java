@@ -108,6 +108,11 @@ public final class KubernetesSync implements AutoCloseable {
         });
         await(nodes.start().toCompletableFuture(), deadline, "nodes");
         await(pods.start().toCompletableFuture(), deadline, "pods");
+        // a synced informer may still be delivering its initial nodes to the handler: add every node in its
+        // store first (sync is idempotent), or reconcile would refuse the pods of nodes not yet delivered
+        for (Node n : nodes.getStore().list()) {
+            extender.inventory().sync(n);
+        }
         ReconcileReport report = extender.reconcile(pods.getStore().list());
         LOG.info("in step with the cluster: {} node(s) in the ledger, {} reservation(s)", extender.ledger().nodes().size(),
                 extender.ledger().size());

@@ -41,6 +41,11 @@ import java.util.concurrent.CountDownLatch;
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
  *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
+ *   --leader-elect         run as one of several replicas: leader election on a coordination.k8s.io Lease (see LeaderElection)
+ *   --lease-namespace NS   the Lease's namespace (default: $POD_NAMESPACE, else kube-system)
+ *   --lease-name NAME      the Lease's name (default qgpu-scheduler-extender)
+ *   --identity ID          this replica's name in the Lease (default: $POD_NAME, else the host name)
+ *   --lease-duration D     15s (default); --renew-deadline D 10s; --retry-period D 2s (a number and a unit; a bare number is refused)
  * </pre>
  *
  * <p>Thread safety: a program entry point.
@@ -89,10 +94,14 @@ public final class Main {
     }
 
     /** What {@link #start} brought up; closing stops it all. */
-    record Running(ExtenderServer server, GpuExtender extender, KubernetesClient client, KubernetesSync sync, boolean ownsClient)
+    record Running(ExtenderServer server, GpuExtender extender, KubernetesClient client, KubernetesSync sync, boolean ownsClient,
+                   LeaderElection election)
             implements AutoCloseable {
         @Override
         public void close() {
+            if (election != null) {
+                election.close(); // gives the Lease back first, so that another replica takes over at once
+            }
             server.stop();
             if (sync != null) {
                 sync.close();
@@ -140,13 +149,29 @@ public final class Main {
         }
         GpuExtender extender = new GpuExtender(ledger, config, cluster);
         ExtenderServer server;
+        LeaderElection election = null;
         try {
             if (client != null) {
                 sync = new KubernetesSync(client, extender);
                 sync.start(Durations.parse("--sync-timeout", opts.getOrDefault("sync-timeout", "60s")));
             }
-            server = server(opts, extender, ledger);
+            // --- leader election (--leader-elect): only the leader serves; it rebuilds the ledger when it takes over ---
+            if (opts.containsKey("leader-elect")) {
+                if (client == null) {
+                    throw new IllegalArgumentException("--leader-elect needs a Kubernetes API; it cannot be used with --demo");
+                }
+                KubernetesClient api = client;
+                election = new LeaderElection(client, leaderSettings(opts),
+                        () -> extender.reconcile(api.pods().inAnyNamespace().list().getItems()));
+                server = server(opts, new LeaderOnlyExtender(extender, election), ledger, election::leading);
+                election.start();
+            } else {
+                server = server(opts, extender, ledger, () -> true);
+            }
         } catch (Exception | Error e) {
+            if (election != null) {
+                election.close();
+            }
             if (sync != null) {
                 sync.close();
             }
@@ -155,10 +180,26 @@ public final class Main {
             }
             throw e;
         }
-        return new Running(server, extender, client, sync, given == null);
+        return new Running(server, extender, client, sync, given == null, election);
     }
 
-    private static ExtenderServer server(Map<String, String> opts, GpuExtender extender, Ledger ledger) throws IOException {
+    /** The leader election flags, with the defaults of the class comment. */
+    static LeaderElection.Settings leaderSettings(Map<String, String> opts) {
+        String namespace = opts.getOrDefault("lease-namespace", envOr("POD_NAMESPACE", "kube-system"));
+        String identity = opts.getOrDefault("identity", envOr("POD_NAME", envOr("HOSTNAME", "qgpu-extender")));
+        return new LeaderElection.Settings(namespace, opts.getOrDefault("lease-name", "qgpu-scheduler-extender"), identity,
+                LeaderElection.parseDuration("--lease-duration", opts.getOrDefault("lease-duration", "15s")),
+                LeaderElection.parseDuration("--renew-deadline", opts.getOrDefault("renew-deadline", "10s")),
+                LeaderElection.parseDuration("--retry-period", opts.getOrDefault("retry-period", "2s")));
+    }
+
+    private static String envOr(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v;
+    }
+
+    private static ExtenderServer server(Map<String, String> opts, Extender extender, Ledger ledger,
+                                         java.util.function.BooleanSupplier ready) throws IOException {
         return ExtenderServer.builder(extender)
                 .host(opts.getOrDefault("host", "127.0.0.1"))
                 .port(Integer.parseInt(opts.getOrDefault("port", "8888")))
@@ -166,13 +207,16 @@ public final class Main {
                 .maxBodyBytes(Integer.parseInt(opts.getOrDefault("max-body-bytes", String.valueOf(ExtenderServer.DEFAULT_MAX_BODY_BYTES))))
                 .threads(Integer.parseInt(opts.getOrDefault("threads", "8")))
                 .ledgerView(() -> QgpuJson.writeSnapshot(ledger.snapshot()))
+                .readiness(ready)
                 .build()
                 .start();
     }
 
-    private static final List<String> FLAGS = List.of("demo", "help");
+    private static final List<String> FLAGS = List.of("demo", "help",
+            "leader-elect");
     private static final List<String> VALUED = List.of("kubeconfig", "inventory", "rules", "host", "port", "url-prefix",
-            "max-body-bytes", "threads", "node-policy", "gpu-policy", "sync-timeout");
+            "max-body-bytes", "threads", "node-policy", "gpu-policy", "sync-timeout",
+            "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period");
 
     static Map<String, String> parse(String[] argv) {
         Map<String, String> m = new LinkedHashMap<>();
@@ -245,6 +289,11 @@ public final class Main {
                 "  --node-policy P       binpack (default) or spread",
                 "  --gpu-policy P        spread (default) or binpack",
                 "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",
-                "                        default 60s; a bare number is refused");
+                "                        default 60s; a bare number is refused",
+                "  --leader-elect        several replicas: leader election on a coordination.k8s.io Lease",
+                "  --lease-namespace NS  the Lease's namespace (default: $POD_NAMESPACE, else kube-system)",
+                "  --lease-name NAME     the Lease's name (default qgpu-scheduler-extender)",
+                "  --identity ID         this replica in the Lease (default: $POD_NAME, else the host name)",
+                "  --lease-duration D    15s (default); --renew-deadline D: 10s; --retry-period D: 2s");
     }
 }

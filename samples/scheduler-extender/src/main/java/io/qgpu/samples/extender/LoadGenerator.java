@@ -1,0 +1,318 @@
+package io.qgpu.samples.extender;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.Node;
+import io.qgpu.api.Validate;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.PlacementConfig;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A load generator for the extender, on loopback only: it starts the extender in this JVM on
+ * {@code 127.0.0.1} (an ephemeral port) over a fake cluster of {@code nodes} nodes of 8 H100 80 GB
+ * on NVSwitch, in the demo mode ({@link DemoCluster}: bind runs the whole extender path, pod lookup,
+ * placement, commit to the ledger and the annotations, but makes no Kubernetes API calls), and
+ * drives it like kube-scheduler with {@code nodeCacheCapable: true}: for each pod, {@code filter}
+ * with {@code candidates} node names (a window that moves on per pod, as kube-scheduler's start
+ * index does), {@code prioritize} with the nodes that passed, then {@code bind} to the best-scored
+ * node. {@code concurrency} pods are in flight at once. It stops by itself after {@code pods} pods
+ * or {@code maxSeconds}, whichever comes first, and reports pods per second and the latency per verb.
+ *
+ * <pre>
+ * java -cp samples/scheduler-extender/target/qgpu-scheduler-extender.jar io.qgpu.samples.extender.LoadGenerator \
+ *      --pods 20000 --nodes 5000 --candidates 500 --concurrency 64 --max-seconds 120 --threads 8
+ * </pre>
+ *
+ * <p>Pods: a seeded mix (seed 7) of 1-GPU shared slices (1..8 GiB, 0..20% compute; 90%), 2-GPU
+ * shared slices (5%) and whole GPUs (5%), online and offline; each carries a realistic pod object
+ * (labels, owner reference, two containers, tolerations).
+ *
+ * <p>Thread safety: a program entry point; {@link #run} is not meant to be called concurrently.
+ */
+public final class LoadGenerator {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] VERBS = {"filter", "prioritize", "bind"};
+
+    /** The knobs; see the class comment. */
+    public record Options(int pods, int nodes, int candidates, int concurrency, int maxSeconds, int serverThreads) {
+        public Options {
+            Validate.between("--pods", pods, 1, 10_000_000);
+            Validate.between("--nodes", nodes, 1, 100_000);
+            Validate.between("--candidates", candidates, 1, nodes);
+            Validate.between("--concurrency", concurrency, 1, 4096);
+            Validate.between("--max-seconds", maxSeconds, 1, 3600);
+            Validate.between("--threads", serverThreads, 1, 1024);
+        }
+    }
+
+    /** Latency of one verb, in milliseconds. */
+    public record Latency(int calls, double p50, double p99, double max) {
+    }
+
+    /**
+     * What a run did: pods scheduled (bound without error), pods that no node could take, bind
+     * answers with an error, HTTP failures (status other than 200 or no answer), and the latencies.
+     */
+    public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
+                         Map<String, Latency> latency) {
+        /** Bound pods per second of wall time. */
+        public double podsPerSecond() {
+            return bound / seconds;
+        }
+    }
+
+    private LoadGenerator() {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"); // one INFO line per bind would be measured too
+        }
+        Map<String, Integer> o = new LinkedHashMap<>(Map.of("pods", 20_000, "nodes", 5_000, "candidates", 500,
+                "concurrency", 64, "max-seconds", 120, "threads", 8));
+        for (int i = 0; i < argv.length; i++) {
+            String name = argv[i].startsWith("--") ? argv[i].substring(2) : "";
+            if (!o.containsKey(name) || i + 1 >= argv.length) {
+                System.err.println("usage: LoadGenerator [--pods N] [--nodes N] [--candidates N] [--concurrency N] [--max-seconds S] [--threads N]");
+                System.exit(2);
+            }
+            String value = argv[++i];
+            try {
+                o.put(name, Integer.parseInt(value));
+            } catch (NumberFormatException e) {
+                System.err.println("--" + name + " must be a whole number, was " + value);
+                System.exit(2);
+            }
+        }
+        Options opts = new Options(o.get("pods"), o.get("nodes"), o.get("candidates"), o.get("concurrency"), o.get("max-seconds"),
+                o.get("threads"));
+        print(run(opts), opts, System.out);
+    }
+
+    /** Prints the report as a small table. */
+    public static void print(Report r, Options o, PrintStream out) {
+        out.printf(Locale.ROOT, "%d pods, %d nodes x 8 GPUs, %d candidates per pod, %d in flight, %d server threads, %d CPUs%n",
+                o.pods(), o.nodes(), o.candidates(), o.concurrency(), o.serverThreads(), Runtime.getRuntime().availableProcessors());
+        out.printf(Locale.ROOT, "bound %d, unschedulable %d, bind errors %d, HTTP failures %d in %.2f s: %.0f pods/s%n",
+                r.bound(), r.unschedulable(), r.bindErrors(), r.httpFailures(), r.seconds(), r.podsPerSecond());
+        r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
+                verb, l.calls(), l.p50(), l.p99(), l.max()));
+    }
+
+    /** Starts the extender on loopback, drives it, stops it, and reports. */
+    public static Report run(Options o) throws IOException, InterruptedException {
+        List<String> names = new ArrayList<>(o.nodes());
+        List<Node> nodes = new ArrayList<>(o.nodes());
+        for (int i = 0; i < o.nodes(); i++) {
+            names.add("node-" + i);
+            nodes.add(h100(names.get(i)));
+        }
+        GpuExtender extender = new GpuExtender(Ledger.create(GranularityRules.ofDefaults(), nodes), PlacementConfig.defaults(),
+                new DemoCluster());
+        ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
+                .threads(o.serverThreads()).build().start();
+        ExecutorService clients = Executors.newFixedThreadPool(o.concurrency(), r -> {
+            Thread t = new Thread(r, "qgpu-load");
+            t.setDaemon(true);
+            return t;
+        });
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clients)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        Run run = new Run(o, server.baseUrl(), http, names);
+        long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
+        try {
+            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency());
+            for (int i = 0; i < o.concurrency(); i++) {
+                drivers.execute(() -> run.drive(deadline));
+            }
+            drivers.shutdown();
+            if (!drivers.awaitTermination(o.maxSeconds() + 30L, TimeUnit.SECONDS)) {
+                drivers.shutdownNow();
+            }
+        } finally {
+            server.stop();
+            clients.shutdownNow();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        Map<String, Latency> latency = new LinkedHashMap<>();
+        for (int v = 0; v < VERBS.length; v++) {
+            latency.put(VERBS[v], run.latency(v));
+        }
+        return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency);
+    }
+
+    /** One run's shared state: the next pod, the counters and the latencies. */
+    private static final class Run {
+        final Options o;
+        final String url;
+        final HttpClient http;
+        final List<String> names;
+        final AtomicInteger next = new AtomicInteger();
+        final AtomicInteger bound = new AtomicInteger();
+        final AtomicInteger unschedulable = new AtomicInteger();
+        final AtomicInteger bindErrors = new AtomicInteger();
+        final AtomicInteger httpFailures = new AtomicInteger();
+        final long[][] nanos;
+        final AtomicInteger[] count = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
+
+        Run(Options o, String url, HttpClient http, List<String> names) {
+            this.o = o;
+            this.url = url;
+            this.http = http;
+            this.names = names;
+            this.nanos = new long[][] {new long[o.pods()], new long[o.pods()], new long[o.pods()]};
+        }
+
+        void drive(long deadline) {
+            int i;
+            while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
+                try {
+                    schedule(i);
+                } catch (IOException | RuntimeException e) {
+                    httpFailures.incrementAndGet();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+
+        private void schedule(int i) throws IOException, InterruptedException {
+            ObjectNode pod = pod(i);
+            ArrayNode candidates = JSON.createArrayNode();
+            int start = (int) ((long) i * o.candidates() % o.nodes());
+            for (int k = 0; k < o.candidates(); k++) {
+                candidates.add(names.get((start + k) % o.nodes()));
+            }
+            ObjectNode args = JSON.createObjectNode();
+            args.set("Pod", pod);
+            args.set("NodeNames", candidates);
+            JsonNode filtered = call(0, "filter", args);
+            if (filtered == null) {
+                return;
+            }
+            JsonNode fit = filtered.path("NodeNames");
+            if (!fit.isArray() || fit.isEmpty()) {
+                unschedulable.incrementAndGet();
+                return;
+            }
+            args.set("NodeNames", fit);
+            JsonNode scores = call(1, "prioritize", args);
+            if (scores == null) {
+                return;
+            }
+            String best = null;
+            long top = -1;
+            for (JsonNode h : scores) {
+                if (h.path("Score").asLong() > top) {
+                    top = h.path("Score").asLong();
+                    best = h.path("Host").asText();
+                }
+            }
+            ObjectNode binding = JSON.createObjectNode().put("PodName", "load-" + i).put("PodNamespace", "load")
+                    .put("PodUID", "uid-" + i).put("Node", best);
+            JsonNode b = call(2, "bind", binding);
+            if (b == null) {
+                return;
+            }
+            if (b.path("Error").asText("").isEmpty()) {
+                bound.incrementAndGet();
+            } else {
+                bindErrors.incrementAndGet();
+            }
+        }
+
+        /** One POST; records its latency; null (and a failure counted) unless it answered 200. */
+        private JsonNode call(int verb, String path, JsonNode body) throws IOException, InterruptedException {
+            byte[] bytes = JSON.writeValueAsBytes(body);
+            HttpRequest req = HttpRequest.newBuilder(URI.create(url + "/" + path)).timeout(Duration.ofSeconds(30))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build();
+            long t0 = System.nanoTime();
+            HttpResponse<byte[]> r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
+            long took = System.nanoTime() - t0;
+            nanos[verb][count[verb].getAndIncrement()] = took;
+            if (r.statusCode() != 200) {
+                httpFailures.incrementAndGet();
+                return null;
+            }
+            return JSON.readTree(r.body());
+        }
+
+        Latency latency(int verb) {
+            int n = Math.min(count[verb].get(), nanos[verb].length);
+            long[] a = Arrays.copyOf(nanos[verb], n);
+            Arrays.sort(a);
+            return n == 0 ? new Latency(0, 0, 0, 0)
+                    : new Latency(n, ms(a[(n - 1) / 2]), ms(a[(int) Math.ceil(n * 0.99) - 1]), ms(a[n - 1]));
+        }
+
+        private static double ms(long nanos) {
+            return nanos / 1e6;
+        }
+
+        /** A pod as kube-scheduler sends it; the mix of the class comment, seeded per pod. */
+        private static ObjectNode pod(int i) {
+            SplittableRandom rnd = new SplittableRandom(7L * 1_000_003 + i);
+            int kind = rnd.nextInt(100);
+            ObjectNode limits = JSON.createObjectNode().put("cpu", "2").put("memory", "8Gi");
+            limits.put("qgpu.io/gpu", kind < 90 ? "1" : "2");
+            if (kind < 95) {
+                limits.put("qgpu.io/gpu-memory", String.valueOf(1 + rnd.nextInt(8)));
+                limits.put("qgpu.io/gpu-core", String.valueOf(5 * rnd.nextInt(5)));
+            } else {
+                limits.put("qgpu.io/gpu", "1");
+            }
+            ObjectNode pod = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
+            ObjectNode meta = pod.putObject("metadata").put("name", "load-" + i).put("generateName", "load-")
+                    .put("namespace", "load").put("uid", "uid-" + i).put("resourceVersion", String.valueOf(100_000 + i));
+            meta.putObject("labels").put("app", "load").put("pod-template-hash", "7d9f8c6b5");
+            meta.putObject("annotations").put("qgpu.io/priority", rnd.nextInt(10) < 4 ? "online" : "offline");
+            meta.putArray("ownerReferences").addObject().put("apiVersion", "apps/v1").put("kind", "ReplicaSet")
+                    .put("name", "load-7d9f8c6b5").put("uid", "0d9b8c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e").put("controller", true);
+            ObjectNode spec = pod.putObject("spec");
+            ArrayNode containers = spec.putArray("containers");
+            ObjectNode main = containers.addObject().put("name", "main").put("image", "registry.example.com/infer:1.4.2");
+            main.putObject("resources").<ObjectNode>set("limits", limits).set("requests", limits.deepCopy());
+            containers.addObject().put("name", "metrics-sidecar").put("image", "registry.example.com/exporter:0.9")
+                    .putObject("resources").putObject("limits").put("cpu", "100m").put("memory", "64Mi");
+            spec.put("schedulerName", "default-scheduler").put("priority", 0).put("restartPolicy", "Always");
+            spec.putArray("tolerations").addObject().put("key", "node.kubernetes.io/not-ready").put("operator", "Exists")
+                    .put("effect", "NoExecute").put("tolerationSeconds", 300);
+            pod.putObject("status").put("phase", "Pending");
+            return pod;
+        }
+    }
+
+    /** A node of 8 H100 80 GB, every pair linked through NVSwitch. */
+    private static Node h100(String name) {
+        Node.Builder b = Node.builder(name).label("gpu", "h100").defaultLink(new GpuLink.NvLink(18));
+        for (int g = 0; g < 8; g++) {
+            b.gpu(GpuDevice.builder(name + "-g" + g).index(g).model("NVIDIA H100 80GB HBM3").memoryGiB(80).build());
+        }
+        return b.build();
+    }
+}
