@@ -1,5 +1,6 @@
 package io.qgpu.nvml.discovery;
 
+import static io.qgpu.nvml.discovery.NvLinkAsserts.assertNvLink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -170,17 +171,5 @@ class RealMachineDiscoveryTest extends FakeNvmlTestBase {
         assertEquals("0-2,5,7-8", NvmlDeviceInfo.ranges(List.of(0, 1, 2, 5, 7, 8)));
     }
 
-    /**
-     * An NVLink pair with these lanes, through an NVSwitch or not, that keeps the PCIe common ancestor
-     * discovery read for the pair ({@code SYS} where NVML gave none).
-     */
-    private static void assertNvLink(int lanes, boolean viaSwitch, NvmlInventory inv, int a, int b, GpuLink actual,
-                                     String... message) {
-        String m = a + "-" + b + " " + String.join(" ", message) + ": " + actual;
-        org.junit.jupiter.api.Assertions.assertInstanceOf(GpuLink.NvLink.class, actual, m);
-        assertEquals(lanes, actual.nvLinkLanes(), m);
-        assertEquals(viaSwitch, actual.viaNvSwitch(), m);
-        assertEquals(inv.pair(a, b).commonAncestor().orElse(io.qgpu.api.TopologyLevel.SYSTEM), actual.pcieLevel(), m);
-    }
 
 }
