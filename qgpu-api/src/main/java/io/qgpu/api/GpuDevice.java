@@ -12,7 +12,8 @@ import java.util.Optional;
  *         .build();
  * }</pre>
  *
- * @param uuid            NVML UUID ({@code GPU-...}), unique in a cluster
+ * @param uuid            NVML UUID ({@code GPU-...}, or {@code MIG-...} for a MIG instance reported as a
+ *                        device of its own), unique in a cluster
  * @param index           NVML index on its node, {@code >= 0}
  * @param model           product name, for example {@code Tesla T4}
  * @param memoryBytes     device memory, {@code > 0}
@@ -42,6 +43,15 @@ public record GpuDevice(String uuid, int index, String model, long memoryBytes, 
 
     public boolean healthy() {
         return health == Health.HEALTHY;
+    }
+
+    /**
+     * Whether this device is a MIG instance (a slice of a MIG-enabled GPU that NVML addresses as a device
+     * of its own): its UUID starts with {@code MIG-}, as NVML names MIG instances. Placement keeps such an
+     * instance for one tenant unless {@link GranularityRules#shareMigInstances()}.
+     */
+    public boolean migInstance() {
+        return uuid.startsWith("MIG-");
     }
 
     /** A copy with another health. */

@@ -3,7 +3,9 @@ package io.qgpu.api;
 /**
  * Units in which GPU slices are handed out, and how many tenants one GPU may hold.
  * qGPU's rules are the default: memory in 1 GiB units (minimum 1 GiB), compute in 5% units,
- * at most 16 tenants per GPU and at most one tenant per 4 GiB of device memory.
+ * at most 16 tenants per GPU and at most one tenant per 4 GiB of device memory. A MIG instance
+ * ({@link GpuDevice#migInstance()}) is a whole device of its own and holds one tenant, unless
+ * {@link #shareMigInstances()}; every preset keeps that default.
  *
  * <pre>{@code
  * GranularityRules qgpu = GranularityRules.ofDefaults();
@@ -11,6 +13,8 @@ package io.qgpu.api;
  * GranularityRules mine = GranularityRules.custom()
  *         .memoryUnitBytes(512 * GpuDevice.MIB).computeUnit(1).maxTenantsPerGpu(32).build();
  * qgpu.maxTenants(t4);   // 4 for a 16 GiB T4: min(16, 16 GiB / 4 GiB)
+ * qgpu.keepsWhole(mig);  // true for a device whose UUID is MIG-...: one tenant per MIG instance
+ * qgpu.withShareMigInstances(true).keepsWhole(mig);   // false: tenants may share the instance
  * }</pre>
  *
  * @param name                     a label for reports
@@ -23,12 +27,17 @@ package io.qgpu.api;
  *                                 guaranteed compute for its class is fully booked (default false:
  *                                 refused with {@code INSUFFICIENT_COMPUTE}, since it would starve
  *                                 behind the guaranteed tenants; true admits such best-effort tenants)
+ * @param shareMigInstances        whether a MIG instance ({@link GpuDevice#migInstance()}, UUID {@code MIG-...})
+ *                                 may hold more than one tenant (default false: a MIG instance is a whole
+ *                                 device of its own, and a second tenant is refused with
+ *                                 {@code MIG_INSTANCE_IN_USE}; true shares it like any GPU, within the
+ *                                 other rules)
  *
  * <p>Thread safety: immutable.
  */
 public record GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
                                int maxTenantsPerGpu, long memoryPerTenantSlotBytes,
-                               boolean admitZeroRequestOnBookedGpu) {
+                               boolean admitZeroRequestOnBookedGpu, boolean shareMigInstances) {
 
     public GranularityRules {
         Validate.notBlank("rules.name", name);
@@ -42,16 +51,40 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         Validate.atLeast("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes, 0);
     }
 
-    /** Rules that refuse zero-request claims on GPUs whose guaranteed compute is fully booked. */
+    /** Rules that keep each MIG instance for one tenant. */
+    public GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
+                            int maxTenantsPerGpu, long memoryPerTenantSlotBytes, boolean admitZeroRequestOnBookedGpu) {
+        this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes,
+                admitZeroRequestOnBookedGpu, false);
+    }
+
+    /**
+     * Rules that refuse zero-request claims on GPUs whose guaranteed compute is fully booked and keep each
+     * MIG instance for one tenant.
+     */
     public GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
                             int maxTenantsPerGpu, long memoryPerTenantSlotBytes) {
-        this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes, false);
+        this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes, false, false);
     }
 
     /** A copy with {@link #admitZeroRequestOnBookedGpu()} set to {@code admit}. */
     public GranularityRules withAdmitZeroRequestOnBookedGpu(boolean admit) {
         return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
-                memoryPerTenantSlotBytes, admit);
+                memoryPerTenantSlotBytes, admit, shareMigInstances);
+    }
+
+    /** A copy with {@link #shareMigInstances()} set to {@code share}. */
+    public GranularityRules withShareMigInstances(boolean share) {
+        return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
+                memoryPerTenantSlotBytes, admitZeroRequestOnBookedGpu, share);
+    }
+
+    /**
+     * Whether these rules keep {@code gpu} for a single tenant because it is a MIG instance
+     * ({@link GpuDevice#migInstance()} and not {@link #shareMigInstances()}).
+     */
+    public boolean keepsWhole(GpuDevice gpu) {
+        return !shareMigInstances && gpu.migInstance();
     }
 
     /** qGPU: 1 GiB memory units (min 1 GiB), 5% compute units, at most min(16, memory / 4 GiB) tenants. */
@@ -79,8 +112,15 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         };
     }
 
-    /** The most tenants {@code gpu} may hold under these rules (at least 1). */
+    /**
+     * The most tenants {@code gpu} may hold under these rules (at least 1): 1 for a MIG instance the rules
+     * keep whole ({@link #keepsWhole}), else {@link #maxTenantsPerGpu()}, and with
+     * {@link #memoryPerTenantSlotBytes()} at most one per slot of device memory.
+     */
     public int maxTenants(GpuDevice gpu) {
+        if (keepsWhole(gpu)) {
+            return 1;
+        }
         if (memoryPerTenantSlotBytes == 0) {
             return maxTenantsPerGpu;
         }
@@ -127,9 +167,11 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         private int maxTenantsPerGpu;
         private long memoryPerTenantSlotBytes;
         private boolean admitZeroRequestOnBookedGpu;
+        private boolean shareMigInstances;
 
         private Builder(GranularityRules base) {
             this.admitZeroRequestOnBookedGpu = base.admitZeroRequestOnBookedGpu;
+            this.shareMigInstances = base.shareMigInstances;
             this.name = "custom";
             this.memoryUnitBytes = base.memoryUnitBytes;
             this.minMemoryBytes = base.minMemoryBytes;
@@ -146,10 +188,12 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         public Builder memoryPerTenantSlotBytes(long v) { this.memoryPerTenantSlotBytes = v; return this; }
         /** Admit compute-request-0 claims on GPUs whose guaranteed compute for their class is fully booked. */
         public Builder admitZeroRequestOnBookedGpu(boolean v) { this.admitZeroRequestOnBookedGpu = v; return this; }
+        /** Let several tenants share one MIG instance (by default a MIG instance holds one tenant). */
+        public Builder shareMigInstances(boolean v) { this.shareMigInstances = v; return this; }
 
         public GranularityRules build() {
             return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
-                    memoryPerTenantSlotBytes, admitZeroRequestOnBookedGpu);
+                    memoryPerTenantSlotBytes, admitZeroRequestOnBookedGpu, shareMigInstances);
         }
     }
 }

@@ -8,6 +8,11 @@ public enum ReasonCode {
     INSUFFICIENT_COMPUTE,
     /** The GPU already holds as many tenants as the granularity rules allow. */
     TOO_MANY_TENANTS,
+    /**
+     * The device is a MIG instance that already holds a tenant: a MIG instance is a whole device of its own,
+     * and only the granularity rule {@code shareMigInstances} lets tenants share one.
+     */
+    MIG_INSTANCE_IN_USE,
     /** The GPU is unhealthy. */
     UNHEALTHY,
     /** An exclusive claim needs an empty GPU, or the GPU is held exclusively. */

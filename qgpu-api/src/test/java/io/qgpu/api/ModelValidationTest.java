@@ -2,6 +2,7 @@ package io.qgpu.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -109,6 +110,30 @@ class ModelValidationTest {
         assertEquals("rules.computeUnit", refused(() -> GranularityRules.custom().computeUnit(7).build()).field());
         assertEquals("rules.preset", refused(() -> GranularityRules.preset("nope")).field());
         assertEquals(GranularityRules.gpuManager(), GranularityRules.preset("gpu-manager"));
+    }
+
+    @Test
+    void aMigInstanceHoldsOneTenantUnlessTheRulesShareInstances() {
+        GpuDevice mig = GpuDevice.builder("MIG-0b5c1d5e-0000-0000-0000-000000000000").model("A100 MIG 3g.40gb").memoryGiB(40).build();
+        GpuDevice gpu = GpuDevice.builder("GPU-0b5c1d5e-0000-0000-0000-000000000000").memoryGiB(40).build();
+        assertTrue(mig.migInstance());
+        assertFalse(gpu.migInstance());
+        for (GranularityRules preset : List.of(GranularityRules.ofDefaults(), GranularityRules.hami(), GranularityRules.gpuManager())) {
+            assertFalse(preset.shareMigInstances(), preset.name());
+            assertTrue(preset.keepsWhole(mig), preset.name());
+            assertEquals(1, preset.maxTenants(mig), preset.name());
+            assertFalse(preset.keepsWhole(gpu), preset.name());
+        }
+        GranularityRules share = GranularityRules.ofDefaults().withShareMigInstances(true);
+        assertFalse(share.keepsWhole(mig));
+        assertEquals(10, share.maxTenants(mig), "then the slot rule: 40 GiB / 4 GiB");
+        assertEquals(10, GranularityRules.ofDefaults().maxTenants(gpu));
+        assertEquals(share, GranularityRules.from(share).name("qgpu").build(), "the builder keeps the rule");
+        assertEquals(share, GranularityRules.from(GranularityRules.ofDefaults()).name("qgpu").shareMigInstances(true).build());
+        assertNotEquals(share, GranularityRules.ofDefaults(), "equals covers the rule");
+        assertTrue(share.withAdmitZeroRequestOnBookedGpu(true).shareMigInstances(), "the other copy keeps it");
+        assertEquals(GranularityRules.ofDefaults(), new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16,
+                4 * GpuDevice.GIB, false), "the 7-argument constructor keeps instances whole");
     }
 
     @Test

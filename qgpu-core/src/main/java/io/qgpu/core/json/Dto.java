@@ -129,24 +129,27 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"name", "memoryUnitBytes", "minMemoryBytes", "computeUnit", "maxTenantsPerGpu", "memoryPerTenantSlotBytes",
-            "admitZeroRequestOnBookedGpu"})
+            "admitZeroRequestOnBookedGpu", "shareMigInstances"})
     record RulesDto(String name, Long memoryUnitBytes, Long minMemoryBytes, Integer computeUnit, Integer maxTenantsPerGpu,
-                    Long memoryPerTenantSlotBytes, Boolean admitZeroRequestOnBookedGpu) {
+                    Long memoryPerTenantSlotBytes, Boolean admitZeroRequestOnBookedGpu, Boolean shareMigInstances) {
         static RulesDto of(GranularityRules r) {
             return new RulesDto(r.name(), r.memoryUnitBytes(), r.minMemoryBytes(), r.computeUnit(), r.maxTenantsPerGpu(),
-                    r.memoryPerTenantSlotBytes(), r.admitZeroRequestOnBookedGpu() ? Boolean.TRUE : null);
+                    r.memoryPerTenantSlotBytes(), r.admitZeroRequestOnBookedGpu() ? Boolean.TRUE : null,
+                    r.shareMigInstances() ? Boolean.TRUE : null);
         }
 
         GranularityRules toModel() {
             boolean admitZero = Boolean.TRUE.equals(admitZeroRequestOnBookedGpu);
+            boolean shareMig = Boolean.TRUE.equals(shareMigInstances);
             if (memoryUnitBytes == null && minMemoryBytes == null && computeUnit == null && maxTenantsPerGpu == null
                     && memoryPerTenantSlotBytes == null) {
-                return GranularityRules.preset(required("rules.name", name)).withAdmitZeroRequestOnBookedGpu(admitZero);
+                return GranularityRules.preset(required("rules.name", name)).withAdmitZeroRequestOnBookedGpu(admitZero)
+                        .withShareMigInstances(shareMig);
             }
             return new GranularityRules(required("rules.name", name), required("rules.memoryUnitBytes", memoryUnitBytes),
                     required("rules.minMemoryBytes", minMemoryBytes), required("rules.computeUnit", computeUnit),
                     required("rules.maxTenantsPerGpu", maxTenantsPerGpu),
-                    required("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes), admitZero);
+                    required("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes), admitZero, shareMig);
         }
     }
 

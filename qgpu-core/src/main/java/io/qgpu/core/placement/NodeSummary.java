@@ -22,7 +22,7 @@ import io.qgpu.api.Topology;
  *   packed[2i + 1] bits  0..7   online guaranteed compute free + 1 (clamped to 0..101)
  *                  bits  8..15  offline guaranteed compute free + 1
  *                  bits 16..35  tenants        (saturating at 2^20 - 1)
- *                  bits 36..55  maxTenants     (saturating at 2^20 - 1)
+ *                  bits 36..55  maxTenants     (saturating at 2^20 - 1; 1 for a MIG instance kept whole)
  *                  bits 56..63  flags: open, empty, reserved online, reserved offline,
  *                               holds an anti-affinity label, holds an exclusion label,
  *                               holds an online / offline tenant with compute request 0

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuLink;
+import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
 import io.qgpu.api.NumaPolicy;
@@ -62,6 +63,29 @@ class InventoryJsonTest {
         assertEquals(inv.rules(), again.rules());
         assertEquals(inv.nodes(), again.nodes());
         assertEquals(inv.ledger().snapshot().placements(), again.ledger().snapshot().placements());
+    }
+
+    @Test
+    void shareMigInstancesIsReadNextToAPresetAndInCustomRulesAndRoundTrips() {
+        assertFalse(QgpuJson.readInventory(INVENTORY).rules().shareMigInstances(), "default false");
+        Inventory preset = QgpuJson.readInventory(INVENTORY.replace("\"admitZeroRequestOnBookedGpu\": true",
+                "\"admitZeroRequestOnBookedGpu\": true, \"shareMigInstances\": true"));
+        assertEquals(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true).withShareMigInstances(true),
+                preset.rules());
+        String custom = """
+                {"schemaVersion": 1, "rules": {"name": "mine", "memoryUnitBytes": 1048576, "minMemoryBytes": 1048576,
+                 "computeUnit": 1, "maxTenantsPerGpu": 8, "memoryPerTenantSlotBytes": 0, "shareMigInstances": true}}
+                """;
+        GranularityRules mine = QgpuJson.readInventory(custom).rules();
+        assertTrue(mine.shareMigInstances());
+        assertFalse(mine.admitZeroRequestOnBookedGpu());
+        for (Inventory inv : List.of(preset, QgpuJson.readInventory(custom))) {
+            String written = QgpuJson.writeInventory(inv);
+            assertTrue(written.contains("\"shareMigInstances\" : true") || written.contains("\"shareMigInstances\":true"), written);
+            assertEquals(inv.rules(), QgpuJson.readInventory(written).rules());
+        }
+        assertFalse(QgpuJson.writeInventory(QgpuJson.readInventory(INVENTORY)).contains("shareMigInstances"),
+                "written only when true, like admitZeroRequestOnBookedGpu");
     }
 
     @Test

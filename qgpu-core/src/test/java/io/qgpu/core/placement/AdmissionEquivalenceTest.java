@@ -31,11 +31,16 @@ class AdmissionEquivalenceTest {
     void fastPredicateEqualsAdmissionOnRandomStates() {
         SplittableRandom rnd = new SplittableRandom(SEED);
         GranularityRules[] rules = {GranularityRules.ofDefaults(), GranularityRules.hami(),
-                GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true)};
+                GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true),
+                GranularityRules.ofDefaults().withShareMigInstances(true)};
         int admitted = 0;
         int refused = 0;
+        int migAdmitted = 0;
+        int migRefused = 0;
         for (int round = 0; round < 1500; round++) {
-            Node node = Gen.node(rnd, "n" + round);
+            // every third node's devices are MIG instances (UUIDs MIG-n<round>-g<i>); a summary that ignores the
+            // MIG rule (maxTenants taken with shareMigInstances on) fails this test at the first MIG node with a tenant
+            Node node = Gen.node(rnd, (round % 3 == 0 ? "MIG-n" : "n") + round);
             List<GpuState> states = new ArrayList<>();
             for (GpuDevice d : node.gpus()) {
                 states.add(GpuState.of(d, holdings(rnd, d)));
@@ -58,6 +63,10 @@ class AdmissionEquivalenceTest {
                     } else {
                         refused++;
                     }
+                    if (g.device().migInstance()) {
+                        migAdmitted += expected ? 1 : 0;
+                        migRefused += expected ? 0 : 1;
+                    }
                 }
                 // the node prefilters are conservative: a node with k admissible GPUs always passes both
                 if (admits >= claim.gpuCount()) {
@@ -70,6 +79,7 @@ class AdmissionEquivalenceTest {
             }
         }
         assertTrue(admitted > 500 && refused > 500, "both outcomes exercised: " + admitted + "/" + refused);
+        assertTrue(migAdmitted > 50 && migRefused > 50, "both outcomes on MIG instances: " + migAdmitted + "/" + migRefused);
     }
 
     /** Random holdings, not capacity-checked: the predicate must agree even on odd states. */

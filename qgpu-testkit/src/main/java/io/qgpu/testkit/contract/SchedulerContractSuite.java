@@ -2,6 +2,7 @@ package io.qgpu.testkit.contract;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
@@ -10,6 +11,7 @@ import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
+import io.qgpu.api.TopologyLevel;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.testkit.invariants.CheckedScheduler;
 import io.qgpu.testkit.invariants.Replay;
@@ -65,7 +67,8 @@ import org.junit.jupiter.api.Test;
  *       release restores capacity (1.10) and is idempotent (1.11), a tenant id is placed once (1.12),
  *       a refusal leaves no trace (1.13); seeded properties: release restores capacity (1.14), random
  *       place/release sequences keep every invariant (1.15), the same input gives the same placements
- *       (1.16), a claim that fits an empty cluster is placed (1.17).</li>
+ *       (1.16), a claim that fits an empty cluster is placed (1.17); a MIG instance (UUID
+ *       {@code MIG-...}) holds one tenant unless the rules share MIG instances (1.18).</li>
  *   <li><b>2.x multi-GPU</b> ({@link Capability#MULTI_GPU}): GPUs of one node (2.01), all or nothing
  *       (2.02), exclusive multi-GPU claims (2.03).</li>
  *   <li><b>3.x selectors</b> (always): GPU models (3.01), GPU UUIDs (3.02), node labels (3.03).</li>
@@ -328,6 +331,30 @@ public abstract class SchedulerContractSuite {
                 .tries(propertyTries())
                 .verify(c -> Violation.assertNone("one claim on an empty cluster",
                         Replay.completeness(factory(), c.inventory(), c.claim())));
+    }
+
+    @Test
+    @DisplayName("rule 1.18: a MIG instance is a whole device that holds one tenant, unless the rules share MIG instances")
+    public void rule_1_18_keepsAMigInstanceForOneTenant() {
+        Node mig = migInstances("mig-0", 2);   // two 40 GiB instances: room for 10 tenants each by memory alone
+        CheckedScheduler s = start(new Inventory(GranularityRules.ofDefaults(), List.of(mig)));
+        s.placed(gib("t1", 4));
+        s.placed(gib("t2", 4));
+        s.refused(gib("t3", 4), "each of the two MIG instances holds one tenant under the qgpu rules");
+        CheckedScheduler shared = start(new Inventory(GranularityRules.ofDefaults().withShareMigInstances(true), List.of(mig)));
+        for (int i = 1; i <= 3; i++) {
+            shared.placed(gib("t" + i, 4));
+        }
+    }
+
+    /** A node of {@code n} 40 GiB MIG instances, each a device whose UUID starts with {@code MIG-}, as NVML names them. */
+    private static Node migInstances(String name, int n) {
+        Node.Builder b = Node.builder(name).defaultLink(new GpuLink.Pcie(TopologyLevel.SYSTEM));
+        for (int i = 0; i < n; i++) {
+            b.gpu(GpuDevice.builder(String.format(java.util.Locale.ROOT, "MIG-%08x-0000-4000-8000-000000000000", i))
+                    .index(i).model("NVIDIA A100-SXM4-80GB MIG 3g.40gb").memoryGiB(40).build());
+        }
+        return b.build();
     }
 
     // ====================================================================== 2. multi-GPU

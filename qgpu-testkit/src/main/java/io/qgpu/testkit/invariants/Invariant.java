@@ -16,7 +16,10 @@ public enum Invariant {
     /** Guaranteed compute of each priority class on a GPU sums to at most 100%. */
     COMPUTE("guaranteed compute per priority class is at most 100% per GPU, and below 100% where a tenant of the class"
             + " with request 0 would starve (unless the rules admit such tenants)"),
-    /** A GPU holds at most {@code GranularityRules.maxTenants(gpu)} tenants. */
+    /**
+     * A GPU holds at most {@code GranularityRules.maxTenants(gpu)} tenants: a MIG instance one, unless the
+     * rules share MIG instances.
+     */
     TENANTS("tenants per GPU stay within the granularity rules"),
     /** An exclusive tenant is alone on its GPUs and holds their whole memory. */
     EXCLUSIVE("an exclusive tenant is alone on whole GPUs"),

@@ -34,7 +34,8 @@ import java.util.TreeSet;
  * }</pre>
  *
  * <p>Checked: {@link Invariant#MEMORY}, {@link Invariant#COMPUTE} (per priority class),
- * {@link Invariant#TENANTS}, {@link Invariant#EXCLUSIVE}, {@link Invariant#GRANULARITY},
+ * {@link Invariant#TENANTS} (a MIG instance, UUID {@code MIG-...}, holds one tenant unless
+ * {@code rules.shareMigInstances()}), {@link Invariant#EXCLUSIVE}, {@link Invariant#GRANULARITY},
  * {@link Invariant#AFFINITY}, {@link Invariant#ANTI_AFFINITY}, {@link Invariant#EXCLUSION},
  * {@link Invariant#SELECTORS}, {@link Invariant#RESERVED_CLASS}, {@link Invariant#UNHEALTHY} (by the
  * health the nodes carry: pass the nodes as they were when the placements were made),
@@ -224,6 +225,11 @@ public final class PlacementInvariants {
         if (held.size() > max) {
             out.add(new Violation(Invariant.TENANTS, id, held.size() + " tenants, at most " + max
                     + " under the " + rules.name() + " rules: " + list(held, h -> "")));
+        }
+        // NVML names a MIG instance MIG-...; it is a whole device of its own unless the rules share instances
+        if (gpu.uuid().startsWith("MIG-") && !rules.shareMigInstances() && held.size() > 1) {
+            out.add(new Violation(Invariant.TENANTS, id, "MIG instance shared by " + held.size() + " tenants, at most 1"
+                    + " unless the rules share MIG instances (" + rules.name() + " rules): " + list(held, h -> "")));
         }
         if (exclusive && held.size() > 1) {
             out.add(new Violation(Invariant.EXCLUSIVE, id, "held exclusively but shared by "

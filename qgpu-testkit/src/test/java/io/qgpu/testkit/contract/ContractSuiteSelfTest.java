@@ -93,6 +93,7 @@ class ContractSuiteSelfTest {
                 c("rule_1_16_sameInputGivesSamePlacements", NON_DETERMINISTIC, "[DETERMINISM]", "Shrunk case", RERUN),
                 c("rule_1_17_placesAClaimThatFitsAnEmptyCluster", REFUSES_LARGE_CLAIMS, "[COMPLETENESS]",
                         "fits the empty cluster but was refused", RERUN),
+                c("rule_1_18_keepsAMigInstanceForOneTenant", IGNORES_MAX_TENANTS, "[TENANTS]", "MIG instance shared by 2 tenants"),
                 c("rule_2_01_multiGpuClaimsUseGpusOfOneNode", SPANS_NODES, "[TARGETS]", "not on the placement's node"),
                 c("rule_2_02_multiGpuClaimsAreAllOrNothing", LEAKS_PARTIAL_MULTI_GPU, REFUSED, "two: 2 GPU exclusive"),
                 c("rule_2_03_exclusiveMultiGpuClaimsTakeWholeGpus", IGNORES_EXCLUSIVITY, "[EXCLUSIVE]"),
@@ -138,13 +139,13 @@ class ContractSuiteSelfTest {
         }
         Set<String> covered = cases().stream().map(Case::rule).collect(Collectors.toCollection(TreeSet::new));
         assertEquals(rules, covered, "every rule of the suite needs a flaw that makes it fail, and nothing else");
-        assertEquals(30, rules.size());
+        assertEquals(31, rules.size());
     }
 
     @Test
     void rulesOfUndeclaredCapabilitiesAreSkippedWithTheReason() {
         Events events = runAll("none", "");
-        events.assertStatistics(s -> s.started(30).succeeded(20).aborted(10).failed(0));
+        events.assertStatistics(s -> s.started(31).succeeded(21).aborted(10).failed(0));
         List<String> aborted = names(events, EventType.FINISHED, TestExecutionResult.Status.ABORTED);
         assertEquals(List.of("rule_2_01", "rule_2_02", "rule_2_03", "rule_4_01", "rule_4_02", "rule_5_01", "rule_5_02",
                 "rule_5_03", "rule_6_01", "rule_6_02"), aborted.stream().map(n -> n.substring(0, 9)).sorted().toList());
@@ -159,7 +160,7 @@ class ContractSuiteSelfTest {
         String lacks = Stream.of(POOLS_COMPUTE_ACROSS_CLASSES, IGNORES_RESERVED_CLASS, IGNORES_AFFINITY,
                 IGNORES_ANTI_AFFINITY, IGNORES_EXCLUSION, IGNORES_TOPOLOGY).map(Enum::name).collect(Collectors.joining(","));
         Events events = runAll(lacks, "MULTI_GPU");
-        events.assertStatistics(s -> s.started(30).succeeded(23).aborted(7).failed(0));
+        events.assertStatistics(s -> s.started(31).succeeded(24).aborted(7).failed(0));
         // and claiming the capabilities it lacks makes the suite fail it
         Events claimed = runAll(lacks, "MULTI_GPU,PRIORITY_CLASSES,LOCALITY_LABELS,TOPOLOGY");
         List<String> failed = names(claimed, EventType.FINISHED, TestExecutionResult.Status.FAILED);

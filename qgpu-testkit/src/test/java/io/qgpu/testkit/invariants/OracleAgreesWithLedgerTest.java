@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
@@ -37,6 +38,34 @@ class OracleAgreesWithLedgerTest {
         Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults().withReservedFor(true), ClaimOptions.defaults(), 25))
                 .tries(150)
                 .verify(OracleAgreesWithLedgerTest::agree);
+    }
+
+    /**
+     * The same on nodes whose devices are all MIG instances (each UUID {@code GPU-...} renamed {@code MIG-...}),
+     * under the default rules (one tenant per instance) and with {@code shareMigInstances}. The ledger
+     * without its MIG rule is refused here: the oracle finds the shared instance it accepts.
+     */
+    @Test
+    void theyAgreeWhenTheDevicesAreMigInstances() {
+        for (GranularityRules rules : List.of(GranularityRules.ofDefaults(), GranularityRules.ofDefaults().withShareMigInstances(true))) {
+            Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults().withRules(rules), ClaimOptions.defaults(), 25)
+                            .map(OracleAgreesWithLedgerTest::asMigInstances))
+                    .tries(40)
+                    .verify(OracleAgreesWithLedgerTest::agree);
+        }
+    }
+
+    private static Scenario asMigInstances(Scenario s) {
+        List<Node> nodes = new ArrayList<>();
+        for (Node n : s.inventory().nodes()) {
+            List<GpuDevice> gpus = new ArrayList<>();
+            for (GpuDevice g : n.gpus()) {
+                gpus.add(new GpuDevice("MIG-" + g.uuid().substring("GPU-".length()), g.index(), g.model(), g.memoryBytes(),
+                        g.health(), g.numaNode(), g.isolationPolicy(), g.reservedFor()));
+            }
+            nodes.add(new Node(n.name(), n.labels(), gpus, n.topology()));
+        }
+        return new Scenario(new Inventory(s.inventory().rules(), nodes), s.ops());
     }
 
     private static void agree(Scenario s) {

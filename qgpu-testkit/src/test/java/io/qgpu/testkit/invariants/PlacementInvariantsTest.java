@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
@@ -13,6 +14,7 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
+import io.qgpu.api.TopologyLevel;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.Machines;
@@ -101,6 +103,31 @@ class PlacementInvariantsTest {
         only(Invariant.TENANTS, PlacementInvariants.check(inv, ps), "5 tenants, at most 4 under the qgpu rules");
         Inventory hami = new Inventory(GranularityRules.hami(), inv.nodes());
         assertEquals(List.of(), PlacementInvariants.check(hami, ps), "HAMi allows 10 per GPU");
+    }
+
+    /** A hand-made node of two 40 GiB MIG instances (room for ten tenants by memory slots alone). */
+    private static Node migNode() {
+        return Node.builder("mig-0").defaultLink(new GpuLink.Pcie(TopologyLevel.SINGLE))
+                .gpu(GpuDevice.builder("MIG-aaaaaaaa-0000-0000-0000-000000000000").index(0).model("A100 MIG 3g.40gb")
+                        .memoryGiB(40).build())
+                .gpu(GpuDevice.builder("MIG-bbbbbbbb-0000-0000-0000-000000000000").index(1).model("A100 MIG 3g.40gb")
+                        .memoryGiB(40).build())
+                .build();
+    }
+
+    @Test
+    void aSharedMigInstanceIsAViolationUnlessTheRulesShareInstances() {
+        Node mig = migNode();
+        Placement a = on(gib("a", 8), mig, 0);
+        Placement b = on(gib("b", 8), mig, 0);
+        // the deliberately broken state: two tenants on one MIG instance under the default rules
+        only(Invariant.TENANTS, PlacementInvariants.check(GranularityRules.ofDefaults(), List.of(mig), List.of(a, b)),
+                "mig-0/gpu0 (MIG-aaaaaaaa-0000-0000-0000-000000000000): MIG instance shared by 2 tenants, at most 1");
+        assertEquals(List.of(), PlacementInvariants.check(GranularityRules.ofDefaults(), List.of(mig),
+                List.of(a, on(gib("b", 8), mig, 1))), "one tenant per instance is fine");
+        assertEquals(List.of(), PlacementInvariants.check(GranularityRules.ofDefaults().withShareMigInstances(true),
+                List.of(mig), List.of(a, b)), "the rule lets tenants share an instance");
+        assertEquals(List.of(), check(on(gib("a", 1), t4, 2), on(gib("b", 1), t4, 2)), "a GPU-... device is not an instance");
     }
 
     @Test

@@ -126,6 +126,22 @@ class SchemaTest {
     }
 
     @Test
+    void theRulesBooleansAreValidNextToAPresetAndInCustomRules() throws Exception {
+        JsonSchema inventory = schema("inventory.schema.json");
+        String custom = "\"name\": \"mine\", \"memoryUnitBytes\": 1048576, \"minMemoryBytes\": 1048576, \"computeUnit\": 1,"
+                + " \"maxTenantsPerGpu\": 8, \"memoryPerTenantSlotBytes\": 0";
+        for (String rules : List.of("\"name\": \"qgpu\", \"shareMigInstances\": true",
+                "\"name\": \"hami\", \"admitZeroRequestOnBookedGpu\": true, \"shareMigInstances\": false",
+                custom + ", \"shareMigInstances\": true, \"admitZeroRequestOnBookedGpu\": true")) {
+            String doc = "{\"schemaVersion\": 1, \"rules\": {" + rules + "}}";
+            assertEquals(Set.of(), inventory.validate(JSON.readTree(doc)), doc);
+            QgpuJson.readInventory(doc);
+        }
+        String notBoolean = "{\"schemaVersion\": 1, \"rules\": {\"name\": \"qgpu\", \"shareMigInstances\": \"yes\"}}";
+        assertFalse(inventory.validate(JSON.readTree(notBoolean)).isEmpty(), notBoolean);
+    }
+
+    @Test
     void schemaAndReaderAgreeOnUnknownAndRequiredKeys(@TempDir Path tmp) throws Exception {
         int variants = 0;
         for (Map.Entry<String, Format> e : formats().entrySet()) {

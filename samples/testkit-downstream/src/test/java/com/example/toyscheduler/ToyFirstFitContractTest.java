@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The qgpu scheduler contract, inherited whole: 30 rule-numbered tests. The toy scheduler honestly
+ * The qgpu scheduler contract, inherited whole: 31 rule-numbered tests. The toy scheduler honestly
  * declares what it lacks (priority classes, locality labels, topology), so those rules are skipped
  * with the reason and the property rules stop generating what they would need.
  */

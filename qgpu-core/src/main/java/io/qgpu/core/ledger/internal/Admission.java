@@ -36,7 +36,10 @@ import java.util.List;
  *       0 ends up on a GPU whose guaranteed compute for its class is fully booked, where it would
  *       starve: a zero-request claim needs 1% of its class left, and a claim may not book the last
  *       percent next to a zero-request tenant of its class ({@code INSUFFICIENT_COMPUTE});</li>
- *   <li>one more tenant stays within {@link GranularityRules#maxTenants(GpuDevice)} ({@code TOO_MANY_TENANTS});</li>
+ *   <li>one more tenant stays within {@link GranularityRules#maxTenants(GpuDevice)} ({@code TOO_MANY_TENANTS});
+ *       for a MIG instance ({@link GpuDevice#migInstance()}) that is 1, unless
+ *       {@link GranularityRules#shareMigInstances()}: an instance in use is refused with
+ *       {@code MIG_INSTANCE_IN_USE};</li>
  *   <li>no holder has the claim's anti-affinity label ({@code ANTI_AFFINITY});</li>
  *   <li>if the GPU has holders, they carry the claim's exclusion label, or both have none ({@code EXCLUSION}).</li>
  * </ul>
@@ -109,8 +112,11 @@ public final class Admission {
         }
         int max = rules.maxTenants(d);
         if (gpu.tenants() + 1 > max) {
-            reasons = add(reasons, new Reason(ReasonCode.TOO_MANY_TENANTS, id, 1, max - gpu.tenants(),
-                    "at most " + max + " tenants"));
+            reasons = add(reasons, rules.keepsWhole(d)
+                    ? Reason.of(ReasonCode.MIG_INSTANCE_IN_USE, id, "a MIG instance is a whole device and this one"
+                            + " holds " + gpu.tenants() + (gpu.tenants() == 1 ? " tenant" : " tenants")
+                            + " (the granularity rule shareMigInstances lets tenants share an instance)")
+                    : new Reason(ReasonCode.TOO_MANY_TENANTS, id, 1, max - gpu.tenants(), "at most " + max + " tenants"));
         }
         if (claim.locality().antiAffinity().isPresent() && gpu.hasAntiAffinity(claim.locality().antiAffinity().get())) {
             reasons = add(reasons, Reason.of(ReasonCode.ANTI_AFFINITY, id,

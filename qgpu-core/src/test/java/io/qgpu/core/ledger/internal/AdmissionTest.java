@@ -50,6 +50,55 @@ class AdmissionTest {
         assertEquals(0, tooMany.available());
     }
 
+    // ------------------------------------------------------------------ MIG instances
+
+    private static final String MIG = "MIG-0b5c1d5e-0000-0000-0000-000000000000";
+
+    /** A node whose one device is a 40 GiB MIG instance (10 tenant slots by memory alone) or, with {@code GPU-}, a GPU. */
+    private static Node single(String uuid) {
+        return Node.builder("m").defaultLink(new GpuLink.NvLink(1))
+                .gpu(GpuDevice.builder(uuid).index(0).model("NVIDIA A100-SXM4-80GB MIG 3g.40gb").memoryGiB(40).build()).build();
+    }
+
+    private static Placement slice(String id, String uuid) {
+        return new Placement(Claim.builder(id).memoryGiB(4).compute(10, 20).build(), "m",
+                List.of(new Slice(uuid, 4L << 30, 10, 20)));
+    }
+
+    private static Admission.Result secondTenant(String uuid, GranularityRules rules) {
+        NodeState s = ((Admission.Admitted) Admission.reserve(NodeState.empty(single(uuid)), slice("first", uuid), rules)).next();
+        return Admission.reserve(s, slice("second", uuid), rules);
+    }
+
+    @Test
+    void aMigInstanceRefusesASecondTenantByDefaultNamingTheRule() {
+        assertEquals(1, RULES.maxTenants(single(MIG).gpus().get(0)));
+        Admission.Rejected rej = assertInstanceOf(Admission.Rejected.class, secondTenant(MIG, RULES));
+        assertEquals(List.of(ReasonCode.MIG_INSTANCE_IN_USE), rej.reasons().stream().map(Reason::code).toList());
+        assertEquals(MIG + ": MIG_INSTANCE_IN_USE a MIG instance is a whole device and this one holds 1 tenant"
+                + " (the granularity rule shareMigInstances lets tenants share an instance)", rej.reasons().get(0).message());
+        // every preset keeps instances whole
+        for (GranularityRules preset : List.of(GranularityRules.hami(), GranularityRules.gpuManager())) {
+            assertInstanceOf(Admission.Rejected.class, secondTenant(MIG, preset), preset.name());
+        }
+    }
+
+    @Test
+    void shareMigInstancesLetsTenantsShareAnInstanceWithinTheOtherRules() {
+        GranularityRules share = RULES.withShareMigInstances(true);
+        Admission.Admitted ok = assertInstanceOf(Admission.Admitted.class, secondTenant(MIG, share));
+        assertEquals(2, ok.next().gpu(0).tenants());
+        assertEquals(10, share.maxTenants(single(MIG).gpus().get(0)), "then the usual slot rule: 40 GiB / 4 GiB");
+    }
+
+    @Test
+    void aGpuThatIsNotAMigInstanceIsUnaffected() {
+        String gpu = "GPU-0b5c1d5e-0000-0000-0000-000000000000";
+        assertEquals(10, RULES.maxTenants(single(gpu).gpus().get(0)));
+        Admission.Admitted ok = assertInstanceOf(Admission.Admitted.class, secondTenant(gpu, RULES));
+        assertEquals(2, ok.next().gpu(0).tenants());
+    }
+
     @Test
     void releasingAnUnknownTenantKeepsTheSameState() {
         NodeState s = ((Admission.Admitted) Admission.reserve(NodeState.empty(node), on("t", "a", 1), RULES)).next();
