@@ -13,7 +13,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,6 +85,8 @@ public final class LeaderElection implements AutoCloseable {
     private final Runnable takeover;
     private final ExecutorService steps;
     private final AtomicReference<String> leader = new AtomicReference<>();
+    /** Notified on every change of {@link #leading} or of the leader seen, for {@link #await}. */
+    private final Object changes = new Object();
     private CompletableFuture<?> running;
     private LeaderElector elector;
     private long term;
@@ -126,6 +130,37 @@ public final class LeaderElection implements AutoCloseable {
         return Optional.ofNullable(leader.get());
     }
 
+    /**
+     * Waits until {@code condition} holds for this election, at most {@code timeout}, re-checking it
+     * each time {@link #leading()} or {@link #leader()} changes (no polling).
+     *
+     * @return whether the condition holds
+     */
+    public boolean await(Predicate<LeaderElection> condition, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (changes) {
+            while (!condition.test(this)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(changes, left);
+            }
+            return true;
+        }
+    }
+
+    private void changed() {
+        synchronized (changes) {
+            changes.notifyAll();
+        }
+    }
+
+    private void newLeader(String identity) {
+        leader.set(identity);
+        changed();
+    }
+
     public Settings settings() {
         return settings;
     }
@@ -138,7 +173,7 @@ public final class LeaderElection implements AutoCloseable {
                 .withRenewDeadline(settings.renewDeadline())
                 .withRetryPeriod(settings.retryPeriod())
                 .withReleaseOnCancel(false) // close() releases explicitly; abandon() must not
-                .withLeaderCallbacks(new LeaderCallbacks(this::won, this::lost, leader::set))
+                .withLeaderCallbacks(new LeaderCallbacks(this::won, this::lost, this::newLeader))
                 .build()).build();
         running = elector.start();
         LOG.info("{} stands for leader on Lease {}/{}", settings.identity(), settings.namespace(), settings.leaseName());
@@ -165,6 +200,7 @@ public final class LeaderElection implements AutoCloseable {
                 LOG.info("{} is the leader", settings.identity());
             }
         }
+        changed();
     }
 
     private void giveBack(long mine) {
@@ -186,6 +222,7 @@ public final class LeaderElection implements AutoCloseable {
         boolean was = elected;
         elected = false;
         leading = false;
+        changed();
         term++;
         if (was) {
             LOG.warn("{} stopped leading on Lease {}/{}", settings.identity(), settings.namespace(), settings.leaseName());
@@ -228,6 +265,7 @@ public final class LeaderElection implements AutoCloseable {
             e = elector;
             r = running;
         }
+        changed();
         if (r != null) {
             r.cancel(true);
         }

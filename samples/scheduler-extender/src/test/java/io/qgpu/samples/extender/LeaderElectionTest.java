@@ -23,7 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -97,15 +97,15 @@ class LeaderElectionTest {
         return TestSupport.post(r.server().baseUrl() + "/bind", body);
     }
 
-    /** Polls until the condition holds; returns how long it took, or fails after {@code bound}. */
-    private static Duration await(BooleanSupplier condition, Duration bound, String what) throws InterruptedException {
+    /**
+     * Waits (woken by the election's own state changes, no polling) until the condition holds; returns
+     * how long it took, or fails after {@code bound}.
+     */
+    private static Duration await(LeaderElection e, Predicate<LeaderElection> condition, Duration bound, String what)
+            throws InterruptedException {
         long t0 = System.nanoTime();
-        long deadline = t0 + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(what + " did not happen within " + bound);
-            }
-            Thread.sleep(20);
+        if (!e.await(condition, bound)) {
+            throw new AssertionError(what + " did not happen within " + bound);
         }
         return Duration.ofNanos(System.nanoTime() - t0);
     }
@@ -125,9 +125,9 @@ class LeaderElectionTest {
     @Test
     void onlyTheLeaderBindsAndAFollowerTakesOverAfterTheLeaderCrashesWithTheLedgerRebuilt() throws Exception {
         Main.Running a = replica("replica-a");
-        await(() -> a.election().leading(), Duration.ofSeconds(20), "replica-a leading");
+        await(a.election(), LeaderElection::leading, Duration.ofSeconds(20), "replica-a leading");
         Main.Running b = replica("replica-b");
-        await(() -> b.election().leader().isPresent(), Duration.ofSeconds(20), "replica-b seeing the leader");
+        await(b.election(), e -> e.leader().isPresent(), Duration.ofSeconds(20), "replica-b seeing the leader");
 
         // the follower: not ready, refuses every verb with 503 and names the leader
         assertEquals(200, readyz(a));
@@ -149,7 +149,7 @@ class LeaderElectionTest {
         // the leader crashes: it stops renewing and does not give the Lease back
         a.election().abandon();
         a.server().stop();
-        Duration took = await(() -> b.election().leading(), LEASE.plus(RETRY.multipliedBy(2)).plus(SLACK), "replica-b taking over");
+        Duration took = await(b.election(), LeaderElection::leading, LEASE.plus(RETRY.multipliedBy(2)).plus(SLACK), "replica-b taking over");
         assertEquals(200, readyz(b));
         Lease lease = client.leases().inNamespace("kube-system").withName("qgpu-scheduler-extender").get();
         assertEquals("replica-b", lease.getSpec().getHolderIdentity());
@@ -168,13 +168,13 @@ class LeaderElectionTest {
     @Test
     void aLeaderThatStopsGivesTheLeaseBackAndTheFollowerTakesOverWithinTheLeaseDuration() throws Exception {
         Main.Running a = replica("replica-a");
-        await(() -> a.election().leading(), Duration.ofSeconds(20), "replica-a leading");
+        await(a.election(), LeaderElection::leading, Duration.ofSeconds(20), "replica-a leading");
         Main.Running b = replica("replica-b");
-        await(() -> b.election().leader().isPresent(), Duration.ofSeconds(20), "replica-b seeing the leader");
+        await(b.election(), e -> e.leader().isPresent(), Duration.ofSeconds(20), "replica-b seeing the leader");
         assertBound(bind(a, "team-a", "infer-0", "gpu-a"), "team-a", "infer-0");
 
         a.close(); // what the shutdown hook does: the Lease is released first
-        await(() -> b.election().leading(), LEASE, "replica-b taking over after a clean stop");
+        await(b.election(), LeaderElection::leading, LEASE, "replica-b taking over after a clean stop");
         assertTrue(b.extender().ledger().placement("team-a/infer-0").isPresent());
         assertEquals(200, readyz(b));
     }
