@@ -1,9 +1,7 @@
 package io.qgpu.core.placement;
 
 import io.qgpu.api.Claim;
-import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.NodeRejection;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
@@ -11,11 +9,9 @@ import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.api.Slice;
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
 import io.qgpu.api.placement.GpuFilter;
-import io.qgpu.api.placement.GpuSet;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
@@ -153,6 +149,8 @@ public final class PlacementEngine {
     private final double[] setScorerWeights;
     private final Ticker ticker;
     /** Flattened node states of the ledger's current structure; entries are checked by identity. */
+    private final NodePass pass;
+    private final Refusals refusals;
     private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
@@ -165,6 +163,9 @@ public final class PlacementEngine {
         this.setScorers = b.setScorers.toArray(new GpuSetScorer[0]);
         this.setScorerWeights = b.setScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
         this.ticker = b.ticker;
+        this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
+                setScorerWeights);
+        this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
     }
 
     /** An engine with the default configuration and no extra filters or scorers. */
@@ -198,7 +199,7 @@ public final class PlacementEngine {
     public PlacementResult place(Claim claim) {
         Validate.notNull("claim", claim);
         GranularityRules rules = ledger.rules();
-        List<Reason> general = generalReasons(claim, rules);
+        List<Reason> general = refusals.generalReasons(claim, rules);
         if (!general.isEmpty()) {
             return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
         }
@@ -208,17 +209,17 @@ public final class PlacementEngine {
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
             NodeIndex idx = index();
             rules = idx.feed.rules();
-            Eval e = evaluate(c, idx, null, false);
+            NodePass.Eval e = pass.evaluate(c, idx, null, false);
             if (e.chosen == null) {
                 // the fast pass found nothing: confirm on the nodes' own summaries, all read now,
                 // before saying so (and give the reasons from the same read)
-                List<NodeState> nodes = nodesOf(idx.feed);
-                e = evaluate(c, idx, nodes, false);
+                List<NodeState> nodes = NodePass.nodesOf(idx.feed);
+                e = pass.evaluate(c, idx, nodes, false);
                 if (e.chosen == null) {
-                    return unschedulable(c, idx, nodes, rules);
+                    return refusals.unschedulable(c, idx, nodes, rules);
                 }
             }
-            Placement p = placementOf(c, e.chosen, e.positions);
+            Placement p = NodePass.placementOf(c, e.chosen, e.positions);
             ReserveResult r = ledger.reserve(p);
             if (r instanceof ReserveResult.Reserved reserved) {
                 return new PlacementResult.Placed(reserved.placement());
@@ -236,7 +237,7 @@ public final class PlacementEngine {
                         config.maxCommitAttempts(), refused.summary());
             }
         }
-        return conflict(claim, lastNode, last);
+        return refusals.conflict(claim, lastNode, last);
     }
 
     /**
@@ -249,15 +250,15 @@ public final class PlacementEngine {
         long t0 = ticker.read();
         GranularityRules rules = ledger.rules();
         ClaimShape c = new ClaimShape(claim, config, rules);
-        List<Reason> general = generalReasons(claim, rules);
+        List<Reason> general = refusals.generalReasons(claim, rules);
         if (!general.isEmpty()) {
             return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
                     Optional.empty(), ticker.read() - t0);
         }
         NodeIndex idx = index();
         rules = idx.feed.rules();
-        List<NodeState> nodes = nodesOf(idx.feed);
-        Eval e = evaluate(c, idx, nodes, true);
+        List<NodeState> nodes = NodePass.nodesOf(idx.feed);
+        NodePass.Eval e = pass.evaluate(c, idx, nodes, true);
         Set<NodeSummary> shortlisted = Collections.newSetFromMap(new IdentityHashMap<>());
         shortlisted.addAll(e.shortlist);
         Set<NodeState> feasibleStates = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -265,13 +266,13 @@ public final class PlacementEngine {
         PlacementExplanation.Candidate chosen = null;
         for (NodeSummary s : e.feasible) {
             feasibleStates.add(s.state);
-            SetSearch search = search(s, c);
+            SetSearch search = pass.search(s, c);
             int[] positions;
             if (e.group != null) {
-                positions = e.group.positions;
+                positions = e.group.positions();
                 search.single(positions);
             } else {
-                SetSearch.Choice best = bestSet(s, c, search);
+                SetSearch.Choice best = pass.bestSet(s, c, search);
                 positions = s == e.chosen ? e.positions : best.positions();
             }
             PlacementExplanation.Candidate cd = explainer().candidate(s, c, positions, search.maxLeftFor(positions),
@@ -284,13 +285,13 @@ public final class PlacementEngine {
         // best total first; the sort is stable, so ties stay in cluster order
         candidates.sort((a, b) -> Double.compare(b.total(), a.total()));
         Map<String, NodeRejection> rejected = new LinkedHashMap<>();
-        Group group = c.affinity == null ? null : findGroup(c, idx, nodes);
+        NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, nodes);
         for (NodeState ns : nodes) {
             if (!feasibleStates.contains(ns)) {
-                rejected.put(ns.name(), rejection(c, ns, rules, group));
+                rejected.put(ns.name(), refusals.rejection(c, ns, rules, group));
             }
         }
-        List<Reason> gen = nodes.isEmpty() ? List.of(noNodes(c)) : List.of();
+        List<Reason> gen = nodes.isEmpty() ? List.of(Refusals.noNodes(c)) : List.of();
         return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, candidates, rejected, gen,
                 Optional.ofNullable(chosen), ticker.read() - t0);
     }
@@ -300,139 +301,6 @@ public final class PlacementEngine {
         return ledger.release(tenantId);
     }
 
-    // ------------------------------------------------------------------ evaluation
-
-    /** Outcome of one pass over a view. */
-    private static final class Eval {
-        NodeSummary chosen;
-        int[] positions;
-        double total = Double.NEGATIVE_INFINITY;
-        Group group;
-        /** explain only: every feasible node, in cluster order. */
-        final List<NodeSummary> feasible = new ArrayList<>();
-        /** explain only: the shortlisted nodes. */
-        final List<NodeSummary> shortlist = new ArrayList<>();
-    }
-
-    /** GPUs already holding an affinity label's tenants. */
-    private record Group(NodeSummary summary, int[] positions) {
-        boolean on(NodeState ns) {
-            return summary.state.name().equals(ns.name());
-        }
-
-        boolean contains(int position) {
-            for (int p : positions) {
-                if (p == position) {
-                    return true;
-                }
-            }
-            return false;
-        }
-    }
-
-    /**
-     * One pass over the nodes. Fast ({@code nodes == null}): a scan of the index's keys, reading a
-     * node only when its key may fit and its rank would enter the shortlist. Exact ({@code nodes}
-     * given, all read at one go): every node's own summary is consulted (no key prefilter, no
-     * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
-     * consistent state it chooses what the fast pass chooses.
-     */
-    private Eval evaluate(ClaimShape c, NodeIndex idx, List<NodeState> nodes, boolean explain) {
-        Eval e = new Eval();
-        Ledger.NodeFeed feed = idx.feed;
-        boolean exact = nodes != null;
-        if (c.affinity != null) {
-            Group g = findGroup(c, idx, nodes);
-            if (g != null) {
-                e.group = g;
-                NodeSummary s = g.summary;
-                SetSearch.Choice only = g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
-                        && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
-                if (only != null) {
-                    e.chosen = s;
-                    e.positions = g.positions;
-                    e.total = nodeScore(s, c) + only.score();
-                    if (explain) {
-                        e.feasible.add(s);
-                        e.shortlist.add(s);
-                    }
-                }
-                return e;
-            }
-        }
-        int n = idx.size;
-        int cap = Math.min(config.shortlist(), Math.max(1, n));
-        NodeSummary[] topS = new NodeSummary[cap];
-        double[] topV = new double[cap];
-        int top = 0;
-        double nodeWeight = config.nodeWeight();
-        boolean scorers = nodeScorers.length > 0;
-        for (int i = 0; i < n; i++) {
-            NodeState ns = null;
-            NodeSummary s = null;
-            long key;
-            if (exact) {
-                ns = nodes.get(i);
-                s = idx.summary(i, ns);
-                key = s.key(c.online);
-            } else {
-                // the hot loop: one contiguous long per node; the node itself is read only if it may fit
-                key = idx.key(i, c.online);
-                if (!NodeIndex.fits(key, c)) {
-                    continue;
-                }
-                if (scorers) {
-                    ns = feed.nodeAt(i);
-                }
-            }
-            // shortlist rank: the node policy term on the key's load (to 1/65535) plus registered scorers
-            double load = NodeIndex.load(key);
-            double v = nodeWeight * (c.nodeBinpack ? load : 1.0 - load);
-            for (int j = 0; j < nodeScorers.length; j++) {
-                v += nodeScorerWeights[j] * Score.check(nodeScorers[j].name() + ".score",
-                        nodeScorers[j].score(c.claim, ns, ledger));
-            }
-            if (!exact && top == cap && v <= topV[cap - 1]) {
-                continue;
-            }
-            if (s == null) {
-                s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
-            }
-            if (!feasible(s, c)) {
-                continue;
-            }
-            if (explain) {
-                e.feasible.add(s);
-            }
-            if (top < cap || v > topV[cap - 1]) {
-                int j = top < cap ? top++ : cap - 1;
-                while (j > 0 && topV[j - 1] < v) {
-                    topV[j] = topV[j - 1];
-                    topS[j] = topS[j - 1];
-                    j--;
-                }
-                topV[j] = v;
-                topS[j] = s;
-            }
-        }
-        for (int j = 0; j < top; j++) {
-            NodeSummary s = topS[j];
-            SetSearch.Choice choice = bestSet(s, c, search(s, c));
-            if (choice == null) {
-                continue;   // feasible() already checked the set constraints; only an unstable filter gets here
-            }
-            double total = nodeScore(s, c) + choice.score();
-            if (total > e.total) {
-                e.total = total;
-                e.chosen = s;
-                e.positions = choice.positions();
-            }
-            if (explain) {
-                e.shortlist.add(s);
-            }
-        }
-        return e;
-    }
 
     /**
      * The index of the ledger's current structure, brought up to date: only the nodes changed since
@@ -448,275 +316,6 @@ public final class PlacementEngine {
             idx.sync();
         }
         return idx;
-    }
-
-    private static List<NodeState> nodesOf(Ledger.NodeFeed feed) {
-        List<NodeState> out = new ArrayList<>(feed.size());
-        for (int i = 0; i < feed.size(); i++) {
-            out.add(feed.nodeAt(i));
-        }
-        return out;
-    }
-
-    private boolean feasible(NodeSummary s, ClaimShape c) {
-        if (!s.precheck(c)) {
-            return false;
-        }
-        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
-            return false;
-        }
-        int count = 0;
-        for (int g = 0; g < s.size && count < c.k; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
-                count++;
-            }
-        }
-        if (count < c.k) {
-            return false;
-        }
-        if ((c.mustInclude || c.numaRequired) && setConstraintShortfall(s, c) != null) {
-            return false;
-        }
-        for (NodeFilter f : nodeFilters) {
-            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static final int[] NONE = new int[0];
-
-    private SetSearch search(NodeSummary s, ClaimShape c) {
-        return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
-    }
-
-    /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
-    private SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
-        int[] cand = new int[s.size];
-        int m = candidates(s, c, cand);
-        int[] fixed = c.mustInclude ? SetConstraints.mustPositions(s, c) : NONE;
-        if (fixed == null) {
-            return null;
-        }
-        return search.best(cand, m, fixed, fixed.length);
-    }
-
-    private static boolean mustIncludedIn(NodeSummary s, ClaimShape c, int[] positions) {
-        if (!c.mustInclude) {
-            return true;
-        }
-        int[] fixed = SetConstraints.mustPositions(s, c);
-        if (fixed == null) {
-            return false;
-        }
-        for (int p : fixed) {
-            if (!java.util.Arrays.stream(positions).anyMatch(q -> q == p)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
-    private List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
-        int[] cand = new int[s.size];
-        int m = candidates(s, c, cand);
-        return SetConstraints.shortfall(s, c, cand, m);
-    }
-
-    private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
-        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
-            return false;
-        }
-        for (NodeFilter f : nodeFilters) {
-            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private boolean allAdmitted(NodeSummary s, ClaimShape c, int[] positions) {
-        for (int p : positions) {
-            if (!s.admits(p, c) || !gpuFiltersAccept(s, p, c)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {
-        for (GpuFilter f : gpuFilters) {
-            if (!f.check(c.claim, s.state, s.state.gpu(g), ledger).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Writes the admissible positions of {@code s} into {@code out} (ascending) and returns how many. */
-    private int candidates(NodeSummary s, ClaimShape c, int[] out) {
-        int m = 0;
-        for (int g = 0; g < s.size; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
-                out[m++] = g;
-            }
-        }
-        return m;
-    }
-
-    private double nodeScore(NodeSummary s, ClaimShape c) {
-        double v = config.nodeWeight() * (c.nodeBinpack ? s.nodeLoad : 1.0 - s.nodeLoad);
-        for (int i = 0; i < nodeScorers.length; i++) {
-            v += nodeScorerWeights[i] * Score.check(nodeScorers[i].name() + ".score",
-                    nodeScorers[i].score(c.claim, s.state, ledger));
-        }
-        return v;
-    }
-
-    /**
-     * The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it
-     * so), from {@code nodes} when given, else from the nodes' current states.
-     */
-    private static Group findGroup(ClaimShape c, NodeIndex idx, List<NodeState> nodes) {
-        for (int i = 0; i < idx.size; i++) {
-            NodeSummary s = idx.summary(i, nodes != null ? nodes.get(i) : idx.feed.nodeAt(i));
-            if (!s.anyAffinity) {
-                continue;
-            }
-            int[] pos = new int[s.size];
-            int m = 0;
-            for (int g = 0; g < s.size; g++) {
-                if (s.state.gpu(g).hasAffinity(c.affinity)) {
-                    pos[m++] = g;
-                }
-            }
-            if (m > 0) {
-                return new Group(s, java.util.Arrays.copyOf(pos, m));
-            }
-        }
-        return null;
-    }
-
-    private static Placement placementOf(ClaimShape c, NodeSummary s, int[] positions) {
-        Claim claim = c.claim;
-        List<Slice> slices = new ArrayList<>(positions.length);
-        for (int p : positions) {
-            GpuState g = s.state.gpu(p);
-            long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
-            slices.add(new Slice(g.uuid(), mem, claim.computeRequest(), claim.computeLimit()));
-        }
-        return new Placement(claim, s.state.name(), slices);
-    }
-
-    // ------------------------------------------------------------------ reasons (slow path)
-
-    private List<Reason> generalReasons(Claim claim, GranularityRules rules) {
-        try {
-            rules.validate(claim);
-        } catch (InvalidValueException e) {
-            return List.of(Reason.of(ReasonCode.GRANULARITY, claim.tenantId(), e.getMessage()));
-        }
-        Optional<Placement> held = ledger.placement(claim.tenantId());
-        if (held.isPresent()) {
-            return List.of(Reason.of(ReasonCode.DUPLICATE_TENANT, claim.tenantId(),
-                    "already reserved on " + held.get().nodeName()));
-        }
-        return List.of();
-    }
-
-    private static Reason noNodes(ClaimShape c) {
-        return new Reason(ReasonCode.NOT_ENOUGH_GPUS, c.claim.tenantId(), c.k, 0, "the cluster has no nodes");
-    }
-
-    private PlacementResult.Unschedulable unschedulable(ClaimShape c, NodeIndex idx, List<NodeState> nodes,
-                                                        GranularityRules rules) {
-        Group group = c.affinity == null ? null : findGroup(c, idx, nodes);
-        Map<String, NodeRejection> out = new LinkedHashMap<>();
-        for (NodeState ns : nodes) {
-            out.put(ns.name(), rejection(c, ns, rules, group));
-        }
-        PlacementResult.Unschedulable u = new PlacementResult.Unschedulable(c.claim.tenantId(), out,
-                nodes.isEmpty() ? List.of(noNodes(c)) : List.of());
-        if (LOG.isDebugEnabled()) {
-            LOG.debug("{}", u.summary());
-        }
-        return u;
-    }
-
-    /** Every reason {@code ns} cannot take the claim: the node's own, and each GPU's. */
-    private NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, Group group) {
-        Claim claim = c.claim;
-        List<Reason> nodeReasons = new ArrayList<>(Admission.checkNode(ns.node(), claim));
-        for (NodeFilter f : nodeFilters) {
-            nodeReasons.addAll(f.check(claim, ns, ledger));
-        }
-        boolean groupHere = group != null && group.on(ns);
-        if (group != null && !groupHere) {
-            nodeReasons.add(Reason.of(ReasonCode.AFFINITY, ns.name(), "affinity label " + c.affinity
-                    + " is bound to node " + group.summary.state.name() + " GPUs " + uuids(group.summary.state, group.positions)));
-        } else if (groupHere && group.positions.length != c.k) {
-            nodeReasons.add(new Reason(ReasonCode.AFFINITY, ns.name(), c.k, group.positions.length,
-                    "affinity label " + c.affinity + " holds " + group.positions.length + " GPU(s); a claim with it must ask for as many"));
-        }
-        Map<String, List<Reason>> gpuReasons = new LinkedHashMap<>();
-        int usable = 0;
-        for (int p = 0; p < ns.gpus().size(); p++) {
-            GpuState g = ns.gpu(p);
-            long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
-            List<Reason> rs = new ArrayList<>(Admission.checkGpu(g, claim, mem, rules));
-            for (GpuFilter f : gpuFilters) {
-                rs.addAll(f.check(claim, ns, g, ledger));
-            }
-            if (groupHere && !group.contains(p)) {
-                rs.add(Reason.of(ReasonCode.AFFINITY, g.uuid(), "not one of the GPUs of affinity label " + c.affinity));
-            }
-            if (rs.isEmpty()) {
-                usable++;
-            } else {
-                gpuReasons.put(g.uuid(), rs);
-            }
-        }
-        if (usable < c.k) {
-            nodeReasons.add(new Reason(ReasonCode.NOT_ENOUGH_GPUS, ns.name(), c.k, usable, "usable GPUs"));
-        } else if (c.mustInclude || c.numaRequired) {
-            List<Reason> shortfall = setConstraintShortfall(NodeSummary.of(ns, null, rules), c);
-            if (shortfall != null) {
-                nodeReasons.addAll(shortfall);
-            }
-        }
-        if (nodeReasons.isEmpty() && gpuReasons.isEmpty()) {
-            // only when a registered filter answers differently from one call to the next
-            nodeReasons.add(Reason.of(ReasonCode.CONFLICT, ns.name(), "feasible when re-checked; filters are not stable"));
-        }
-        return new NodeRejection(ns.name(), nodeReasons, gpuReasons);
-    }
-
-    private static List<String> uuids(NodeState ns, int[] positions) {
-        List<String> out = new ArrayList<>(positions.length);
-        for (int p : positions) {
-            out.add(ns.gpu(p).uuid());
-        }
-        return out;
-    }
-
-    private PlacementResult.Unschedulable conflict(Claim claim, String node, ReserveResult.Refused last) {
-        Reason why = Reason.of(ReasonCode.CONFLICT, claim.tenantId(), "the capacity chosen was taken by concurrent "
-                + "placements " + config.maxCommitAttempts() + " time(s); last refusal on " + node + ": " + last.summary());
-        List<Reason> nodeReasons = new ArrayList<>();
-        nodeReasons.add(Reason.of(ReasonCode.CONFLICT, node, "lost the commit race"));
-        Map<String, List<Reason>> gpuReasons = new LinkedHashMap<>();
-        for (Reason r : last.reasons()) {
-            if (r.target().equals(node)) {
-                nodeReasons.add(r);
-            } else {
-                gpuReasons.computeIfAbsent(r.target(), k -> new ArrayList<>()).add(r);
-            }
-        }
-        LOG.info("{}: unschedulable after {} lost commit race(s)", claim.tenantId(), config.maxCommitAttempts());
-        return new PlacementResult.Unschedulable(claim.tenantId(),
-                Map.of(node, new NodeRejection(node, nodeReasons, gpuReasons)), List.of(why));
     }
 
     // ------------------------------------------------------------------ explain

@@ -1,0 +1,341 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.GpuState;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.Placement;
+import io.qgpu.api.Reason;
+import io.qgpu.api.Slice;
+import io.qgpu.api.placement.GpuFilter;
+import io.qgpu.api.placement.GpuSetScorer;
+import io.qgpu.api.placement.NodeFilter;
+import io.qgpu.api.placement.NodeScorer;
+import io.qgpu.api.placement.Score;
+import io.qgpu.core.ledger.Ledger;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One pass of the {@link PlacementEngine} over the nodes: the feasibility checks (node selectors and
+ * filters, admission of every GPU, must-include and NUMA constraints), the node and GPU-set scores and
+ * the choice of the best node and set. Not exported; the engine builds one and keeps it.
+ *
+ * <p>Thread safety: immutable after construction; safe for concurrent passes (each pass works on its
+ * own {@link Eval}).
+ */
+final class NodePass {
+    private final Ledger ledger;
+    private final PlacementConfig config;
+    private final NodeFilter[] nodeFilters;
+    private final GpuFilter[] gpuFilters;
+    private final NodeScorer[] nodeScorers;
+    private final double[] nodeScorerWeights;
+    private final GpuSetScorer[] setScorers;
+    private final double[] setScorerWeights;
+
+    NodePass(Ledger ledger, PlacementConfig config, NodeFilter[] nodeFilters, GpuFilter[] gpuFilters,
+             NodeScorer[] nodeScorers, double[] nodeScorerWeights, GpuSetScorer[] setScorers, double[] setScorerWeights) {
+        this.ledger = ledger;
+        this.config = config;
+        this.nodeFilters = nodeFilters;
+        this.gpuFilters = gpuFilters;
+        this.nodeScorers = nodeScorers;
+        this.nodeScorerWeights = nodeScorerWeights;
+        this.setScorers = setScorers;
+        this.setScorerWeights = setScorerWeights;
+    }
+
+    /** Outcome of one pass over a view. */
+    static final class Eval {
+        NodeSummary chosen;
+        int[] positions;
+        double total = Double.NEGATIVE_INFINITY;
+        Group group;
+        /** explain only: every feasible node, in cluster order. */
+        final List<NodeSummary> feasible = new ArrayList<>();
+        /** explain only: the shortlisted nodes. */
+        final List<NodeSummary> shortlist = new ArrayList<>();
+    }
+
+    /** GPUs already holding an affinity label's tenants. */
+    record Group(NodeSummary summary, int[] positions) {
+        boolean on(NodeState ns) {
+            return summary.state.name().equals(ns.name());
+        }
+
+        boolean contains(int position) {
+            for (int p : positions) {
+                if (p == position) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
+     * One pass over the nodes. Fast ({@code nodes == null}): a scan of the index's keys, reading a
+     * node only when its key may fit and its rank would enter the shortlist. Exact ({@code nodes}
+     * given, all read at one go): every node's own summary is consulted (no key prefilter, no
+     * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
+     * consistent state it chooses what the fast pass chooses.
+     */
+    Eval evaluate(ClaimShape c, NodeIndex idx, List<NodeState> nodes, boolean explain) {
+        Eval e = new Eval();
+        Ledger.NodeFeed feed = idx.feed;
+        boolean exact = nodes != null;
+        if (c.affinity != null) {
+            Group g = findGroup(c, idx, nodes);
+            if (g != null) {
+                e.group = g;
+                NodeSummary s = g.summary;
+                SetSearch.Choice only = g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
+                        && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
+                if (only != null) {
+                    e.chosen = s;
+                    e.positions = g.positions;
+                    e.total = nodeScore(s, c) + only.score();
+                    if (explain) {
+                        e.feasible.add(s);
+                        e.shortlist.add(s);
+                    }
+                }
+                return e;
+            }
+        }
+        int n = idx.size;
+        int cap = Math.min(config.shortlist(), Math.max(1, n));
+        NodeSummary[] topS = new NodeSummary[cap];
+        double[] topV = new double[cap];
+        int top = 0;
+        double nodeWeight = config.nodeWeight();
+        boolean scorers = nodeScorers.length > 0;
+        for (int i = 0; i < n; i++) {
+            NodeState ns = null;
+            NodeSummary s = null;
+            long key;
+            if (exact) {
+                ns = nodes.get(i);
+                s = idx.summary(i, ns);
+                key = s.key(c.online);
+            } else {
+                // the hot loop: one contiguous long per node; the node itself is read only if it may fit
+                key = idx.key(i, c.online);
+                if (!NodeIndex.fits(key, c)) {
+                    continue;
+                }
+                if (scorers) {
+                    ns = feed.nodeAt(i);
+                }
+            }
+            // shortlist rank: the node policy term on the key's load (to 1/65535) plus registered scorers
+            double load = NodeIndex.load(key);
+            double v = nodeWeight * (c.nodeBinpack ? load : 1.0 - load);
+            for (int j = 0; j < nodeScorers.length; j++) {
+                v += nodeScorerWeights[j] * Score.check(nodeScorers[j].name() + ".score",
+                        nodeScorers[j].score(c.claim, ns, ledger));
+            }
+            if (!exact && top == cap && v <= topV[cap - 1]) {
+                continue;
+            }
+            if (s == null) {
+                s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
+            }
+            if (!feasible(s, c)) {
+                continue;
+            }
+            if (explain) {
+                e.feasible.add(s);
+            }
+            if (top < cap || v > topV[cap - 1]) {
+                int j = top < cap ? top++ : cap - 1;
+                while (j > 0 && topV[j - 1] < v) {
+                    topV[j] = topV[j - 1];
+                    topS[j] = topS[j - 1];
+                    j--;
+                }
+                topV[j] = v;
+                topS[j] = s;
+            }
+        }
+        for (int j = 0; j < top; j++) {
+            NodeSummary s = topS[j];
+            SetSearch.Choice choice = bestSet(s, c, search(s, c));
+            if (choice == null) {
+                continue;   // feasible() already checked the set constraints; only an unstable filter gets here
+            }
+            double total = nodeScore(s, c) + choice.score();
+            if (total > e.total) {
+                e.total = total;
+                e.chosen = s;
+                e.positions = choice.positions();
+            }
+            if (explain) {
+                e.shortlist.add(s);
+            }
+        }
+        return e;
+    }
+
+
+    static List<NodeState> nodesOf(Ledger.NodeFeed feed) {
+        List<NodeState> out = new ArrayList<>(feed.size());
+        for (int i = 0; i < feed.size(); i++) {
+            out.add(feed.nodeAt(i));
+        }
+        return out;
+    }
+
+    private boolean feasible(NodeSummary s, ClaimShape c) {
+        if (!s.precheck(c)) {
+            return false;
+        }
+        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
+            return false;
+        }
+        int count = 0;
+        for (int g = 0; g < s.size && count < c.k; g++) {
+            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+                count++;
+            }
+        }
+        if (count < c.k) {
+            return false;
+        }
+        if ((c.mustInclude || c.numaRequired) && setConstraintShortfall(s, c) != null) {
+            return false;
+        }
+        for (NodeFilter f : nodeFilters) {
+            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final int[] NONE = new int[0];
+
+    SetSearch search(NodeSummary s, ClaimShape c) {
+        return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
+    }
+
+    /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
+    SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        int[] fixed = c.mustInclude ? SetConstraints.mustPositions(s, c) : NONE;
+        if (fixed == null) {
+            return null;
+        }
+        return search.best(cand, m, fixed, fixed.length);
+    }
+
+    private static boolean mustIncludedIn(NodeSummary s, ClaimShape c, int[] positions) {
+        if (!c.mustInclude) {
+            return true;
+        }
+        int[] fixed = SetConstraints.mustPositions(s, c);
+        if (fixed == null) {
+            return false;
+        }
+        for (int p : fixed) {
+            if (!java.util.Arrays.stream(positions).anyMatch(q -> q == p)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
+    List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
+        int[] cand = new int[s.size];
+        int m = candidates(s, c, cand);
+        return SetConstraints.shortfall(s, c, cand, m);
+    }
+
+    private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
+        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
+            return false;
+        }
+        for (NodeFilter f : nodeFilters) {
+            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean allAdmitted(NodeSummary s, ClaimShape c, int[] positions) {
+        for (int p : positions) {
+            if (!s.admits(p, c) || !gpuFiltersAccept(s, p, c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {
+        for (GpuFilter f : gpuFilters) {
+            if (!f.check(c.claim, s.state, s.state.gpu(g), ledger).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Writes the admissible positions of {@code s} into {@code out} (ascending) and returns how many. */
+    private int candidates(NodeSummary s, ClaimShape c, int[] out) {
+        int m = 0;
+        for (int g = 0; g < s.size; g++) {
+            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+                out[m++] = g;
+            }
+        }
+        return m;
+    }
+
+    private double nodeScore(NodeSummary s, ClaimShape c) {
+        double v = config.nodeWeight() * (c.nodeBinpack ? s.nodeLoad : 1.0 - s.nodeLoad);
+        for (int i = 0; i < nodeScorers.length; i++) {
+            v += nodeScorerWeights[i] * Score.check(nodeScorers[i].name() + ".score",
+                    nodeScorers[i].score(c.claim, s.state, ledger));
+        }
+        return v;
+    }
+
+    /**
+     * The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it
+     * so), from {@code nodes} when given, else from the nodes' current states.
+     */
+    static Group findGroup(ClaimShape c, NodeIndex idx, List<NodeState> nodes) {
+        for (int i = 0; i < idx.size; i++) {
+            NodeSummary s = idx.summary(i, nodes != null ? nodes.get(i) : idx.feed.nodeAt(i));
+            if (!s.anyAffinity) {
+                continue;
+            }
+            int[] pos = new int[s.size];
+            int m = 0;
+            for (int g = 0; g < s.size; g++) {
+                if (s.state.gpu(g).hasAffinity(c.affinity)) {
+                    pos[m++] = g;
+                }
+            }
+            if (m > 0) {
+                return new Group(s, java.util.Arrays.copyOf(pos, m));
+            }
+        }
+        return null;
+    }
+
+    static Placement placementOf(ClaimShape c, NodeSummary s, int[] positions) {
+        Claim claim = c.claim;
+        List<Slice> slices = new ArrayList<>(positions.length);
+        for (int p : positions) {
+            GpuState g = s.state.gpu(p);
+            long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
+            slices.add(new Slice(g.uuid(), mem, claim.computeRequest(), claim.computeLimit()));
+        }
+        return new Placement(claim, s.state.name(), slices);
+    }
+
+}
