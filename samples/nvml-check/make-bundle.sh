@@ -3,7 +3,8 @@
 #   OUTDIR/runtime/        a jlink runtime (java.base, java.xml, java.logging), refused above 64 MiB
 #   OUTDIR/lib/            the qgpu CLI jar and its runtime dependencies
 #   OUTDIR/run-check.sh    runs check-real-gpu.sh with that runtime and classpath
-#   OUTDIR/check-real-gpu.sh, OUTDIR/fake-nvidia-smi.sh
+#   OUTDIR/run-live.sh     runs run-live-check.sh (a PyTorch workload, then both checks) likewise
+#   OUTDIR/check-real-gpu.sh, OUTDIR/run-live-check.sh, OUTDIR/fake-nvidia-smi.sh
 # and OUTDIR.tar.gz. Copy the tarball to the GPU machine, unpack it and run ./run-check.sh [RESULTDIR].
 #
 #   samples/nvml-check/make-bundle.sh [OUTDIR]     (default: samples/nvml-check/target/qgpu-nvml-check)
@@ -43,7 +44,7 @@ mkdir -p "$out/lib"
 echo "jlink $("$jlink" --version): $modules" >&2
 "$jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages "$compress" --output "$out/runtime"
 cp "$jar" "$cli"/lib/*.jar "$out/lib/"
-cp "$here/check-real-gpu.sh" "$here/fake-nvidia-smi.sh" "$out/"
+cp "$here/check-real-gpu.sh" "$here/run-live-check.sh" "$here/fake-nvidia-smi.sh" "$out/"
 cat > "$out/run-check.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs check-real-gpu.sh with the bundled Java runtime and jars: ./run-check.sh [RESULTDIR]
@@ -54,7 +55,9 @@ export QGPU_CLASSPATH="$b/lib/*"
 export QGPU_JAVA_OPTS="--enable-native-access=ALL-UNNAMED ${QGPU_JAVA_OPTS:-}"
 exec "$b/check-real-gpu.sh" "$@"
 RUN
-chmod +x "$out/run-check.sh" "$out/check-real-gpu.sh" "$out/fake-nvidia-smi.sh"
+sed -e 's|/check-real-gpu.sh"|/run-live-check.sh"|' -e 's|Runs check-real-gpu.sh|Runs run-live-check.sh|' -e 's|./run-check.sh|./run-live.sh|' \
+    "$out/run-check.sh" > "$out/run-live.sh"
+chmod +x "$out/run-live.sh" "$out/run-live-check.sh" "$out/run-check.sh" "$out/check-real-gpu.sh" "$out/fake-nvidia-smi.sh"
 tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
 
 runtime=$(du -sb "$out/runtime" | cut -f1)
