@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
  * or none did.
  *
  * <pre>{@code
- * BatchResult r = ledger.commit(List.of("batch-7"), List.of(placement));
+ * BatchResult r = ledger.commit(List.of(ledger.placement("batch-7").orElseThrow()), List.of(placement));
  * if (r instanceof BatchResult.Committed c) {
  *     evict(c.released());
  * } else if (r instanceof BatchResult.Refused f) {

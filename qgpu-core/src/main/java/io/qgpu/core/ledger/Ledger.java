@@ -153,7 +153,7 @@ public final class Ledger implements ClusterView {
     /**
      * Releases {@code releases} and reserves {@code reserves} as one step, or changes nothing: the
      * commit of a group placed all or nothing and of a preemption plan. Validated as a whole first
-     * (every release names a reserved tenant; every reservation passes the admission rules on its node
+     * (every release is a tenant's current reservation, exactly as reserved; every reservation passes the admission rules on its node
      * after the releases and the batch's earlier reservations), then applied.
      *
      * <p>Atomic with respect to every other change: it holds the exclusive lock, so reservations,
@@ -166,12 +166,13 @@ public final class Ledger implements ClusterView {
      * is applied, and weakly consistent bulk reads ({@link #placements}, {@link #size}) may list some
      * of its tenants before the others.
      *
-     * @param releases tenant ids to release, each reserved now
+     * @param releases reservations to release, each equal to its tenant's current one (a tenant released
+     *                 and reserved again since is refused with {@code CONFLICT}, never released by mistake)
      * @param reserves placements to reserve, with ids neither reserved nor released in this batch
      * @return {@link BatchResult.Committed}, or {@link BatchResult.Refused} with the reasons per tenant
      */
-    public BatchResult commit(Collection<String> releases, Collection<Placement> reserves) {
-        List<String> r = Validate.list("releases", releases);
+    public BatchResult commit(Collection<Placement> releases, Collection<Placement> reserves) {
+        List<Placement> r = Validate.list("releases", releases);
         List<Placement> p = Validate.list("reserves", reserves);
         long stamp = lock.writeLock();
         try {

@@ -29,7 +29,7 @@ class LedgerBatchTest {
         // 16 GiB GPUs: x fits on a-g0 only once v1 is gone
         Placement x = on(claim("x", 12, 50, 100), a, 0);
         Placement y = on(claim("y", 12, 50, 100), a, 1);
-        BatchResult.Committed c = assertInstanceOf(BatchResult.Committed.class, l.commit(List.of("v1"), List.of(x, y)));
+        BatchResult.Committed c = assertInstanceOf(BatchResult.Committed.class, l.commit(List.of(v1), List.of(x, y)));
         assertEquals(List.of(v1), c.released());
         assertEquals(List.of(x, y), c.reserved());
         assertTrue(l.placement("v1").isEmpty());
@@ -49,7 +49,7 @@ class LedgerBatchTest {
         Placement fits = on(claim("fits", 4, 0, 100), b, 0);
         Placement tooBig = on(claim("big", 8, 0, 100), a, 0);     // 10 + 8 > 16 while v1 stays
         BatchResult.Refused r = assertInstanceOf(BatchResult.Refused.class,
-                l.commit(List.of("ghost"), List.of(fits, tooBig)));
+                l.commit(List.of(on(claim("ghost", 1, 0, 100), b, 0)), List.of(fits, tooBig)));
         assertEquals(ReasonCode.UNKNOWN_TARGET, r.reasons().get("ghost").get(0).code());
         assertEquals(ReasonCode.INSUFFICIENT_MEMORY, r.reasons().get("big").get(0).code());
         assertEquals(2, r.reasons().size(), r.summary());
@@ -77,12 +77,23 @@ class LedgerBatchTest {
         Placement again = on(claim("x", 1, 0, 100), a, 1);
         assertEquals(ReasonCode.DUPLICATE_TENANT, ((BatchResult.Refused) l.commit(List.of(), List.of(again)))
                 .reasons().get("x").get(0).code());
-        assertEquals(ReasonCode.DUPLICATE_TENANT, ((BatchResult.Refused) l.commit(List.of("x", "x"), List.of()))
+        assertEquals(ReasonCode.DUPLICATE_TENANT, ((BatchResult.Refused) l.commit(List.of(x, x), List.of()))
                 .reasons().get("x").get(0).code());
         // released and reserved again in one batch: the id is named twice
-        assertEquals(ReasonCode.DUPLICATE_TENANT, ((BatchResult.Refused) l.commit(List.of("x"), List.of(again)))
+        assertEquals(ReasonCode.DUPLICATE_TENANT, ((BatchResult.Refused) l.commit(List.of(x), List.of(again)))
                 .reasons().get("x").get(0).code());
         assertEquals(x, l.placement("x").orElseThrow());
+    }
+
+    @Test
+    void aReleaseMustNameTheCurrentReservationExactly() {
+        Ledger l = Ledger.create(List.of(a));
+        Placement old = on(claim("x", 1, 0, 100), a, 0);
+        Placement now = on(claim("x", 1, 0, 100), a, 1);
+        assertTrue(l.reserve(now).reserved());
+        BatchResult.Refused r = assertInstanceOf(BatchResult.Refused.class, l.commit(List.of(old), List.of()));
+        assertEquals(ReasonCode.CONFLICT, r.reasons().get("x").get(0).code());
+        assertEquals(now, l.placement("x").orElseThrow());
     }
 
     @Test
@@ -95,7 +106,7 @@ class LedgerBatchTest {
         BatchResult.Refused r = assertInstanceOf(BatchResult.Refused.class, l.commit(List.of(), List.of(on(c2, a, 1))));
         assertEquals(ReasonCode.AFFINITY, r.reasons().get("g2").get(0).code());
         // with g1 released in the same batch, the label is free again: g2 may open a-g1
-        assertTrue(l.commit(List.of("g1"), List.of(on(c2, a, 1))).committed());
+        assertTrue(l.commit(List.of(on(c1, a, 0)), List.of(on(c2, a, 1))).committed());
         Claim c3 = Claim.builder("g3").memoryGiB(1).locality(Locality.none().withAffinity("pair")).build();
         assertEquals(ReasonCode.AFFINITY, ((ReserveResult.Refused) l.reserve(on(c3, a, 0))).reasons().get(0).code());
         assertTrue(l.reserve(on(c3, a, 1)).reserved());

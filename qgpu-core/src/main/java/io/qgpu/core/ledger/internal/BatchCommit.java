@@ -36,16 +36,20 @@ public final class BatchCommit {
     }
 
     /** Applies the batch on {@code s}, or refuses it and changes nothing. */
-    public static BatchResult commit(Structure s, List<String> releases, List<Placement> reserves) {
+    public static BatchResult commit(Structure s, List<Placement> releases, List<Placement> reserves) {
         Map<String, List<Reason>> refused = new LinkedHashMap<>();
         List<TenantEntry> victims = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        for (String id : releases) {
+        for (Placement r : releases) {
+            String id = r.tenantId();
             TenantEntry e = s.tenants().entry(id);
             if (!seen.add(id)) {
                 refuse(refused, id, Reason.of(ReasonCode.DUPLICATE_TENANT, id, "named twice in the batch"));
             } else if (e == null || !e.isCommitted()) {
                 refuse(refused, id, Reason.of(ReasonCode.UNKNOWN_TARGET, id, "not reserved, nothing to release"));
+            } else if (!e.placement().equals(r)) {
+                refuse(refused, id, Reason.of(ReasonCode.CONFLICT, id, "reserved now as " + e.placement().nodeName()
+                        + " " + e.placement().gpuUuids() + ", not as the batch names it"));
             } else {
                 victims.add(e);
             }
