@@ -272,16 +272,8 @@ public final class PreemptionPlanner {
                 s.add(items.get(i));
             }
             out.add(s);
-            int i = k - 1;
-            while (i >= 0 && idx[i] == n - k + i) {
-                i--;
-            }
-            if (i < 0) {
+            if (!Combinations.next(idx, n)) {
                 break;
-            }
-            idx[i]++;
-            for (int j = i + 1; j < k; j++) {
-                idx[j] = idx[j - 1] + 1;
             }
         }
         return out;

@@ -190,16 +190,8 @@ final class SetSearch {
                     }
                 }
                 n++;
-                int i = want - 1;
-                while (i >= 0 && idx[i] == m - want + i) {
-                    i--;
-                }
-                if (i < 0) {
+                if (!Combinations.next(idx, m)) {
                     break;
-                }
-                idx[i]++;
-                for (int j = i + 1; j < want; j++) {
-                    idx[j] = idx[j - 1] + 1;
                 }
             }
             if (!look) {
