@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Proposes and commits preemption plans: for a claim that does not fit, which tenants to evict and
@@ -93,9 +94,22 @@ public final class PreemptionPlanner {
         this.maxSetsPerNode = Validate.between("preemptionPlanner.maxSetsPerNode", maxSetsPerNode, 1, 1_000_000);
     }
 
-    /** A plan for the claim against the ledger's current state; commits nothing. */
+    /** A plan for the claim against the ledger's current state, over every node; commits nothing. */
     public PreemptionPlan plan(Claim claim) {
+        return plan(claim, null, p -> true);
+    }
+
+    /**
+     * A plan restricted to some nodes and victims (as a scheduler that proposed its own candidates
+     * asks): only the nodes named, and only tenants the claim outranks that {@code mayEvict} also
+     * accepts. Commits nothing.
+     *
+     * @param nodes    the nodes to consider, or {@code null} for every node; names unknown to the ledger are ignored
+     * @param mayEvict which of the lower-ranked tenants may be victims
+     */
+    public PreemptionPlan plan(Claim claim, Set<String> nodes, Predicate<Placement> mayEvict) {
         Validate.notNull("claim", claim);
+        Validate.notNull("mayEvict", mayEvict);
         Ledger ledger = engine.ledger();
         String id = claim.tenantId();
         Optional<Placement> held = ledger.placement(id);
@@ -108,16 +122,20 @@ public final class PreemptionPlanner {
         } catch (InvalidValueException e) {
             return impossible(id, Reason.of(ReasonCode.GRANULARITY, id, e.getMessage()));
         }
-        List<NodeState> nodes = ledger.nodes();
-        if (nodes.isEmpty()) {
-            return impossible(id, Reason.of(ReasonCode.UNKNOWN_TARGET, id, "the ledger has no nodes"));
+        List<NodeState> candidates = ledger.nodes();
+        if (nodes != null) {
+            candidates = candidates.stream().filter(n -> nodes.contains(n.name())).toList();
+        }
+        if (candidates.isEmpty()) {
+            return impossible(id, Reason.of(ReasonCode.UNKNOWN_TARGET, id, nodes == null ? "the ledger has no nodes"
+                    : "none of the nodes " + new java.util.TreeSet<>(nodes) + " is in the ledger"));
         }
         Map<String, NodePlan> plans = new LinkedHashMap<>();
         Map<String, List<Reason>> reasons = new LinkedHashMap<>();
         NodePlan best = null;
-        for (int i = 0; i < nodes.size(); i++) {
-            NodeState ns = nodes.get(i);
-            NodePlan np = planNode(claim, ns, i, rules, reasons);
+        for (int i = 0; i < candidates.size(); i++) {
+            NodeState ns = candidates.get(i);
+            NodePlan np = planNode(claim, ns, i, rules, mayEvict, reasons);
             if (np != null) {
                 plans.put(ns.name(), np);
                 if (best == null || NodePlan.ORDER.compare(np, best) < 0) {
@@ -168,7 +186,8 @@ public final class PreemptionPlanner {
         }
     }
 
-    private NodePlan planNode(Claim claim, NodeState ns, int order, GranularityRules rules, Map<String, List<Reason>> reasons) {
+    private NodePlan planNode(Claim claim, NodeState ns, int order, GranularityRules rules, Predicate<Placement> mayEvict,
+                              Map<String, List<Reason>> reasons) {
         List<Reason> labels = Admission.checkNode(ns.node(), claim);
         if (!labels.isEmpty()) {
             reasons.put(ns.name(), labels);
@@ -179,9 +198,10 @@ public final class PreemptionPlanner {
             return new NodePlan(order, p.placement(), List.of(), 0, 0);
         }
         List<Placement> eligible = lowerRanked(claim, ns);
+        eligible.removeIf(mayEvict.negate());
         if (eligible.isEmpty()) {
-            reasons.put(ns.name(), List.of(Reason.of(ReasonCode.PREEMPTION, ns.name(), "no tenant here ranks below the claim ("
-                    + claim.priority().wireName() + ", priority " + claim.priorityWithinClass() + ")")));
+            reasons.put(ns.name(), List.of(Reason.of(ReasonCode.PREEMPTION, ns.name(), "no tenant here that may be evicted"
+                    + " ranks below the claim (" + claim.priority().wireName() + ", priority " + claim.priorityWithinClass() + ")")));
             return null;
         }
         eligible.sort(Comparator.comparingLong(PreemptionPlanner::memoryOf).thenComparingLong(PreemptionPlanner::computeOf)
