@@ -132,6 +132,29 @@ class GangPlacerTest {
     }
 
     @Test
+    void membersWithTheMostGpusArePlacedFirst() {
+        Ledger l = Ledger.create(List.of(rackNode("a", "r1", 2), rackNode("b", "r1", 1)));
+        // in member order the 1-GPU member could take a GPU of a and leave the 2-GPU member nowhere
+        Gang g = Gang.builder("job").member(exclusive("small", 1)).member(exclusive("big", 2)).build();
+        GangResult.Placed p = placed(new GangPlacer(PlacementEngine.create(l)).place(g));
+        assertEquals(List.of("small", "big"), p.placements().stream().map(Placement::tenantId).toList());
+        assertEquals("a", p.placements().get(1).nodeName());
+        assertEquals("b", p.placements().get(0).nodeName());
+    }
+
+    @Test
+    void whenCommitAttemptsRunOutTheAnswerIsConflict() {
+        Node a = rackNode("a", "r1", 2);
+        Ledger l = Ledger.create(List.of(a));
+        PlacementEngine e = PlacementEngine.builder(l).config(PlacementConfig.builder().maxCommitAttempts(1).build())
+                .nodeFilter(PlacementConcurrencyTest.stealOnce(l, Nodes.on(exclusive("thief", 1), a, 0))).build();
+        GangResult.Unschedulable u = assertInstanceOf(GangResult.Unschedulable.class,
+                new GangPlacer(e).place(gang("job", GangScope.anywhere(), 2, 1)));
+        assertEquals(ReasonCode.CONFLICT, u.general().get(0).code(), u.summary());
+        assertEquals(1, l.size(), "only the thief");
+    }
+
+    @Test
     void builderFailsFast() {
         assertThrows(InvalidValueException.class, () -> Gang.builder("g").build());
         Claim c = exclusive("x", 1);

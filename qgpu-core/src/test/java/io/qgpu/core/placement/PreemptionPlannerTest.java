@@ -132,6 +132,39 @@ class PreemptionPlannerTest {
     }
 
     @Test
+    void aRestrictedPlanUsesOnlyTheNodesAndVictimsAllowed() {
+        Node a = Nodes.t4("a", 1);
+        Node b = Nodes.t4("b", 1);
+        Ledger l = Ledger.create(List.of(a, b));
+        reserve(l, c("a1", 12, PriorityClass.OFFLINE, 0), a, 0);
+        reserve(l, c("b1", 7, PriorityClass.OFFLINE, 0), b, 0);
+        reserve(l, c("b2", 7, PriorityClass.OFFLINE, 0), b, 0);
+        PreemptionPlanner planner = new PreemptionPlanner(PlacementEngine.create(l));
+        Claim x = c("x", 10, PriorityClass.ONLINE, 0);
+        assertEquals("a", proposed(planner.plan(x)).placement().nodeName(), "unrestricted: one victim on a");
+        PreemptionPlan.Proposed onB = proposed(planner.plan(x, Set.of("b"), p -> true));
+        assertEquals(Set.of("b1", "b2"), Set.copyOf(onB.victimIds()));
+        PreemptionPlan.Impossible notB2 = assertInstanceOf(PreemptionPlan.Impossible.class,
+                planner.plan(x, Set.of("b"), p -> !p.tenantId().equals("b2")));
+        assertEquals(Set.of("b"), notB2.nodes().keySet());
+        assertEquals(ReasonCode.UNKNOWN_TARGET, ((PreemptionPlan.Impossible) planner.plan(x, Set.of("z"), p -> true))
+                .general().get(0).code());
+    }
+
+    @Test
+    void maxVictimsBoundsAPlan() {
+        Node b = Nodes.t4("b", 1);
+        Ledger l = Ledger.create(List.of(b));
+        reserve(l, c("b1", 7, PriorityClass.OFFLINE, 0), b, 0);
+        reserve(l, c("b2", 7, PriorityClass.OFFLINE, 0), b, 0);
+        Claim x = c("x", 10, PriorityClass.ONLINE, 0);
+        PreemptionPlan.Impossible i = assertInstanceOf(PreemptionPlan.Impossible.class,
+                new PreemptionPlanner(PlacementEngine.create(l), 1, 100).plan(x));
+        assertTrue(i.summary().contains("at most 1 of the 2"), i.summary());
+        assertEquals(2, proposed(new PreemptionPlanner(PlacementEngine.create(l), 2, 100).plan(x)).victims().size());
+    }
+
+    @Test
     void generalReasonsAndLimits() {
         Node a = Nodes.t4("a", 1);
         Ledger l = Ledger.create(List.of(a));
