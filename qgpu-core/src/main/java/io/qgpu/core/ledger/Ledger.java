@@ -60,9 +60,9 @@ import org.slf4j.LoggerFactory;
  * Bulk reads ({@link #placements()}, {@link #size()}, {@link #displaced()}) are weakly consistent,
  * like a concurrent map's iteration, and {@link #nodes()} reads each node atomically but not all
  * nodes at one instant. Structural changes ({@link #addNode}, {@link #removeNode},
- * {@link #restore}, {@link #reconcile}) and {@link #snapshot} take an exclusive lock, so they see
- * and produce a consistent cut of the whole ledger; reservations, releases and health changes hold
- * that lock shared.
+ * {@link #restore}, {@link #reconcile}), {@link #snapshot} and {@link #commit} (a batch of releases
+ * and reservations) take an exclusive lock, so they see and produce a consistent cut of the whole
+ * ledger; reservations, releases and health changes hold that lock shared.
  *
  * <h2>Change feed</h2>
  * {@link #feed()} gives incremental readers (the placement engine's index) the nodes by position

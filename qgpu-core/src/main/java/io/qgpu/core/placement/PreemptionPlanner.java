@@ -281,22 +281,21 @@ public final class PreemptionPlanner {
     /** Up to {@code limit} subsets of size {@code k}, in lexicographic order of positions. */
     static <T> List<List<T>> subsets(List<T> items, int k, int limit) {
         List<List<T>> out = new ArrayList<>();
-        int[] idx = new int[k];
-        for (int i = 0; i < k; i++) {
-            idx[i] = i;
-        }
-        int n = items.size();
-        while (out.size() < limit) {
-            List<T> s = new ArrayList<>(k);
-            for (int i : idx) {
-                s.add(items.get(i));
-            }
-            out.add(s);
-            if (!Combinations.next(idx, n)) {
-                break;
-            }
-        }
+        extend(items, k, limit, 0, new ArrayList<>(k), out);
         return out;
+    }
+
+    /** Adds to {@code out} every completion of {@code prefix} with items from {@code from} on, until {@code limit}. */
+    private static <T> void extend(List<T> items, int k, int limit, int from, List<T> prefix, List<List<T>> out) {
+        if (prefix.size() == k) {
+            out.add(List.copyOf(prefix));
+            return;
+        }
+        for (int i = from; i <= items.size() - (k - prefix.size()) && out.size() < limit; i++) {
+            prefix.add(items.get(i));
+            extend(items, k, limit, i + 1, prefix, out);
+            prefix.remove(prefix.size() - 1);
+        }
     }
 
     private static long memoryOf(Placement p) {

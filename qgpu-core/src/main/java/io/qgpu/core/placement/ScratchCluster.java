@@ -9,8 +9,8 @@ import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
 import io.qgpu.core.ledger.Ledger;
-import io.qgpu.core.ledger.LedgerSnapshot;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +29,13 @@ final class ScratchCluster {
     private ScratchCluster() {
     }
 
-    /** A new ledger with these rules and these nodes as they are in {@code states}. */
+    /**
+     * A new ledger with these rules and these nodes as they are in {@code states}. The tenants are
+     * reserved again in snapshot-replay order (compute request 0 first, then by id). One the copy
+     * refuses (a tenant on a GPU that turned unhealthy, which takes no new tenant either way) is
+     * left out: the copy may then show more room than the real ledger, never less, and the real
+     * ledger re-validates whatever is committed.
+     */
     static Ledger of(GranularityRules rules, List<NodeState> states) {
         List<Node> nodes = new ArrayList<>(states.size());
         List<Placement> placements = new ArrayList<>();
@@ -37,7 +43,11 @@ final class ScratchCluster {
             nodes.add(ns.node());
             placements.addAll(placementsOn(ns));
         }
-        return Ledger.of(new LedgerSnapshot(rules, nodes, placements));
+        placements.sort(Comparator.comparing((Placement p) -> p.claim().computeRequest() != 0)
+                .thenComparing(Placement::tenantId));
+        Ledger copy = Ledger.create(rules, nodes);
+        placements.forEach(copy::reserve);
+        return copy;
     }
 
     /** The tenants of one node state, rebuilt from their holdings. */

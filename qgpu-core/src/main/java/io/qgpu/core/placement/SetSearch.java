@@ -190,8 +190,16 @@ final class SetSearch {
                     }
                 }
                 n++;
-                if (!Combinations.next(idx, m)) {
+                int i = want - 1;
+                while (i >= 0 && idx[i] == m - want + i) {
+                    i--;
+                }
+                if (i < 0) {
                     break;
+                }
+                idx[i]++;
+                for (int j = i + 1; j < want; j++) {
+                    idx[j] = idx[j - 1] + 1;
                 }
             }
             if (!look) {
