@@ -12,7 +12,7 @@ import java.util.Optional;
  *
  * <pre>{@code
  * Claim online = Claim.builder("infer-1")
- *         .memoryGiB(8).compute(40, 70).priority(PriorityClass.ONLINE)
+ *         .memoryGiB(8).compute(40, 70).priority(PriorityClass.ONLINE).priorityWithinClass(100)
  *         .locality(Locality.none().withAntiAffinity("replicas-of-infer"))
  *         .build();
  * Claim training = Claim.builder("train-1").gpus(4).exclusive().priority(PriorityClass.OFFLINE).build();
@@ -30,12 +30,16 @@ import java.util.Optional;
  * @param nodePolicy        overrides the engine's node-level policy for this claim
  * @param gpuPolicy         overrides the engine's GPU-level policy for this claim
  * @param numa              whether the GPUs must share one CPU NUMA node ({@link NumaPolicy#PREFERRED} by default)
+ * @param priorityWithinClass order among claims of the same {@link #priority()} class, higher first (0 by
+ *                          default, any int, like a Kubernetes pod priority). Preemption plans evict only
+ *                          tenants that rank lower: see {@link #outranks(Claim)}
  *
  * <p>Thread safety: immutable.
  */
 public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
                     PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
-                    Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy, NumaPolicy numa) {
+                    Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy, NumaPolicy numa,
+                    int priorityWithinClass) {
 
     public Claim {
         Validate.notBlank("claim.tenantId", tenantId);
@@ -70,6 +74,26 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         }
     }
 
+    /** A claim with priority 0 within its class. */
+    public Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
+                 PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
+                 Optional<PlacementPolicy> nodePolicy, Optional<PlacementPolicy> gpuPolicy, NumaPolicy numa) {
+        this(tenantId, gpuCount, memoryPerGpuBytes, computeRequest, computeLimit, priority, exclusive, selectors,
+                locality, nodePolicy, gpuPolicy, numa, 0);
+    }
+
+    /**
+     * Whether this claim ranks strictly above {@code other}: an online claim above every offline one,
+     * and within one class the higher {@link #priorityWithinClass()}. Equal rank is not above.
+     */
+    public boolean outranks(Claim other) {
+        Validate.notNull("other", other);
+        if (priority != other.priority) {
+            return priority == PriorityClass.ONLINE;
+        }
+        return priorityWithinClass > other.priorityWithinClass;
+    }
+
     /** A claim with {@link NumaPolicy#PREFERRED}. */
     public Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int computeRequest, int computeLimit,
                  PriorityClass priority, boolean exclusive, Selectors selectors, Locality locality,
@@ -90,7 +114,8 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
     /** A builder seeded from this claim, for example to rename it. */
     public Builder toBuilder() {
         Builder b = new Builder(tenantId).gpus(gpuCount).priority(priority).selectors(selectors).locality(locality)
-                .numa(numa);
+                .numa(numa)
+                .priorityWithinClass(priorityWithinClass);
         nodePolicy.ifPresent(b::nodePolicy);
         gpuPolicy.ifPresent(b::gpuPolicy);
         if (exclusive) {
@@ -118,6 +143,7 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         private PlacementPolicy nodePolicy;
         private PlacementPolicy gpuPolicy;
         private NumaPolicy numa = NumaPolicy.PREFERRED;
+        private int priorityWithinClass;
 
         private Builder(String tenantId) {
             this.tenantId = tenantId;
@@ -159,10 +185,13 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         public Builder gpuPolicy(PlacementPolicy p) { this.gpuPolicy = p; return this; }
         /** {@link NumaPolicy#REQUIRED}: all GPUs on one NUMA node, or refused. */
         public Builder numa(NumaPolicy p) { this.numa = p; return this; }
+        /** Order within the priority class, higher first (default 0). */
+        public Builder priorityWithinClass(int p) { this.priorityWithinClass = p; return this; }
 
         public Claim build() {
             return new Claim(tenantId, gpuCount, memoryPerGpuBytes, computeRequest, computeLimit, priority, exclusive,
-                    selectors, locality, Optional.ofNullable(nodePolicy), Optional.ofNullable(gpuPolicy), numa);
+                    selectors, locality, Optional.ofNullable(nodePolicy), Optional.ofNullable(gpuPolicy), numa,
+                    priorityWithinClass);
         }
     }
 }

@@ -44,5 +44,12 @@ public enum ReasonCode {
     /** The claim requires its GPUs on one NUMA node and the node has no such admissible set. */
     NUMA,
     /** A GPU the claim must include is not on the node, or cannot take the claim. */
-    MUST_INCLUDE
+    MUST_INCLUDE,
+    /**
+     * About a group placed all or nothing: the member would fit but the group as a whole does not, or
+     * the group's co-location rule (same node, same node label value) excludes the node.
+     */
+    GANG,
+    /** A preemption plan cannot use the node: no tenant ranks below the claim there, or evicting them frees too little. */
+    PREEMPTION
 }

@@ -216,7 +216,7 @@ final class Dto {
         /** The claim of one GPU's listing: as a claim file would give it, with {@code gpus} GPUs. */
         Claim claim(String f, int gpus) {
             return new ClaimDto(required(f + ".tenant", tenant), gpus, memoryBytes, memoryGiB, computeRequest, computeLimit,
-                    priority, exclusive, null, locality, null, null, null).toModel(f);
+                    priority, exclusive, null, locality, null, null, null, null).toModel(f);
         }
     }
 
@@ -317,17 +317,18 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "gpus", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive",
-            "selectors", "locality", "nodePolicy", "gpuPolicy", "numa"})
+            "selectors", "locality", "nodePolicy", "gpuPolicy", "numa", "priorityWithinClass"})
     record ClaimDto(String tenant, Integer gpus, Long memoryBytes, Long memoryGiB, Integer computeRequest,
                     Integer computeLimit, String priority, Boolean exclusive, SelectorsDto selectors, LocalityDto locality,
-                    String nodePolicy, String gpuPolicy, String numa) {
+                    String nodePolicy, String gpuPolicy, String numa, Integer priorityWithinClass) {
         static ClaimDto of(Claim c) {
             return new ClaimDto(c.tenantId(), c.gpuCount(), c.exclusive() ? null : c.memoryPerGpuBytes(), null,
                     c.computeRequest(), c.computeLimit(), c.priority().wireName(), c.exclusive() ? Boolean.TRUE : null,
                     SelectorsDto.of(c.selectors()), LocalityDto.of(c.locality()),
                     c.nodePolicy().map(PlacementPolicy::wireName).orElse(null),
                     c.gpuPolicy().map(PlacementPolicy::wireName).orElse(null),
-                    c.numa() == NumaPolicy.PREFERRED ? null : c.numa().wireName());
+                    c.numa() == NumaPolicy.PREFERRED ? null : c.numa().wireName(),
+                    c.priorityWithinClass() == 0 ? null : c.priorityWithinClass());
         }
 
         Claim toModel() {
@@ -369,6 +370,9 @@ final class Dto {
             }
             if (numa != null) {
                 b.numa(NumaPolicy.fromName(f + ".numa", numa));
+            }
+            if (priorityWithinClass != null) {
+                b.priorityWithinClass(priorityWithinClass);
             }
             return b.build();
         }

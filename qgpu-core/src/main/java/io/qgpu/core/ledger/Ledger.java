@@ -8,6 +8,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Validate;
+import io.qgpu.core.ledger.internal.BatchCommit;
 import io.qgpu.core.ledger.internal.ChangeRing;
 import io.qgpu.core.ledger.internal.GpuHealth;
 import io.qgpu.core.ledger.internal.Reconciler;
@@ -59,9 +60,9 @@ import org.slf4j.LoggerFactory;
  * Bulk reads ({@link #placements()}, {@link #size()}, {@link #displaced()}) are weakly consistent,
  * like a concurrent map's iteration, and {@link #nodes()} reads each node atomically but not all
  * nodes at one instant. Structural changes ({@link #addNode}, {@link #removeNode},
- * {@link #restore}, {@link #reconcile}) and {@link #snapshot} take an exclusive lock, so they see
- * and produce a consistent cut of the whole ledger; reservations, releases and health changes hold
- * that lock shared.
+ * {@link #restore}, {@link #reconcile}), {@link #snapshot} and {@link #commit} (a batch of releases
+ * and reservations) take an exclusive lock, so they see and produce a consistent cut of the whole
+ * ledger; reservations, releases and health changes hold that lock shared.
  *
  * <h2>Change feed</h2>
  * {@link #feed()} gives incremental readers (the placement engine's index) the nodes by position
@@ -146,6 +147,38 @@ public final class Ledger implements ClusterView {
             return Reservations.release(structure(), tenantId);
         } finally {
             lock.unlockRead(stamp);
+        }
+    }
+
+    /**
+     * Releases {@code releases} and reserves {@code reserves} as one step, or changes nothing: the
+     * commit of a group placed all or nothing and of a preemption plan. Validated as a whole first
+     * (every release is a tenant's current reservation, exactly as reserved; every reservation passes the admission rules on its node
+     * after the releases and the batch's earlier reservations), then applied.
+     *
+     * <p>Atomic with respect to every other change: it holds the exclusive lock, so reservations,
+     * releases and health changes wait for it and are judged against the ledger either before the
+     * whole batch or after it (a concurrent reservation can never take room a release of the batch
+     * frees for a reservation of the batch). Per-tenant reads ({@link #placement}) of a tenant of the
+     * batch wait while it is applied, so once they see one reservation of a batch they see all of
+     * them, and never see one of a refused batch. Lock-free reads of node states ({@link #nodes},
+     * {@link #node}, {@link #feed}) may see some of the batch's nodes changed before others while it
+     * is applied, and weakly consistent bulk reads ({@link #placements}, {@link #size}) may list some
+     * of its tenants before the others.
+     *
+     * @param releases reservations to release, each equal to its tenant's current one (a tenant released
+     *                 and reserved again since is refused with {@code CONFLICT}, never released by mistake)
+     * @param reserves placements to reserve, with ids neither reserved nor released in this batch
+     * @return {@link BatchResult.Committed}, or {@link BatchResult.Refused} with the reasons per tenant
+     */
+    public BatchResult commit(Collection<Placement> releases, Collection<Placement> reserves) {
+        List<Placement> r = Validate.list("releases", releases);
+        List<Placement> p = Validate.list("reserves", reserves);
+        long stamp = lock.writeLock();
+        try {
+            return BatchCommit.commit(structure(), r, p);
+        } finally {
+            lock.unlockWrite(stamp);
         }
     }
 

@@ -296,6 +296,23 @@ public final class PlacementEngine {
                 Optional.ofNullable(chosen), ticker.read() - t0);
     }
 
+    /**
+     * An engine with this one's configuration, filters, scorers and clock over another ledger (a
+     * private scratch copy, for trying placements that nobody else may see).
+     */
+    PlacementEngine onLedger(Ledger other) {
+        Builder b = new Builder(other).config(config).ticker(ticker);
+        b.nodeFilters.addAll(List.of(nodeFilters));
+        b.gpuFilters.addAll(List.of(gpuFilters));
+        for (int i = 0; i < nodeScorers.length; i++) {
+            b.nodeScorer(nodeScorers[i], nodeScorerWeights[i]);
+        }
+        for (int i = 0; i < setScorers.length; i++) {
+            b.gpuSetScorer(setScorers[i], setScorerWeights[i]);
+        }
+        return b.build();
+    }
+
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
     public Optional<Placement> release(String tenantId) {
         return ledger.release(tenantId);

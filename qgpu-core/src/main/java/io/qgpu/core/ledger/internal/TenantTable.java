@@ -101,6 +101,31 @@ public final class TenantTable {
         return out;
     }
 
+    /** The tenant's entry, settled or not, or {@code null}; for a batch commit (under the ledger's write lock). */
+    TenantEntry entry(String tenantId) {
+        return entries.get(tenantId);
+    }
+
+    /** Adds a pending entry for the placement; {@code null} when the id already has one (batch commit). */
+    TenantEntry putPending(Placement placement) {
+        TenantEntry e = new TenantEntry(placement);
+        return entries.putIfAbsent(placement.tenantId(), e) == null ? e : null;
+    }
+
+    /** Ends a release that a batch commit started on {@code e}: removes the entry, then marks it gone. */
+    void finishRelease(TenantEntry e) {
+        entries.remove(e.placement().tenantId(), e);
+        e.released();
+    }
+
+    /** Settles a pending entry of a batch commit: committed, or removed and gone. */
+    void settle(TenantEntry e, boolean committed) {
+        if (!committed) {
+            entries.remove(e.placement().tenantId(), e);
+        }
+        e.resolve(committed);
+    }
+
     /** Whether the id has an entry, settled or not. */
     public boolean contains(String tenantId) {
         return entries.containsKey(tenantId);

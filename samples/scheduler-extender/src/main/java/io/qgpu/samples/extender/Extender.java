@@ -3,7 +3,7 @@ package io.qgpu.samples.extender;
 import java.util.List;
 
 /**
- * The three verbs of a kube-scheduler extender, on parsed requests. {@link GpuExtender} implements
+ * The verbs of a kube-scheduler extender (filter, prioritize, bind, preempt), on parsed requests. {@link GpuExtender} implements
  * them with qgpu; {@link ExtenderServer} speaks HTTP and JSON around any implementation.
  *
  * <p>An implementation signals a bad request with {@link BadRequestException} (answered 4xx); any
@@ -26,4 +26,12 @@ public interface Extender {
 
     /** The {@code bind} verb. */
     ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args);
+
+    /**
+     * The {@code preempt} verb: of the scheduler's candidate nodes and victims, the nodes where the
+     * victims make room, each with the victims actually needed. By default not served (answered 404).
+     */
+    default ExtenderProtocol.PreemptionResult preempt(ExtenderRequests.PreemptionArgs args) {
+        throw new BadRequestException(404, "this extender does not serve the preempt verb");
+    }
 }

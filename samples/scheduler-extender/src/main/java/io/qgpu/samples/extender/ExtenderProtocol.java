@@ -131,6 +131,42 @@ public final class ExtenderProtocol {
     }
 
     /**
+     * {@code MetaPod}: a pod named by its UID.
+     *
+     * @param uid the pod's UID
+     */
+    public record MetaPod(@JsonProperty("UID") String uid) {
+    }
+
+    /**
+     * {@code MetaVictims}: the pods to evict on one node, by UID, and how many PodDisruptionBudgets
+     * evicting them violates.
+     *
+     * @param pods             the victims
+     * @param numPdbViolations the count of PodDisruptionBudget violations
+     */
+    @JsonPropertyOrder({"Pods", "NumPDBViolations"})
+    public record MetaVictims(@JsonProperty("Pods") List<MetaPod> pods,
+                              @JsonProperty("NumPDBViolations") long numPdbViolations) {
+        public MetaVictims {
+            pods = pods == null ? List.of() : List.copyOf(pods);
+        }
+    }
+
+    /**
+     * {@code ExtenderPreemptionResult}: the candidate nodes the extender keeps, each with the victims
+     * needed there. A node left out is one where preemption would not make room for the pod.
+     *
+     * @param nodeNameToMetaVictims node name to its victims
+     */
+    public record PreemptionResult(@JsonProperty("NodeNameToMetaVictims") Map<String, MetaVictims> nodeNameToMetaVictims) {
+        public PreemptionResult {
+            nodeNameToMetaVictims = nodeNameToMetaVictims == null ? Map.of()
+                    : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(nodeNameToMetaVictims));
+        }
+    }
+
+    /**
      * The body of every 4xx answer: {@code {"Error": "..."}}. kube-scheduler reads only the status of
      * a non-200 answer; the message is for the people reading logs and curl output.
      *

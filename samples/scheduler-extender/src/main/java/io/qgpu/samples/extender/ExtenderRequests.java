@@ -87,20 +87,141 @@ public final class ExtenderRequests {
     public record NodeEntry(JsonNode json, Node model) {
     }
 
+    /**
+     * A parsed {@code ExtenderPreemptionArgs}.
+     *
+     * @param pod    the pod to make room for
+     * @param byUid  whether the victims came as {@code NodeNameToMetaVictims} (nodeCacheCapable, UIDs only)
+     *               rather than {@code NodeNameToVictims} (full pods)
+     * @param nodes  per candidate node, in request order, the scheduler's victims there
+     */
+    public record PreemptionArgs(Pod pod, boolean byUid, Map<String, NodeVictims> nodes) {
+        public PreemptionArgs {
+            nodes = Collections.unmodifiableMap(new LinkedHashMap<>(nodes));
+        }
+    }
+
+    /**
+     * The scheduler's victims on one node.
+     *
+     * @param pods             the victims
+     * @param numPdbViolations how many PodDisruptionBudgets evicting them violates, as the scheduler counted
+     */
+    public record NodeVictims(List<Victim> pods, long numPdbViolations) {
+        public NodeVictims {
+            pods = List.copyOf(pods);
+        }
+    }
+
+    /**
+     * One victim pod.
+     *
+     * @param uid      its UID (may be empty for a full pod without one)
+     * @param tenantId {@code namespace/name} for a full pod; {@code null} when only the UID was sent
+     */
+    public record Victim(String uid, String tenantId) {
+    }
+
+    /** Reads {@code ExtenderPreemptionArgs}. */
+    public static PreemptionArgs parsePreemption(byte[] body) {
+        String what = "ExtenderPreemptionArgs";
+        ObjectNode root = object(body, what);
+        Map<String, JsonNode> fields = fields(root, what, Set.of("pod", "nodenametovictims", "nodenametometavictims"));
+        Pod pod = pod(fields, what);
+        JsonNode full = fields.get("nodenametovictims");
+        JsonNode meta = fields.get("nodenametometavictims");
+        boolean hasFull = full != null && !full.isNull();
+        boolean hasMeta = meta != null && !meta.isNull();
+        if (hasFull == hasMeta) {
+            throw new BadRequestException(400, what + ": exactly one of NodeNameToVictims (nodeCacheCapable: false) and "
+                    + "NodeNameToMetaVictims (nodeCacheCapable: true) must be given, " + (hasFull ? "both were" : "neither was"));
+        }
+        String mf = what + (hasMeta ? ".NodeNameToMetaVictims" : ".NodeNameToVictims");
+        JsonNode map = hasMeta ? meta : full;
+        if (!map.isObject()) {
+            throw BadRequestException.badValue(mf, map.getNodeType().toString().toLowerCase(Locale.ROOT),
+                    "must be an object of node name to victims");
+        }
+        Map<String, NodeVictims> nodes = new LinkedHashMap<>();
+        Iterator<Map.Entry<String, JsonNode>> it = map.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String f = mf + "[" + e.getKey() + "]";
+            if (e.getKey().isBlank()) {
+                throw BadRequestException.badValue(f, e.getKey(), "a node name must not be blank");
+            }
+            nodes.put(e.getKey(), victims(e.getValue(), f, hasMeta));
+        }
+        return new PreemptionArgs(pod, hasMeta, nodes);
+    }
+
+    private static NodeVictims victims(JsonNode v, String f, boolean byUid) {
+        if (!v.isObject()) {
+            throw BadRequestException.badValue(f, v.getNodeType().toString().toLowerCase(Locale.ROOT),
+                    "must be a " + (byUid ? "MetaVictims" : "Victims") + " object");
+        }
+        Map<String, JsonNode> vf = fields((ObjectNode) v, f, Set.of("pods", "numpdbviolations"));
+        JsonNode pdb = vf.get("numpdbviolations");
+        long violations = 0;
+        if (pdb != null && !pdb.isNull()) {
+            if (!pdb.isIntegralNumber() || !pdb.canConvertToLong() || pdb.asLong() < 0) {
+                throw BadRequestException.badValue(f + ".NumPDBViolations", pdb, "must be a whole number, at least 0");
+            }
+            violations = pdb.asLong();
+        }
+        List<Victim> out = new ArrayList<>();
+        JsonNode pods = vf.get("pods");
+        if (pods != null && !pods.isNull()) {
+            if (!pods.isArray()) {
+                throw BadRequestException.badValue(f + ".Pods", pods.getNodeType().toString().toLowerCase(Locale.ROOT),
+                        "must be an array");
+            }
+            for (int i = 0; i < pods.size(); i++) {
+                String pf = f + ".Pods[" + i + "]";
+                JsonNode p = pods.get(i);
+                if (!p.isObject()) {
+                    throw BadRequestException.badValue(pf, p.getNodeType().toString().toLowerCase(Locale.ROOT),
+                            "must be a " + (byUid ? "MetaPod" : "Pod") + " object");
+                }
+                out.add(byUid ? new Victim(text(fields((ObjectNode) p, pf, Set.of("uid")), "uid", pf + ".UID", true), null)
+                        : victimPod(p, pf));
+            }
+        }
+        return new NodeVictims(out, violations);
+    }
+
+    private static Victim victimPod(JsonNode json, String f) {
+        Pod pod = convert(json, Pod.class, f);
+        var m = pod.getMetadata();
+        if (m == null || m.getName() == null || m.getName().isBlank()) {
+            throw BadRequestException.badValue(f + ".metadata.name", m == null ? null : m.getName(), "is required");
+        }
+        if (m.getNamespace() == null || m.getNamespace().isBlank()) {
+            throw BadRequestException.badValue(f + ".metadata.namespace", m.getNamespace(), "is required");
+        }
+        return new Victim(m.getUid() == null ? "" : m.getUid(), PodClaims.tenantOf(m.getNamespace(), m.getName()));
+    }
+
+    /** The required {@code Pod} of a request, checked to have a name and namespace. */
+    private static Pod pod(Map<String, JsonNode> fields, String what) {
+        JsonNode podJson = fields.get("pod");
+        if (podJson == null || podJson.isNull()) {
+            throw BadRequestException.badValue(what + ".Pod", null, "is required");
+        }
+        if (!podJson.isObject()) {
+            throw BadRequestException.badValue(what + ".Pod", podJson.getNodeType().toString().toLowerCase(Locale.ROOT),
+                    "must be a Pod object");
+        }
+        Pod pod = convert(podJson, Pod.class, what + ".Pod");
+        PodClaims.tenantOf(pod);
+        return pod;
+    }
+
     /** Reads {@code ExtenderArgs}. */
     public static Args parseArgs(byte[] body) {
         ObjectNode root = object(body, "ExtenderArgs");
         Map<String, JsonNode> fields = fields(root, "ExtenderArgs", Set.of("pod", "nodes", "nodenames"));
-        JsonNode podJson = fields.get("pod");
-        if (podJson == null || podJson.isNull()) {
-            throw BadRequestException.badValue("ExtenderArgs.Pod", null, "is required");
-        }
-        if (!podJson.isObject()) {
-            throw BadRequestException.badValue("ExtenderArgs.Pod", podJson.getNodeType().toString().toLowerCase(Locale.ROOT),
-                    "must be a Pod object");
-        }
-        Pod pod = convert(podJson, Pod.class, "ExtenderArgs.Pod");
-        PodClaims.tenantOf(pod);
+        Pod pod = pod(fields, "ExtenderArgs");
         JsonNode nodesJson = fields.get("nodes");
         JsonNode namesJson = fields.get("nodenames");
         boolean hasNodes = nodesJson != null && !nodesJson.isNull();

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the extender, on the JDK's {@link HttpServer}: {@code POST {urlPrefix}/filter},
- * {@code POST {urlPrefix}/prioritize} and {@code POST {urlPrefix}/bind}, plus {@code GET /healthz},
+ * {@code POST {urlPrefix}/prioritize}, {@code POST {urlPrefix}/bind} and {@code POST {urlPrefix}/preempt}, plus {@code GET /healthz},
  * {@code GET /readyz} (200 when ready, 503 when not: see {@link Builder#readiness}) and,
  * when a view is given, {@code GET {urlPrefix}/ledger}.
  *
@@ -100,7 +100,7 @@ public final class ExtenderServer implements AutoCloseable {
         s.createContext("/", this::handle);
         s.start();
         server = s;
-        LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind)", host, port(), prefix.isEmpty() ? "/" : prefix);
+        LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
         return this;
     }
 
@@ -195,7 +195,7 @@ public final class ExtenderServer implements AutoCloseable {
         String verb = verbOf(path);
         if (verb == null) {
             throw new BadRequestException(404, "no such path " + path + "; the extender serves POST " + prefix + "/filter, "
-                    + prefix + "/prioritize, " + prefix + "/bind and GET /healthz");
+                    + prefix + "/prioritize, " + prefix + "/bind, " + prefix + "/preempt and GET /healthz");
         }
         requireMethod(ex, method, "POST");
         byte[] body = readBody(ex);
@@ -203,6 +203,7 @@ public final class ExtenderServer implements AutoCloseable {
             case "filter" -> extender.filter(ExtenderRequests.parseArgs(body));
             case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body));
             case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
+            case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
             default -> throw new IllegalStateException(verb);
         };
         reply(ex, 200, ExtenderRequests.write(answer));
@@ -210,7 +211,7 @@ public final class ExtenderServer implements AutoCloseable {
 
     private String verbOf(String path) {
         String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
-        for (String verb : new String[] {"filter", "prioritize", "bind"}) {
+        for (String verb : new String[] {"filter", "prioritize", "bind", "preempt"}) {
             if (p.equals(prefix + "/" + verb)) {
                 return verb;
             }

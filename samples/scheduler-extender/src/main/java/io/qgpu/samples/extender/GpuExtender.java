@@ -81,6 +81,7 @@ public final class GpuExtender implements Extender {
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final AtomicLong probes = new AtomicLong();
+    private final PreemptVerb preemption;
 
     public GpuExtender(Ledger ledger, PlacementConfig config, ClusterApi cluster) {
         this.ledger = Validate.notNull("ledger", ledger);
@@ -99,6 +100,7 @@ public final class GpuExtender implements Extender {
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
+        this.preemption = new PreemptVerb(ledger, engine, claims, uids);
     }
 
     public Ledger ledger() {
@@ -147,6 +149,12 @@ public final class GpuExtender implements Extender {
         }
         return args.byNames() ? ExtenderProtocol.FilterResult.ofNames(fit, failed, unresolvable)
                 : ExtenderProtocol.FilterResult.ofNodes(ExtenderRequests.nodeListOf(args, fit), failed, unresolvable);
+    }
+
+    /** The {@code preempt} verb: see {@link PreemptVerb}. */
+    @Override
+    public ExtenderProtocol.PreemptionResult preempt(ExtenderRequests.PreemptionArgs args) {
+        return preemption.answer(args);
     }
 
     @Override

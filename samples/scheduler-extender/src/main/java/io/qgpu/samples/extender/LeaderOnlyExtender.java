@@ -48,6 +48,12 @@ public final class LeaderOnlyExtender implements Extender {
         return delegate.bind(args);
     }
 
+    @Override
+    public ExtenderProtocol.PreemptionResult preempt(ExtenderRequests.PreemptionArgs args) {
+        requireLeader();
+        return delegate.preempt(args);
+    }
+
     private void requireLeader() {
         if (!election.leading()) {
             throw new NotLeaderException(election.settings().identity(), election.leader());

@@ -35,7 +35,7 @@ import java.util.concurrent.CountDownLatch;
  *   --rules NAME           granularity preset when no inventory file gives rules: qgpu (default), hami, gpu-manager
  *   --host ADDR            listen address (default 127.0.0.1: this machine only; 0.0.0.0 for every interface)
  *   --port N               listen port (default 8888)
- *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind
+ *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind, PATH/preempt
  *   --max-body-bytes N     largest request body (default 4194304); larger ones get 413
  *   --threads N            request threads (default 8)
  *   --node-policy P        binpack (default) or spread, at node level
@@ -77,7 +77,7 @@ public final class Main {
             return 0;
         }
         try (Running r = start(opts)) {
-            out.println("qgpu scheduler extender serving " + r.server.baseUrl() + "/{filter,prioritize,bind}"
+            out.println("qgpu scheduler extender serving " + r.server.baseUrl() + "/{filter,prioritize,bind,preempt}"
                     + (r.client == null ? " (demo: no Kubernetes API)" : ""));
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "qgpu-extender-shutdown"));

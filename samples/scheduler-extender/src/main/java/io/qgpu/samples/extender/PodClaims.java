@@ -164,6 +164,9 @@ public final class PodClaims {
             }
             b.memoryBytes(memoryBytes).compute(request, limit);
         }
+        if (pod.getSpec().getPriority() != null) {
+            b.priorityWithinClass(pod.getSpec().getPriority());   // Kubernetes' pod priority orders tenants within a class
+        }
         String pf = "Pod.metadata.annotations";
         if (annotations.containsKey(QgpuAnnotations.PRIORITY)) {
             b.priority(translate(() -> PriorityClass.fromName(pf + "[" + QgpuAnnotations.PRIORITY + "]",

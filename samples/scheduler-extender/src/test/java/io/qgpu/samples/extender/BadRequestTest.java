@@ -179,7 +179,7 @@ class BadRequestTest {
         HttpResponse<String> put = TestSupport.send(HttpRequest.newBuilder(URI.create(url + "/bind"))
                 .PUT(HttpRequest.BodyPublishers.ofString("{}")).build());
         expect(405, "method PUT not allowed", put);
-        expect(404, "no such path /qgpu/preempt", TestSupport.post(url + "/preempt", utf8("{}")));
+        expect(404, "no such path /qgpu/evict", TestSupport.post(url + "/evict", utf8("{}")));
         expect(404, "no such path /filter", TestSupport.post("http://127.0.0.1:" + server.port() + "/filter", utf8("{}")));
         HttpResponse<String> text = TestSupport.send(HttpRequest.newBuilder(URI.create(url + "/filter"))
                 .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}")).build());

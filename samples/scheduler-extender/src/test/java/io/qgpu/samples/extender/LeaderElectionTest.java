@@ -138,6 +138,8 @@ class LeaderElectionTest {
         assertEquals(503, TestSupport.post(b.server().baseUrl() + "/filter", TestSupport.payload("filter-names-infer.json")).statusCode());
         assertEquals(503, TestSupport.post(b.server().baseUrl() + "/prioritize",
                 TestSupport.payload("prioritize-names-infer.json")).statusCode());
+        assertEquals(503, TestSupport.post(b.server().baseUrl() + "/preempt", ("{\"Pod\":" + TestSupport.text("payloads/pod-infer.json")
+                + ",\"NodeNameToMetaVictims\":{}}").getBytes(java.nio.charset.StandardCharsets.UTF_8)).statusCode());
         assertFalse(client.pods().inNamespace("team-a").withName("infer-0").get().getMetadata().getAnnotations()
                 .containsKey(QgpuAnnotations.PLACEMENT), "the refused bind wrote nothing");
 

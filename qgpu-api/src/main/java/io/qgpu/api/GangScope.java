@@ -1,0 +1,47 @@
+package io.qgpu.api;
+
+/**
+ * Where the members of a {@link Gang} must be relative to each other.
+ *
+ * <pre>{@code
+ * GangScope.anywhere();                                   // any nodes
+ * GangScope.sameNode();                                   // all members on one node
+ * GangScope.sameLabel("topology.kubernetes.io/rack");     // nodes with one value of this label
+ * }</pre>
+ *
+ * <p>Thread safety: immutable.
+ */
+public sealed interface GangScope {
+
+    /** Any nodes. */
+    static GangScope anywhere() {
+        return Anywhere.INSTANCE;
+    }
+
+    /** Every member on one node. */
+    static GangScope sameNode() {
+        return SameNode.INSTANCE;
+    }
+
+    /** Every member on nodes that carry {@code labelKey} with one value; nodes without it are not used. */
+    static GangScope sameLabel(String labelKey) {
+        return new SameLabel(labelKey);
+    }
+
+    /** Any nodes. */
+    enum Anywhere implements GangScope { INSTANCE }
+
+    /** Every member on one node. */
+    enum SameNode implements GangScope { INSTANCE }
+
+    /**
+     * Every member on nodes with the same value of a node label (one rack, one NVLink domain).
+     *
+     * @param labelKey the node label's key
+     */
+    record SameLabel(String labelKey) implements GangScope {
+        public SameLabel {
+            Validate.notBlank("gang.scope.labelKey", labelKey);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.Gang;
+import io.qgpu.api.GangResult;
+import io.qgpu.api.GangScope;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementResult;
+import io.qgpu.api.Reason;
+import io.qgpu.api.ReasonCode;
+import io.qgpu.api.Validate;
+import io.qgpu.core.ledger.BatchResult;
+import io.qgpu.core.ledger.Ledger;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Places a {@link Gang} all or nothing with a {@link PlacementEngine}'s rules and commits it to the
+ * engine's ledger with one {@link Ledger#commit} (see {@link GangResult}).
+ *
+ * <pre>{@code
+ * GangPlacer placer = new GangPlacer(engine);
+ * Gang job = Gang.builder("train-7")
+ *         .member(Claim.builder("train-7-0").gpus(2).exclusive().build())
+ *         .member(Claim.builder("train-7-1").gpus(2).exclusive().build())
+ *         .together(GangScope.sameLabel("rack"))
+ *         .build();
+ * if (placer.place(job) instanceof GangResult.Placed p) {
+ *     p.placements();                     // one per member, all committed
+ * }
+ * }</pre>
+ *
+ * <h2>How</h2>
+ * The nodes are split into domains by the gang's scope: one domain of every node
+ * ({@link GangScope#anywhere()}), one per node ({@link GangScope#sameNode()}), or one per value of the
+ * label ({@link GangScope#sameLabel}, values in ascending order; nodes without the label are not
+ * used). In each domain, in turn, the members are placed one after the other, the most GPUs first
+ * (ties in member order), by the engine's own pipeline on a private copy of the domain's nodes, each
+ * member seeing the ones placed before it. The first domain that takes every member is committed; if
+ * a node changed meanwhile and the ledger refuses the batch, the whole search restarts from the
+ * current state, at most {@code maxCommitAttempts} times in all ({@code CONFLICT} after that). When
+ * no domain takes every member, the answer gives each member's refusal in the domain that took the
+ * most members (the first such), a {@code GANG} reason for the members that fitted there, and a
+ * general {@code GANG} reason naming that domain.
+ *
+ * <h2>What others see</h2>
+ * Nothing of a gang is written to the ledger before its one {@link Ledger#commit}, and a refused
+ * gang writes nothing. While the commit runs, concurrent reservations and releases (a
+ * {@link PlacementEngine#place} included) wait for it and are judged against the ledger before or
+ * after the whole gang, never between two members; a {@link Ledger#placement} read of a member waits
+ * too, so a reader that sees one member placed sees every member placed (until they are released).
+ * Lock-free reads of node states ({@link Ledger#nodes}) and bulk reads ({@link Ledger#placements})
+ * may show some members before others during the commit. After {@link #place} returns, either every
+ * member is committed or none is.
+ *
+ * <h2>Cost</h2>
+ * Each domain tried copies its nodes and places every member once, so a call costs about as many
+ * single placements as members times domains tried; with {@code sameNode} that is one try per node
+ * that has at least as many GPUs as the members together.
+ *
+ * <p>Thread safety: thread-safe, as the engine is.
+ */
+public final class GangPlacer {
+
+    private final PlacementEngine engine;
+
+    public GangPlacer(PlacementEngine engine) {
+        this.engine = Validate.notNull("gangPlacer.engine", engine);
+    }
+
+    /** Places every member of the gang and commits them together, or commits nothing. */
+    public GangResult place(Gang gang) {
+        Validate.notNull("gang", gang);
+        Ledger ledger = engine.ledger();
+        List<Reason> general = new ArrayList<>();
+        for (Claim c : gang.members()) {
+            ledger.placement(c.tenantId()).ifPresent(p -> general.add(Reason.of(ReasonCode.DUPLICATE_TENANT,
+                    c.tenantId(), "already reserved on " + p.nodeName())));
+        }
+        if (!general.isEmpty()) {
+            return new GangResult.Unschedulable(gang.name(), Map.of(), general);
+        }
+        BatchResult.Refused lost = null;
+        for (int attempt = 1; attempt <= engine.config().maxCommitAttempts(); attempt++) {
+            Map<String, List<NodeState>> domains = domains(gang, ledger.nodes());
+            if (domains.isEmpty()) {
+                return new GangResult.Unschedulable(gang.name(), Map.of(), List.of(noDomain(gang)));
+            }
+            Trial best = null;
+            for (Map.Entry<String, List<NodeState>> d : domains.entrySet()) {
+                Trial t = trial(gang, d.getKey(), d.getValue());
+                if (t.failed.isEmpty()) {
+                    best = t;
+                    break;
+                }
+                if (best == null || t.placed.size() > best.placed.size()) {
+                    best = t;
+                }
+            }
+            if (!best.failed.isEmpty()) {
+                return unschedulable(gang, best, domains.size());
+            }
+            List<Placement> ordered = gang.tenantIds().stream().map(best.placed::get).toList();
+            BatchResult r = ledger.commit(List.of(), ordered);
+            if (r instanceof BatchResult.Committed) {
+                return new GangResult.Placed(gang.name(), ordered);
+            }
+            lost = (BatchResult.Refused) r;
+        }
+        return new GangResult.Unschedulable(gang.name(), Map.of(), List.of(Reason.of(ReasonCode.CONFLICT, gang.name(),
+                "the ledger refused the gang's commit " + engine.config().maxCommitAttempts()
+                        + " times (other placements took the room): " + lost.summary())));
+    }
+
+    /** The members placed (by tenant id) and refused in one domain, on a private copy of its nodes. */
+    private record Trial(String domain, Map<String, Placement> placed, Map<String, PlacementResult.Unschedulable> failed) {
+    }
+
+    private Trial trial(Gang gang, String domain, List<NodeState> nodes) {
+        PlacementEngine scratch = engine.onLedger(ScratchCluster.of(engine.ledger().rules(), nodes));
+        List<Claim> order = new ArrayList<>(gang.members());
+        order.sort(Comparator.comparingInt(Claim::gpuCount).reversed());
+        Map<String, Placement> placed = new LinkedHashMap<>();
+        Map<String, PlacementResult.Unschedulable> failed = new LinkedHashMap<>();
+        for (Claim c : order) {
+            PlacementResult r = scratch.place(c);
+            if (r instanceof PlacementResult.Placed p) {
+                placed.put(c.tenantId(), p.placement());
+            } else {
+                failed.put(c.tenantId(), (PlacementResult.Unschedulable) r);
+            }
+        }
+        return new Trial(domain, placed, failed);
+    }
+
+    private static GangResult unschedulable(Gang gang, Trial best, int tried) {
+        Map<String, PlacementResult.Unschedulable> members = new TreeMap<>(best.failed);
+        best.placed.forEach((id, p) -> members.put(id, new PlacementResult.Unschedulable(id, Map.of(),
+                List.of(Reason.of(ReasonCode.GANG, id, "fits on " + p.nodeName() + " in " + best.domain
+                        + ", but the gang " + gang.name() + " does not: " + String.join(", ", best.failed.keySet())
+                        + " cannot be placed there")))));
+        Reason why = Reason.of(ReasonCode.GANG, gang.name(), "no domain takes every member (" + tried
+                + " tried); the best, " + best.domain + ", takes " + best.placed.size() + " of " + gang.members().size());
+        return new GangResult.Unschedulable(gang.name(), members, List.of(why));
+    }
+
+    /** The nodes split by the gang's scope, by domain name, in trial order; each list in cluster order. */
+    static Map<String, List<NodeState>> domains(Gang gang, List<NodeState> nodes) {
+        Map<String, List<NodeState>> out = new LinkedHashMap<>();
+        GangScope scope = gang.scope();
+        if (scope instanceof GangScope.SameLabel l) {
+            TreeMap<String, List<NodeState>> byValue = new TreeMap<>();
+            for (NodeState n : nodes) {
+                String v = n.node().labels().get(l.labelKey());
+                if (v != null) {
+                    byValue.computeIfAbsent(v, k -> new ArrayList<>()).add(n);
+                }
+            }
+            byValue.forEach((v, ns) -> out.put(l.labelKey() + "=" + v, ns));
+        } else if (scope instanceof GangScope.SameNode) {
+            int gpus = gang.members().stream().mapToInt(Claim::gpuCount).sum();
+            for (NodeState n : nodes) {
+                if (n.gpus().size() >= gpus) {
+                    out.put("node " + n.name(), List.of(n));
+                }
+            }
+        } else if (!nodes.isEmpty()) {
+            out.put("the cluster", nodes);
+        }
+        return out;
+    }
+
+    private static Reason noDomain(Gang gang) {
+        String what;
+        if (gang.scope() instanceof GangScope.SameLabel l) {
+            what = "no node carries the label " + l.labelKey();
+        } else if (gang.scope() instanceof GangScope.SameNode) {
+            what = "no node has the " + gang.members().stream().mapToInt(Claim::gpuCount).sum()
+                    + " GPUs the members ask for together";
+        } else {
+            what = "the ledger has no nodes";
+        }
+        return Reason.of(ReasonCode.GANG, gang.name(), what);
+    }
+}
