@@ -151,7 +151,7 @@ public final class FakeCluster {
                                 .health(g.unhealthy.contains(d.index()) ? Health.UNHEALTHY : Health.HEALTHY);
                         gpus.add(b.build());
                     }
-                    node = new Node(node.name(), node.labels(), gpus, node.topology());
+                    node = new Node(node.name(), node.labels(), gpus, node.topology(), node.host());
                 }
                 node(node);
             }
