@@ -86,6 +86,9 @@ class HostJsonTest {
         QgpuJsonException none = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(claims));
         assertTrue(none.getMessage().contains("claims[0].host"), none.getMessage());
         assertTrue(none.getMessage().contains("must ask for CPU or host memory"), none.getMessage());
+        Files.writeString(claims, "[{\"tenant\": \"h\", \"memoryGiB\": 1, \"host\": {\"cpuMillis\": 1.5}}]");
+        QgpuJsonException fraction = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(claims));
+        assertTrue(fraction.getMessage().contains("claims[0].host.cpuMillis = 1.5"), fraction.getMessage());
         Files.writeString(claims, "[{\"tenant\": \"h\", \"memoryGiB\": 1, \"host\": {\"cpu\": 1}}]");
         QgpuJsonException unknown = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(claims));
         assertTrue(unknown.getMessage().contains("claims[0].host.cpu"), unknown.getMessage());
