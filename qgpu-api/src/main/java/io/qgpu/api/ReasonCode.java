@@ -51,5 +51,9 @@ public enum ReasonCode {
      */
     GANG,
     /** A preemption plan cannot use the node: no tenant ranks below the claim there, or evicting them frees too little. */
-    PREEMPTION
+    PREEMPTION,
+    /** Not enough free CPU on the node (requested and available in millicores). */
+    INSUFFICIENT_CPU,
+    /** Not enough free host memory on the node (requested and available in bytes). */
+    INSUFFICIENT_HOST_MEMORY
 }
