@@ -2,7 +2,10 @@ package io.qgpu.core.placement;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeState;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.core.ledger.Ledger;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -48,6 +51,8 @@ final class NodeIndex {
     /** Every change stamp below this sequence is reflected in the keys. */
     private final AtomicLong drained = new AtomicLong();
     final int size;
+    /** Node name to position, made on first use (the structure never changes). */
+    private volatile Map<String, Integer> positions;
 
     /** An index of every node of {@code feed}, read now. */
     NodeIndex(Ledger.NodeFeed feed) {
@@ -135,6 +140,61 @@ final class NodeIndex {
         return q | (o << 16) | (e << 24) | (cpt << 32) | (mem << 40);
     }
 
+    /**
+     * The key of node {@code i} for the claim's class, made from exactly {@code ns} (refreshed first
+     * when the index holds an older state): what a refusal may rely on.
+     */
+    long currentKey(int i, NodeState ns, boolean online) {
+        if (states.getAcquire(i) != ns) {
+            refresh(i, ns);
+            if (states.getAcquire(i) != ns) {
+                return summary(i, ns).key(online);   // the node moved on meanwhile: use the state asked for
+            }
+        }
+        return key(i, online);
+    }
+
+    /** The position of the node named {@code name}, or -1 when the structure has no such node. */
+    int positionOf(String name) {
+        Map<String, Integer> m = positions;
+        if (m == null) {
+            m = new HashMap<>(size * 2);
+            for (int i = 0; i < size; i++) {
+                m.put(feed.nodeAt(i).name(), i);
+            }
+            positions = m;
+        }
+        Integer p = m.get(name);
+        return p == null ? -1 : p;
+    }
+
+    /**
+     * Null when a node whose key this is may take the claim ({@link #fits}), else the first cause the
+     * key shows, in the order of {@link NodeSummary#precheckCause}: free whole GPUs ({@code EXCLUSIVE},
+     * an exclusive claim), open GPUs ({@code NOT_ENOUGH_GPUS}), the largest free memory
+     * ({@code INSUFFICIENT_MEMORY}), the largest free compute of the class
+     * ({@code INSUFFICIENT_COMPUTE}). When it is not null, {@link NodeSummary#precheckCause} of the
+     * state the key was made from gives the same code.
+     */
+    static ReasonCode cause(long key, ClaimShape c) {
+        if (c.exclusive) {
+            int empty = (int) ((key >>> 24) & 0xFF);
+            return empty == 255 || empty >= c.k ? null : ReasonCode.EXCLUSIVE;
+        }
+        int open = (int) ((key >>> 16) & 0xFF);
+        if (open != 255 && open < c.k) {
+            return ReasonCode.NOT_ENOUGH_GPUS;
+        }
+        long mem = key >>> 40;
+        if (mem != MEM_MAX && (c.memory >>> 20) > mem) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        if ((int) ((key >>> 32) & 0xFF) - 1 < c.minComputeFree) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        return null;
+    }
+
     /** The node load encoded in a key, to 1/65535. */
     static double load(long key) {
         return (key & 0xFFFF) / 65535.0;
@@ -142,18 +202,6 @@ final class NodeIndex {
 
     /** Never false when {@link NodeSummary#precheck} is true for the state the key was made from. */
     static boolean fits(long key, ClaimShape c) {
-        int open = (int) ((key >>> 16) & 0xFF);
-        if (c.exclusive) {
-            int empty = (int) ((key >>> 24) & 0xFF);
-            return empty == 255 || empty >= c.k;
-        }
-        if (open != 255 && open < c.k) {
-            return false;
-        }
-        if ((int) ((key >>> 32) & 0xFF) - 1 < c.minComputeFree) {
-            return false;
-        }
-        long mem = key >>> 40;
-        return mem == MEM_MAX || (c.memory >>> 20) <= mem;
+        return cause(key, c) == null;
     }
 }

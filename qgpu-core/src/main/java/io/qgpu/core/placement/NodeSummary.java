@@ -7,6 +7,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Holding;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PriorityClass;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Topology;
 
@@ -64,6 +65,11 @@ final class NodeSummary {
     final int emptyOffline;
     final long maxMemOffline;
     final int maxComputeOffline;
+    /** Open GPUs usable by the class with a free tenant slot. */
+    final int slotsOnline;
+    final int slotsOffline;
+    /** The rules the summary was made under (for the words of a refusal). */
+    private final GranularityRules rules;
     private final long[] packed;
     /** Exclusion label of each GPU's holders (null when none or empty); read only when a label is involved. */
     private final String[] exclusion;
@@ -83,6 +89,7 @@ final class NodeSummary {
     private NodeSummary(NodeState state, Topo topo, GranularityRules rules) {
         this.state = state;
         this.topo = topo;
+        this.rules = rules;
         int n = state.gpus().size();
         this.size = n;
         packed = new long[2 * n];
@@ -99,6 +106,8 @@ final class NodeSummary {
         int oOff = 0;
         int eOff = 0;
         int cOff = -1;
+        int sOn = 0;
+        int sOff = 0;
         long mOn = Long.MIN_VALUE;
         long mOff = Long.MIN_VALUE;
         for (int i = 0; i < n; i++) {
@@ -140,13 +149,16 @@ final class NodeSummary {
                 healthy++;
             }
             if (open) {
+                boolean slot = tenants < max;
                 if ((flags & F_RES_OFFLINE) == 0) {
+                    sOn += slot ? 1 : 0;
                     oOn++;
                     eOn += empty ? 1 : 0;
                     mOn = Math.max(mOn, memFree);
                     cOn = Math.max(cOn, freeOn);
                 }
                 if ((flags & F_RES_ONLINE) == 0) {
+                    sOff += slot ? 1 : 0;
                     oOff++;
                     eOff += empty ? 1 : 0;
                     mOff = Math.max(mOff, memFree);
@@ -165,6 +177,8 @@ final class NodeSummary {
         this.emptyOffline = eOff;
         this.maxMemOffline = mOff;
         this.maxComputeOffline = cOff;
+        this.slotsOnline = sOn;
+        this.slotsOffline = sOff;
         this.keyOnline = NodeIndex.key(nodeLoad, oOn, eOn, cOn, mOn);
         this.keyOffline = NodeIndex.key(nodeLoad, oOff, eOff, cOff, mOff);
     }
@@ -216,17 +230,78 @@ final class NodeSummary {
     }
 
     /**
-     * Whether the node can possibly hold the claim: enough open GPUs of the claim's class (empty ones
-     * for an exclusive claim), and the largest free memory and free compute each suffice. Never false
-     * for a node that has {@code k} admissible GPUs.
+     * Null when the node can possibly hold the claim, else the first of these per-node summaries that
+     * refuses it, in this order (the order {@link NodeIndex#cause} follows on a key): free whole GPUs
+     * of the claim's class for an exclusive claim ({@code EXCLUSIVE}); open GPUs of the class
+     * ({@code NOT_ENOUGH_GPUS}); the largest free memory on one GPU ({@code INSUFFICIENT_MEMORY});
+     * the largest free guaranteed compute of the class on one GPU ({@code INSUFFICIENT_COMPUTE});
+     * open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}). Never refuses a node that has
+     * {@code k} admissible GPUs. One more per-node dimension is one more check here and in the key.
      */
-    boolean precheck(ClaimShape c) {
-        if (c.online) {
-            return c.exclusive ? emptyOnline >= c.k
-                    : openOnline >= c.k && maxMemOnline >= c.memory && maxComputeOnline >= c.minComputeFree;
+    ReasonCode precheckCause(ClaimShape c) {
+        boolean on = c.online;
+        if (c.exclusive) {
+            return (on ? emptyOnline : emptyOffline) < c.k ? ReasonCode.EXCLUSIVE : null;
         }
-        return c.exclusive ? emptyOffline >= c.k
-                : openOffline >= c.k && maxMemOffline >= c.memory && maxComputeOffline >= c.minComputeFree;
+        if ((on ? openOnline : openOffline) < c.k) {
+            return ReasonCode.NOT_ENOUGH_GPUS;
+        }
+        if ((on ? maxMemOnline : maxMemOffline) < c.memory) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        if ((on ? maxComputeOnline : maxComputeOffline) < c.minComputeFree) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        return (on ? slotsOnline : slotsOffline) < c.k ? ReasonCode.TOO_MANY_TENANTS : null;
+    }
+
+    /** Whether the node can possibly hold the claim ({@link #precheckCause} finds nothing). */
+    boolean precheck(ClaimShape c) {
+        return precheckCause(c) == null;
+    }
+
+    /**
+     * Null when GPU {@code i} admits the claim ({@link #admits}), else the code of the first rule that
+     * refuses it, in {@link #admits}'s order (the first reason {@code Admission.checkGpu} would give,
+     * except that a held-exclusively GPU is {@code EXCLUSIVE} after the health and selector checks).
+     */
+    ReasonCode failure(int i, ClaimShape c) {
+        if (admits(i, c)) {
+            return null;
+        }
+        long bits = packed[2 * i + 1];
+        GpuDevice d = state.gpu(i).device();
+        if (!d.healthy()) {
+            return ReasonCode.UNHEALTHY;
+        }
+        if ((bits & (c.online ? F_RES_OFFLINE : F_RES_ONLINE)) != 0) {
+            return ReasonCode.RESERVED_FOR_OTHER_CLASS;
+        }
+        Selectors sel = c.claim.selectors();
+        if (!sel.allowsModel(d)) {
+            return ReasonCode.MODEL_NOT_SELECTED;
+        }
+        if (!sel.allowsUuid(d)) {
+            return ReasonCode.UUID_NOT_SELECTED;
+        }
+        if ((bits & F_OPEN) == 0 || c.exclusive) {
+            return ReasonCode.EXCLUSIVE;
+        }
+        if (packed[2 * i] < c.memory) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        int free = (int) ((c.online ? bits : bits >>> 8) & 0xFF) - 1;
+        if (free < c.minComputeFree || c.refuseZeroStarving && c.compute > 0 && free == c.compute
+                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        if (((bits >>> 16) & COUNT_MASK) + 1 > ((bits >>> 36) & COUNT_MASK)) {
+            return rules.keepsWhole(d) ? ReasonCode.MIG_INSTANCE_IN_USE : ReasonCode.TOO_MANY_TENANTS;
+        }
+        if (c.anti != null && state.gpu(i).hasAntiAffinity(c.anti)) {
+            return ReasonCode.ANTI_AFFINITY;
+        }
+        return ReasonCode.EXCLUSION;
     }
 
     /** Exactly {@code Admission.checkGpu(state.gpu(i), claim, memory, rules).isEmpty()}. */

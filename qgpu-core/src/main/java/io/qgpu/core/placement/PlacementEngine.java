@@ -138,6 +138,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class PlacementEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);
+    /** How many refused nodes a refusal details by default ({@link Builder#refusalDetail}). */
+    public static final int DEFAULT_REFUSAL_DETAIL = 8;
+    /** {@link Builder#refusalDetail} for every node's detail. */
+    public static final int ALL_NODES = Integer.MAX_VALUE;
 
     private final Ledger ledger;
     private final PlacementConfig config;
@@ -151,6 +155,7 @@ public final class PlacementEngine {
     /** Flattened node states of the ledger's current structure; entries are checked by identity. */
     private final NodePass pass;
     private final Refusals refusals;
+    private final int refusalDetail;
     private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
@@ -163,6 +168,7 @@ public final class PlacementEngine {
         this.setScorers = b.setScorers.toArray(new GpuSetScorer[0]);
         this.setScorerWeights = b.setScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
         this.ticker = b.ticker;
+        this.refusalDetail = b.refusalDetail;
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
                 setScorerWeights);
         this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
@@ -211,12 +217,17 @@ public final class PlacementEngine {
             rules = idx.feed.rules();
             NodePass.Eval e = pass.evaluate(c, idx, null, false);
             if (e.chosen == null) {
-                // the fast pass found nothing: confirm on the nodes' own summaries, all read now,
-                // before saying so (and give the reasons from the same read)
-                List<NodeState> nodes = NodePass.nodesOf(idx.feed);
-                e = pass.evaluate(c, idx, nodes, false);
+                // the fast pass found nothing: prove it on every node's current summary (RefusalScan)
+                RefusalScan.Tally t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
+                if (t.feasible != null) {
+                    // a key lagged behind its node: decide exactly on every node, as explain does
+                    e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
+                    if (e.chosen == null) {
+                        t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
+                    }
+                }
                 if (e.chosen == null) {
-                    return refusals.unschedulable(c, idx, nodes, rules);
+                    return refusals.unschedulable(c, idx, t, rules, refusalDetail);
                 }
             }
             Placement p = NodePass.placementOf(c, e.chosen, e.positions);
@@ -296,6 +307,37 @@ public final class PlacementEngine {
                 Optional.ofNullable(chosen), ticker.read() - t0);
     }
 
+    /**
+     * Whether each named node can take the claim now, in the order asked: the GPU set and total
+     * {@link #place} would rank the node by, or one reason from the node's summaries (the cause the
+     * refusals of {@link #place} count it under). Visits only the named nodes. Commits nothing; the
+     * claim's tenant may already hold a reservation (the check is about the nodes, not the tenant).
+     * A name the ledger does not know is refused with {@code UNKNOWN_TARGET}; a claim that breaks the
+     * granularity rules is refused on every node with {@code GRANULARITY}.
+     */
+    public List<NodeFit> check(Claim claim, List<String> nodeNames) {
+        Validate.notNull("claim", claim);
+        Validate.notNull("nodeNames", nodeNames);
+        NodeIndex idx = index();
+        GranularityRules rules = idx.feed.rules();
+        ClaimShape c = new ClaimShape(claim, config, rules);
+        List<Reason> general = refusals.generalReasons(claim, rules).stream()
+                .filter(r -> r.code() == ReasonCode.GRANULARITY).toList();
+        NodePass.Group group = general.isEmpty() && c.affinity != null ? NodePass.findGroup(c, idx, null) : null;
+        List<NodeFit> out = new ArrayList<>(nodeNames.size());
+        for (String name : nodeNames) {
+            int i = idx.positionOf(Validate.notNull("nodeNames[]", name));
+            if (!general.isEmpty()) {
+                out.add(new NodeFit.Refused(name, general.get(0)));
+            } else if (i < 0) {
+                out.add(new NodeFit.Refused(name, Reason.of(ReasonCode.UNKNOWN_TARGET, name, "no such node in the ledger")));
+            } else {
+                out.add(pass.fit(c, idx.summary(i, idx.feed.nodeAt(i)), group));
+            }
+        }
+        return out;
+    }
+
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
     public Optional<Placement> release(String tenantId) {
         return ledger.release(tenantId);
@@ -340,6 +382,7 @@ public final class PlacementEngine {
         private final List<GpuSetScorer> setScorers = new ArrayList<>();
         private final List<Double> setScorerWeights = new ArrayList<>();
         private Ticker ticker = Ticker.system();
+        private int refusalDetail = DEFAULT_REFUSAL_DETAIL;
 
         private Builder(Ledger ledger) {
             this.ledger = Validate.notNull("placementEngine.ledger", ledger);
@@ -379,6 +422,17 @@ public final class PlacementEngine {
             Validate.notBlank("placementEngine.gpuSetScorer.name", s.name());
             setScorers.add(s);
             setScorerWeights.add(PlacementConfig.weight("placementEngine.gpuSetScorer[" + s.name() + "].weight", weight));
+            return this;
+        }
+
+        /**
+         * How many refused nodes an {@code Unschedulable} from {@link #place} details in full (per node
+         * and per GPU, as {@link #explain} gives them); the causes are counted over every node
+         * regardless. Default {@value PlacementEngine#DEFAULT_REFUSAL_DETAIL};
+         * {@link PlacementEngine#ALL_NODES} details every node. At least 0.
+         */
+        public Builder refusalDetail(int nodes) {
+            this.refusalDetail = Validate.atLeast("placementEngine.refusalDetail", nodes, 0);
             return this;
         }
 

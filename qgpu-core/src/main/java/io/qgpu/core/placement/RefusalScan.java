@@ -1,0 +1,129 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.CauseCount;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.ReasonCode;
+import io.qgpu.core.ledger.Ledger;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The fast "no": one exact pass over every node that proves no node can take a claim, or finds one
+ * that can, without visiting a GPU of a node whose summary already refuses it. For each node it
+ * reads the node's current state and the index key made from exactly that state
+ * ({@link NodeIndex#currentKey}); a key that shows a shortage ({@link NodeIndex#cause}) refuses the
+ * node at once (a stream over contiguous keys); otherwise the node's {@link NodeSummary} decides
+ * ({@link NodeVerdicts}), visiting its GPUs only when the summary's aggregates let it through.
+ * Each refused node is counted once, under the code of its verdict.
+ *
+ * <p>Exact: a node is refused here exactly when {@link NodeVerdicts#cause} refuses its current state,
+ * which is the placement pass's own feasibility rule. With an affinity group only the group's node
+ * can take the claim ({@link NodePass#groupChoice}); every other node counts as {@code AFFINITY}.
+ *
+ * <p>Thread safety: stateless; each scan returns its own {@link Tally}.
+ */
+final class RefusalScan {
+    private static final ReasonCode[] CODES = ReasonCode.values();
+
+    private RefusalScan() {
+    }
+
+    /** What a scan found. */
+    static final class Tally {
+        /** Refused nodes per {@link ReasonCode} ordinal. */
+        final int[] counts = new int[CODES.length];
+        /** The first refused node of each code (the state classified). */
+        final NodeState[] firstOf = new NodeState[CODES.length];
+        /** The first refused nodes in cluster order, at most the detail bound. */
+        final List<NodeState> leading = new ArrayList<>();
+        /** Nodes scanned. */
+        int nodes;
+        /** A node that can take the claim, or null when none can. */
+        NodeState feasible;
+        /** The claim's affinity group, when its label holds GPUs. */
+        NodePass.Group group;
+
+        private void refuse(ReasonCode code, NodeState ns, int detail) {
+            int o = code.ordinal();
+            if (counts[o]++ == 0) {
+                firstOf[o] = ns;
+            }
+            if (leading.size() < detail) {
+                leading.add(ns);
+            }
+        }
+
+        /** The counts, most nodes first. */
+        List<CauseCount> causes() {
+            Map<ReasonCode, Integer> m = new EnumMap<>(ReasonCode.class);
+            for (int i = 0; i < counts.length; i++) {
+                if (counts[i] > 0) {
+                    m.put(CODES[i], counts[i]);
+                }
+            }
+            return CauseCount.ordered(m);
+        }
+    }
+
+    /**
+     * Scans every node of {@code idx} for {@code c}; stops at the first node that can take it, or,
+     * when {@code toEnd}, counts such a node as {@code CONFLICT} (feasible when re-checked: an
+     * unstable filter or a concurrent change) and goes on.
+     *
+     * @param detail how many refused nodes to remember in cluster order ({@link Tally#leading})
+     */
+    static Tally scan(ClaimShape c, NodeIndex idx, NodePass pass, int detail, boolean toEnd) {
+        Tally t = new Tally();
+        Ledger.NodeFeed feed = idx.feed;
+        int n = idx.size;
+        t.nodes = n;
+        NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
+        if (group != null) {
+            t.group = group;
+            return scanGroup(c, idx, pass, group, detail, toEnd, t);
+        }
+        NodeVerdicts verdicts = pass.verdicts;
+        boolean online = c.online;
+        for (int i = 0; i < n; i++) {
+            NodeState ns = feed.nodeAt(i);
+            ReasonCode code = NodeIndex.cause(idx.currentKey(i, ns, online), c);
+            if (code == null) {
+                code = verdicts.cause(idx.summary(i, ns), c);
+                if (code == null) {
+                    t.feasible = ns;
+                    if (!toEnd) {
+                        return t;
+                    }
+                    code = ReasonCode.CONFLICT;
+                }
+            }
+            t.refuse(code, ns, detail);
+        }
+        return t;
+    }
+
+    private static Tally scanGroup(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Group group, int detail,
+                                   boolean toEnd, Tally t) {
+        for (int i = 0; i < idx.size; i++) {
+            NodeState ns = idx.feed.nodeAt(i);
+            if (!group.on(ns)) {
+                t.refuse(ReasonCode.AFFINITY, ns, detail);
+                continue;
+            }
+            ReasonCode code;
+            if (pass.groupChoice(c, group) != null) {
+                t.feasible = group.summary().state;
+                if (!toEnd) {
+                    return t;
+                }
+                code = ReasonCode.CONFLICT;
+            } else {
+                code = group.positions().length == c.k ? pass.verdicts.cause(group.summary(), c) : null;
+            }
+            t.refuse(code == null ? ReasonCode.AFFINITY : code, group.summary().state, detail);
+        }
+        return t;
+    }
+}
