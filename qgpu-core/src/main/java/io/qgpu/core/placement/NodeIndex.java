@@ -50,6 +50,9 @@ final class NodeIndex {
     private final AtomicLongArray offlineKeys;
     /** Every change stamp below this sequence is reflected in the keys. */
     private final AtomicLong drained = new AtomicLong();
+    /** Refreshes begun and ended: equal when none is under way ({@link #settled}). */
+    private final AtomicLong refreshStarted = new AtomicLong();
+    private final AtomicLong refreshEnded = new AtomicLong();
     final int size;
     /** Node name to position, made on first use (the structure never changes). */
     private volatile Map<String, Integer> positions;
@@ -110,6 +113,15 @@ final class NodeIndex {
 
     /** Writes the entry of node {@code i} from {@code ns}; returns the summary of {@code ns}. */
     private NodeSummary refresh(int i, NodeState ns) {
+        refreshStarted.incrementAndGet();
+        try {
+            return write(i, ns);
+        } finally {
+            refreshEnded.incrementAndGet();
+        }
+    }
+
+    private NodeSummary write(int i, NodeState ns) {
         NodeSummary first = null;
         while (true) {
             NodeSummary prev = summaries.getAcquire(i);
@@ -141,17 +153,24 @@ final class NodeIndex {
     }
 
     /**
-     * The key of node {@code i} for the claim's class, made from exactly {@code ns} (refreshed first
-     * when the index holds an older state): what a refusal may rely on.
+     * A token (at least 0) when the keys are settled now: every change the feed has numbered was
+     * delivered and its node refreshed, and no refresh is under way; else -1. While
+     * {@link #stillSettled} holds for the token afterwards, no key was written in between, so every
+     * key read in between was made from a state at least as new as every change that completed
+     * before this call.
      */
-    long currentKey(int i, NodeState ns, boolean online) {
-        if (states.getAcquire(i) != ns) {
-            refresh(i, ns);
-            if (states.getAcquire(i) != ns) {
-                return summary(i, ns).key(online);   // the node moved on meanwhile: use the state asked for
-            }
+    long settled() {
+        long ended = refreshEnded.get();
+        long started = refreshStarted.get();
+        if (started != ended || drained.get() != feed.changeSequence()) {
+            return -1;
         }
-        return key(i, online);
+        return started;
+    }
+
+    /** Whether no refresh began since {@link #settled} gave {@code token}. */
+    boolean stillSettled(long token) {
+        return refreshStarted.get() == token;
     }
 
     /** The position of the node named {@code name}, or -1 when the structure has no such node. */

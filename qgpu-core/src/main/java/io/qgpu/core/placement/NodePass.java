@@ -230,7 +230,7 @@ final class NodePass {
     }
 
     private boolean feasible(NodeSummary s, ClaimShape c) {
-        return verdicts.cause(s, c) == null;
+        return verdicts.feasible(s, c);
     }
 
     private static final int[] NONE = new int[0];

@@ -49,18 +49,29 @@ final class NodeVerdicts {
         this.gpuFilters = gpuFilters;
     }
 
-    /** Null when the node can take the claim, else the code of its reason. Allocates nothing on the way. */
+    /** Verdict detail: whether only, the code, or the reason in words. */
+    private static final int WHETHER = 0;
+    private static final int CODE = 1;
+    private static final int WORDS = 2;
+
+    /** Whether the node can take the claim (the placement pass's feasibility rule). */
+    boolean feasible(NodeSummary s, ClaimShape c) {
+        return verdict(s, c, WHETHER) == null;
+    }
+
+    /** Null when the node can take the claim, else the code of its reason. Allocates little on the way. */
     ReasonCode cause(NodeSummary s, ClaimShape c) {
-        Reason r = verdict(s, c, false);
+        Reason r = verdict(s, c, CODE);
         return r == null ? null : r.code();
     }
 
     /** Null when the node can take the claim, else one reason, with quantities where the summary has them. */
     Reason reason(NodeSummary s, ClaimShape c) {
-        return verdict(s, c, true);
+        return verdict(s, c, WORDS);
     }
 
-    private Reason verdict(NodeSummary s, ClaimShape c, boolean words) {
+    private Reason verdict(NodeSummary s, ClaimShape c, int detail) {
+        boolean words = detail == WORDS;
         ReasonCode code = s.precheckCause(c);
         if (code != null) {
             return words ? precheckReason(s, code, c) : BARE[code.ordinal()];
@@ -75,7 +86,7 @@ final class NodeVerdicts {
             }
         }
         if (count < c.k) {
-            return gpuShortfall(s, c, words);
+            return detail == WHETHER ? BARE[ReasonCode.NOT_ENOUGH_GPUS.ordinal()] : gpuShortfall(s, c, words);
         }
         if (c.mustInclude || c.numaRequired) {
             List<Reason> shortfall = setConstraintShortfall(s, c);

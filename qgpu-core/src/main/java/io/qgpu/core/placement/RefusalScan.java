@@ -11,16 +11,21 @@ import java.util.Map;
 
 /**
  * The fast "no": one exact pass over every node that proves no node can take a claim, or finds one
- * that can, without visiting a GPU of a node whose summary already refuses it. For each node it
- * reads the node's current state and the index key made from exactly that state
- * ({@link NodeIndex#currentKey}); a key that shows a shortage ({@link NodeIndex#cause}) refuses the
- * node at once (a stream over contiguous keys); otherwise the node's {@link NodeSummary} decides
- * ({@link NodeVerdicts}), visiting its GPUs only when the summary's aggregates let it through.
- * Each refused node is counted once, under the code of its verdict.
+ * that can, without visiting a GPU of a node whose summaries already refuse it. Each refused node is
+ * counted once, under the code of its verdict.
  *
- * <p>Exact: a node is refused here exactly when {@link NodeVerdicts#cause} refuses its current state,
- * which is the placement pass's own feasibility rule. With an affinity group only the group's node
- * can take the claim ({@link NodePass#groupChoice}); every other node counts as {@code AFFINITY}.
+ * <p>When the index's keys are settled ({@link NodeIndex#settled}: every numbered change delivered,
+ * no refresh under way, and none begun by the end of the scan), the pass streams through the
+ * contiguous per-node keys: a key that shows a shortage ({@link NodeIndex#cause}) refuses its node
+ * at once, and only the nodes the keys let through are read, their {@link NodeSummary} deciding
+ * ({@link NodeVerdicts}) and their GPUs visited only when the summary's aggregates let the claim
+ * through. Otherwise (concurrent changes or refreshes) it reads every node's current state and the
+ * summary made from exactly that state, as the engine's explain does.
+ *
+ * <p>Exact: a node is refused here exactly when {@link NodeVerdicts#cause} refuses a state of it at
+ * least as new as every change completed before the scan began, which is the placement pass's own
+ * feasibility rule. With an affinity group only the group's node can take the claim
+ * ({@link NodePass#groupChoice}); every other node counts as {@code AFFINITY}.
  *
  * <p>Thread safety: stateless; each scan returns its own {@link Tally}.
  */
@@ -45,7 +50,12 @@ final class RefusalScan {
         /** The claim's affinity group, when its label holds GPUs. */
         NodePass.Group group;
 
-        private void refuse(ReasonCode code, NodeState ns, int detail) {
+        /** Whether a node refused for {@code code} would be remembered for the detail. */
+        boolean wants(ReasonCode code, int detail) {
+            return counts[code.ordinal()] == 0 || leading.size() < detail;
+        }
+
+        void refuse(ReasonCode code, NodeState ns, int detail) {
             int o = code.ordinal();
             if (counts[o]++ == 0) {
                 firstOf[o] = ns;
@@ -76,7 +86,6 @@ final class RefusalScan {
      */
     static Tally scan(ClaimShape c, NodeIndex idx, NodePass pass, int detail, boolean toEnd) {
         Tally t = new Tally();
-        Ledger.NodeFeed feed = idx.feed;
         int n = idx.size;
         t.nodes = n;
         NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
@@ -84,24 +93,69 @@ final class RefusalScan {
             t.group = group;
             return scanGroup(c, idx, pass, group, detail, toEnd, t);
         }
-        NodeVerdicts verdicts = pass.verdicts;
+        long token = idx.settled();
+        if (token >= 0) {
+            scanKeys(c, idx, pass.verdicts, detail, toEnd, t);
+            if (idx.stillSettled(token)) {
+                return t;
+            }
+            t = new Tally();   // a key was written meanwhile: start over on the summaries themselves
+            t.nodes = n;
+        }
+        scanSummaries(c, idx, pass.verdicts, detail, toEnd, t);
+        return t;
+    }
+
+    /**
+     * Over settled keys ({@link NodeIndex#settled}): streams through the contiguous keys; reads a node
+     * only when its key lets the claim through, or to remember it for the detail.
+     */
+    private static void scanKeys(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd, Tally t) {
+        Ledger.NodeFeed feed = idx.feed;
         boolean online = c.online;
-        for (int i = 0; i < n; i++) {
-            NodeState ns = feed.nodeAt(i);
-            ReasonCode code = NodeIndex.cause(idx.currentKey(i, ns, online), c);
+        for (int i = 0; i < t.nodes; i++) {
+            ReasonCode code = NodeIndex.cause(idx.key(i, online), c);
+            NodeState ns = null;
             if (code == null) {
+                ns = feed.nodeAt(i);
                 code = verdicts.cause(idx.summary(i, ns), c);
                 if (code == null) {
                     t.feasible = ns;
                     if (!toEnd) {
-                        return t;
+                        return;
+                    }
+                    code = ReasonCode.CONFLICT;
+                }
+            }
+            if (t.wants(code, detail)) {
+                t.refuse(code, ns != null ? ns : feed.nodeAt(i), detail);
+            } else {
+                t.counts[code.ordinal()]++;
+            }
+        }
+    }
+
+    /** Over each node's current state and the summary made from exactly it. */
+    private static void scanSummaries(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd,
+                                      Tally t) {
+        Ledger.NodeFeed feed = idx.feed;
+        boolean online = c.online;
+        for (int i = 0; i < t.nodes; i++) {
+            NodeState ns = feed.nodeAt(i);
+            NodeSummary s = idx.summary(i, ns);
+            ReasonCode code = NodeIndex.cause(s.key(online), c);
+            if (code == null) {
+                code = verdicts.cause(s, c);
+                if (code == null) {
+                    t.feasible = ns;
+                    if (!toEnd) {
+                        return;
                     }
                     code = ReasonCode.CONFLICT;
                 }
             }
             t.refuse(code, ns, detail);
         }
-        return t;
     }
 
     private static Tally scanGroup(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Group group, int detail,
