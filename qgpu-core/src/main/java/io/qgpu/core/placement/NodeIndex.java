@@ -22,10 +22,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * rejects a node that has room):
  * <pre>
  *   bits  0..15  nodeLoad * 65535, rounded
- *   bits 16..23  open GPUs usable by the class      (255 = 255 or more)
- *   bits 24..31  empty open GPUs usable by the class
- *   bits 32..39  largest free guaranteed compute of the class + 1
- *   bits 40..63  largest free memory, MiB           (2^24 - 1 = that much or more)
+ *   bits 16..19  open GPUs usable by the class      (15 = 15 or more)
+ *   bits 20..23  those with a free tenant slot      (15 = 15 or more)
+ *   bits 24..31  empty open GPUs usable by the class (255 = 255 or more)
+ *   bits 32..39  largest free guaranteed compute of the class on a GPU with a free slot, + 1
+ *   bits 40..63  largest free memory on a GPU with a free slot, MiB (2^24 - 1 = that much or more)
  * </pre>
  *
  * <p>Thread safety: shared by all threads of an engine. Entries are published in the order
@@ -143,9 +144,9 @@ final class NodeIndex {
         }
     }
 
-    static long key(double nodeLoad, int open, int empty, int maxCompute, long maxMem) {
+    static long key(double nodeLoad, int open, int slots, int empty, int maxCompute, long maxMem) {
         long q = Math.round(Math.max(0.0, Math.min(1.0, nodeLoad)) * 65535.0);
-        long o = Math.min(open, 255);
+        long o = Math.min(open, 15) | Math.min(slots, 15) << 4;
         long e = Math.min(empty, 255);
         long cpt = Math.max(-1, Math.min(100, maxCompute)) + 1;
         long mem = maxMem < 0 ? 0 : Math.min(maxMem >>> 20, MEM_MAX);
@@ -190,7 +191,8 @@ final class NodeIndex {
     /**
      * Null when a node whose key this is may take the claim ({@link #fits}), else the first cause the
      * key shows, in the order of {@link NodeSummary#precheckCause}: free whole GPUs ({@code EXCLUSIVE},
-     * an exclusive claim), open GPUs ({@code NOT_ENOUGH_GPUS}), the largest free memory
+     * an exclusive claim), open GPUs ({@code NOT_ENOUGH_GPUS}), those with a free tenant slot
+     * ({@code TOO_MANY_TENANTS}), the largest free memory
      * ({@code INSUFFICIENT_MEMORY}), the largest free compute of the class
      * ({@code INSUFFICIENT_COMPUTE}). When it is not null, {@link NodeSummary#precheckCause} of the
      * state the key was made from gives the same code.
@@ -200,9 +202,13 @@ final class NodeIndex {
             int empty = (int) ((key >>> 24) & 0xFF);
             return empty == 255 || empty >= c.k ? null : ReasonCode.EXCLUSIVE;
         }
-        int open = (int) ((key >>> 16) & 0xFF);
-        if (open != 255 && open < c.k) {
+        int open = (int) ((key >>> 16) & 0xF);
+        if (open != 15 && open < c.k) {
             return ReasonCode.NOT_ENOUGH_GPUS;
+        }
+        int slots = (int) ((key >>> 20) & 0xF);
+        if (slots != 15 && slots < c.k) {
+            return ReasonCode.TOO_MANY_TENANTS;
         }
         long mem = key >>> 40;
         if (mem != MEM_MAX && (c.memory >>> 20) > mem) {

@@ -56,7 +56,8 @@ final class NodeSummary {
     final int size;
     final boolean anyAffinity;
     final double nodeLoad;
-    // aggregates over open GPUs not kept for the other class
+    // aggregates over open GPUs not kept for the other class; the largest free memory and compute
+    // only over those that also have a free tenant slot (a GPU without one admits no shared claim)
     final int openOnline;
     final int emptyOnline;
     final long maxMemOnline;
@@ -154,15 +155,19 @@ final class NodeSummary {
                     sOn += slot ? 1 : 0;
                     oOn++;
                     eOn += empty ? 1 : 0;
-                    mOn = Math.max(mOn, memFree);
-                    cOn = Math.max(cOn, freeOn);
+                    if (slot) {
+                        mOn = Math.max(mOn, memFree);
+                        cOn = Math.max(cOn, freeOn);
+                    }
                 }
                 if ((flags & F_RES_ONLINE) == 0) {
                     sOff += slot ? 1 : 0;
                     oOff++;
                     eOff += empty ? 1 : 0;
-                    mOff = Math.max(mOff, memFree);
-                    cOff = Math.max(cOff, freeOff);
+                    if (slot) {
+                        mOff = Math.max(mOff, memFree);
+                        cOff = Math.max(cOff, freeOff);
+                    }
                 }
             }
         }
@@ -179,8 +184,8 @@ final class NodeSummary {
         this.maxComputeOffline = cOff;
         this.slotsOnline = sOn;
         this.slotsOffline = sOff;
-        this.keyOnline = NodeIndex.key(nodeLoad, oOn, eOn, cOn, mOn);
-        this.keyOffline = NodeIndex.key(nodeLoad, oOff, eOff, cOff, mOff);
+        this.keyOnline = NodeIndex.key(nodeLoad, oOn, sOn, eOn, cOn, mOn);
+        this.keyOffline = NodeIndex.key(nodeLoad, oOff, sOff, eOff, cOff, mOff);
     }
 
     /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
@@ -233,10 +238,11 @@ final class NodeSummary {
      * Null when the node can possibly hold the claim, else the first of these per-node summaries that
      * refuses it, in this order (the order {@link NodeIndex#cause} follows on a key): free whole GPUs
      * of the claim's class for an exclusive claim ({@code EXCLUSIVE}); open GPUs of the class
-     * ({@code NOT_ENOUGH_GPUS}); the largest free memory on one GPU ({@code INSUFFICIENT_MEMORY});
-     * the largest free guaranteed compute of the class on one GPU ({@code INSUFFICIENT_COMPUTE});
-     * open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}). Never refuses a node that has
-     * {@code k} admissible GPUs. One more per-node dimension is one more check here and in the key.
+     * ({@code NOT_ENOUGH_GPUS}); open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}); the
+     * largest free memory on one of those ({@code INSUFFICIENT_MEMORY}); the largest free guaranteed
+     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}). Never refuses a node that
+     * has {@code k} admissible GPUs. One more per-node dimension (host CPU, host memory) is one more
+     * aggregate in the constructor, one more check here and, if it should stream, one more key field.
      */
     ReasonCode precheckCause(ClaimShape c) {
         boolean on = c.online;
@@ -246,13 +252,16 @@ final class NodeSummary {
         if ((on ? openOnline : openOffline) < c.k) {
             return ReasonCode.NOT_ENOUGH_GPUS;
         }
+        if ((on ? slotsOnline : slotsOffline) < c.k) {
+            return ReasonCode.TOO_MANY_TENANTS;
+        }
         if ((on ? maxMemOnline : maxMemOffline) < c.memory) {
             return ReasonCode.INSUFFICIENT_MEMORY;
         }
         if ((on ? maxComputeOnline : maxComputeOffline) < c.minComputeFree) {
             return ReasonCode.INSUFFICIENT_COMPUTE;
         }
-        return (on ? slotsOnline : slotsOffline) < c.k ? ReasonCode.TOO_MANY_TENANTS : null;
+        return null;
     }
 
     /** Whether the node can possibly hold the claim ({@link #precheckCause} finds nothing). */

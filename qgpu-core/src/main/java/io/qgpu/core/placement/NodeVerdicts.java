@@ -152,10 +152,10 @@ final class NodeVerdicts {
             case NOT_ENOUGH_GPUS -> new Reason(code, node, c.k, on ? s.openOnline : s.openOffline,
                     "healthy GPUs open to " + cls + " claims");
             case INSUFFICIENT_MEMORY -> new Reason(code, node, c.memory, Math.max(0, on ? s.maxMemOnline : s.maxMemOffline),
-                    "largest free on one GPU");
+                    "largest free on one GPU with a free tenant slot");
             case INSUFFICIENT_COMPUTE -> new Reason(code, node, c.minComputeFree,
                     Math.max(0, on ? s.maxComputeOnline : s.maxComputeOffline),
-                    "largest free " + cls + " guaranteed compute on one GPU");
+                    "largest free " + cls + " guaranteed compute on one GPU with a free tenant slot");
             case TOO_MANY_TENANTS -> Reason.of(code, node, c.k + " GPU(s) with a free tenant slot needed, "
                     + (on ? s.slotsOnline : s.slotsOffline) + " have one");
             default -> throw new IllegalArgumentException("not a summary cause: " + code);

@@ -101,7 +101,7 @@ class FastRefusalTest {
         PlacementEngine e = PlacementEngine.create(cluster());
         List<NodeFit> fits = e.check(twoGpus(), List.of("n0", "n7", "nowhere"));
         assertEquals(ReasonCode.INSUFFICIENT_MEMORY, ((NodeFit.Refused) fits.get(0)).reason().code());
-        assertEquals("n0: INSUFFICIENT_MEMORY requested 8 GiB, free 2 GiB (short by 6 GiB) largest free on one GPU",
+        assertEquals("n0: INSUFFICIENT_MEMORY requested 8 GiB, free 2 GiB (short by 6 GiB) largest free on one GPU with a free tenant slot",
                 ((NodeFit.Refused) fits.get(0)).reason().message());
         assertEquals("n7: NOT_ENOUGH_GPUS requested 2 GPUs, available 1 GPU (short by 1 GPU) healthy GPUs open to online claims",
                 ((NodeFit.Refused) fits.get(1)).reason().message());
