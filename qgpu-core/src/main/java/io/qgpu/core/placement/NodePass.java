@@ -57,6 +57,20 @@ final class NodePass {
         final List<NodeSummary> feasible = new ArrayList<>();
         /** explain only: the shortlisted nodes. */
         final List<NodeSummary> shortlist = new ArrayList<>();
+        /** Fast pass only: nodes refused by their key, per {@link io.qgpu.api.ReasonCode} ordinal. */
+        int[] keyCauses;
+        /** Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose summary refused it. */
+        int[] refusedBySummary = new int[8];
+        int refusedBySummaryCount;
+        /** Fast pass only: feasible nodes seen (0 means every node was refused). */
+        int feasibleSeen;
+
+        private void refusedBySummary(int i) {
+            if (refusedBySummaryCount == refusedBySummary.length) {
+                refusedBySummary = java.util.Arrays.copyOf(refusedBySummary, 2 * refusedBySummaryCount);
+            }
+            refusedBySummary[refusedBySummaryCount++] = i;
+        }
     }
 
     /** GPUs already holding an affinity label's tenants. */
@@ -105,6 +119,8 @@ final class NodePass {
             }
         }
         int n = idx.size;
+        int[] keyCauses = exact ? null : new int[CAUSES];
+        e.keyCauses = keyCauses;
         int cap = Math.min(config.shortlist(), Math.max(1, n));
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
@@ -122,7 +138,9 @@ final class NodePass {
             } else {
                 // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
-                if (!NodeIndex.fits(key, c)) {
+                io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
+                if (cause != null) {
+                    keyCauses[cause.ordinal()]++;   // counted for a refusal, should no node fit
                     continue;
                 }
                 if (scorers) {
@@ -143,8 +161,12 @@ final class NodePass {
                 s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
             }
             if (!feasible(s, c)) {
+                if (!exact) {
+                    e.refusedBySummary(i);
+                }
                 continue;
             }
+            e.feasibleSeen++;
             if (explain) {
                 e.feasible.add(s);
             }
@@ -234,6 +256,7 @@ final class NodePass {
     }
 
     private static final int[] NONE = new int[0];
+    private static final int CAUSES = io.qgpu.api.ReasonCode.values().length;
 
     SetSearch search(NodeSummary s, ClaimShape c) {
         return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);

@@ -215,10 +215,15 @@ public final class PlacementEngine {
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
             NodeIndex idx = index();
             rules = idx.feed.rules();
+            long settled = idx.settled();
             NodePass.Eval e = pass.evaluate(c, idx, null, false);
             if (e.chosen == null) {
-                // the fast pass found nothing: prove it on every node's current summary (RefusalScan)
-                RefusalScan.Tally t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
+                // the fast pass found nothing: its own counts prove it when no key could lag behind
+                // its node, else a scan over every node's current summary does (RefusalScan)
+                RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
+                if (t == null) {
+                    t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
+                }
                 if (t.feasible != null) {
                     // a key lagged behind its node: decide exactly on every node, as explain does
                     e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);

@@ -158,6 +158,58 @@ final class RefusalScan {
         }
     }
 
+    /**
+     * The tally of a placement pass over settled keys that found no feasible node
+     * ({@link NodePass.Eval#feasibleSeen} 0, so the pass looked at every node: the key's cause for
+     * each node its key refused, the summary's for the others), without a second pass over the keys;
+     * null when a key was written since {@code token} ({@link NodeIndex#settled}), when the caller must
+     * {@link #scan}.
+     */
+    static Tally fromPass(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Eval e, int detail, long token) {
+        if (e.feasibleSeen != 0 || e.group != null || e.keyCauses == null || !idx.stillSettled(token)) {
+            return null;
+        }
+        Tally t = new Tally();
+        t.nodes = idx.size;
+        System.arraycopy(e.keyCauses, 0, t.counts, 0, t.counts.length);
+        Ledger.NodeFeed feed = idx.feed;
+        int[] firstAt = new int[CODES.length];
+        java.util.Arrays.fill(firstAt, Integer.MAX_VALUE);
+        for (int j = 0; j < e.refusedBySummaryCount; j++) {
+            int i = e.refusedBySummary[j];
+            ReasonCode code = pass.verdicts.cause(idx.summary(i, feed.nodeAt(i)), c);
+            if (code == null) {
+                return null;   // the node changed since the pass
+            }
+            t.counts[code.ordinal()]++;
+            firstAt[code.ordinal()] = Math.min(firstAt[code.ordinal()], i);
+        }
+        // the first node of each cause the keys refused (in cluster order), and the first nodes
+        int missing = 0;
+        for (int o = 0; o < CODES.length; o++) {
+            missing += e.keyCauses[o] > 0 ? 1 : 0;
+        }
+        boolean online = c.online;
+        boolean[] seen = new boolean[CODES.length];
+        for (int i = 0; i < t.nodes && missing > 0; i++) {
+            ReasonCode code = NodeIndex.cause(idx.key(i, online), c);
+            if (code != null && !seen[code.ordinal()]) {
+                seen[code.ordinal()] = true;
+                firstAt[code.ordinal()] = Math.min(firstAt[code.ordinal()], i);
+                missing--;
+            }
+        }
+        for (int o = 0; o < CODES.length; o++) {
+            if (firstAt[o] != Integer.MAX_VALUE) {
+                t.firstOf[o] = feed.nodeAt(firstAt[o]);
+            }
+        }
+        for (int i = 0; i < Math.min(detail, t.nodes); i++) {
+            t.leading.add(feed.nodeAt(i));
+        }
+        return idx.stillSettled(token) ? t : null;
+    }
+
     private static Tally scanGroup(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Group group, int detail,
                                    boolean toEnd, Tally t) {
         for (int i = 0; i < idx.size; i++) {

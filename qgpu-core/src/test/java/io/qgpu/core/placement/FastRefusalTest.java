@@ -118,6 +118,30 @@ class FastRefusalTest {
     }
 
     @Test
+    void theScanOverEveryNodesSummaryCountsWhatThePassCounts() {
+        // the engine counts from its own pass when no key can lag; RefusalScan (used when one can)
+        // must give the same counts and the same first node of each cause
+        Ledger ledger = cluster();
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class,
+                PlacementEngine.builder(ledger).refusalDetail(2).build().place(twoGpus()));
+        NodeIndex idx = new NodeIndex(ledger.feed());
+        NodePass pass = new NodePass(ledger, PlacementConfig.defaults(), new io.qgpu.api.placement.NodeFilter[0],
+                new io.qgpu.api.placement.GpuFilter[0], new io.qgpu.api.placement.NodeScorer[0], new double[0],
+                new io.qgpu.api.placement.GpuSetScorer[0], new double[0]);
+        ClaimShape c = new ClaimShape(twoGpus(), PlacementConfig.defaults(), ledger.rules());
+        RefusalScan.Tally t = RefusalScan.scan(c, idx, pass, 2, false);
+        assertEquals(null, t.feasible);
+        assertEquals(u.causes(), t.causes());
+        assertEquals("n0", t.firstOf[ReasonCode.INSUFFICIENT_MEMORY.ordinal()].name());
+        assertEquals("n6", t.firstOf[ReasonCode.NOT_ENOUGH_GPUS.ordinal()].name());
+        assertEquals(Set.of("n0", "n6"), u.nodes().keySet());
+        // a claim that fits: the scan stops at the first node that can take it
+        ClaimShape small = new ClaimShape(Claim.builder("s").memoryGiB(1).compute(5, 100).build(), PlacementConfig.defaults(),
+                ledger.rules());
+        assertEquals("n0", RefusalScan.scan(small, idx, pass, 2, false).feasible.name());
+    }
+
+    @Test
     void aNodeWhoseAggregatesPassIsRefusedForItsGpusMostCommonFailure() {
         // g0: 2 GiB free, 90% compute free; g1: 14 GiB free, 10% compute free: each aggregate passes
         Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), List.of(Nodes.t4("a", 2)));
