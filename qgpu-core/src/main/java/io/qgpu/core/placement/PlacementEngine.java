@@ -46,8 +46,10 @@ import org.slf4j.LoggerFactory;
  * if (r instanceof PlacementResult.Placed p) {
  *     p.placement().environment();                             // NVIDIA_VISIBLE_DEVICES=...
  * } else if (r instanceof PlacementResult.Unschedulable u) {
- *     u.failedNodes();                                         // per node: what was short, by how much
+ *     u.summary();                                             // "0/4000 nodes are available: 2950 insufficient GPU memory, ..."
+ *     u.failedNodes();                                         // a bounded number of nodes: what was short, by how much
  * }
+ * engine.check(claim, List.of("n1", "n2"));                    // these nodes only: fits (set, total) or one reason
  * engine.explain(claim).table();                               // every candidate's score and why
  * engine.release("infer-1");
  * }</pre>
@@ -121,17 +123,22 @@ import org.slf4j.LoggerFactory;
  * the last one, and re-reads every node only after a structural change or when more than
  * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
  * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
- * the claim is unschedulable, and then only after an exact re-scan has confirmed it.
+ * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
+ * node, the pass itself has looked at every node (each refused by its key's or its summary's first
+ * shortage, see {@code NodeVerdicts}) and counts the causes; otherwise a scan over every node's own
+ * summary ({@code RefusalScan}) proves it. Then only the bounded detail is built.
  *
  * <h2>Thread safety</h2>
- * Thread-safe: {@link #place}, {@link #explain} and {@link #release} may be called from any number of
+ * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called from any number of
  * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
  * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
  * refreshed from the ledger's change feed (so it also follows changes made directly on the ledger
  * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
  * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
- * before it decides anything, the keys only pre-filter and rank, and an exact re-scan precedes every
- * unschedulable answer, so a race can at most change which of two good nodes is chosen. Placements
+ * before it decides anything, the keys only pre-filter and rank, and an unschedulable answer relies on
+ * keys only while none can lag (every numbered change delivered, no refresh under way from before the
+ * pass to after the count), else on a scan of every node's own summary, so a race can at most change
+ * which of two good nodes is chosen. {@link #check} reads each named node's own summary. Placements
  * never over-commit, because every commit goes through {@link Ledger#reserve}, which re-checks every
  * slice atomically; a lost race is retried on a fresh view. Registered filters and scorers must be
  * thread-safe.
@@ -198,9 +205,10 @@ public final class PlacementEngine {
      * Places the claim and commits it to the ledger.
      *
      * @return {@link PlacementResult.Placed} with the committed placement, or
-     *         {@link PlacementResult.Unschedulable} naming the reasons for every node and GPU (or a
-     *         general reason: granularity, duplicate tenant, no nodes, or {@code CONFLICT} when the
-     *         commit lost the race {@code maxCommitAttempts} times)
+     *         {@link PlacementResult.Unschedulable} with the nodes counted per cause and the reasons
+     *         for every GPU of at most {@link Builder#refusalDetail} nodes (or a general reason:
+     *         granularity, duplicate tenant, no nodes, or {@code CONFLICT} when the commit lost the
+     *         race {@code maxCommitAttempts} times)
      */
     public PlacementResult place(Claim claim) {
         Validate.notNull("claim", claim);
