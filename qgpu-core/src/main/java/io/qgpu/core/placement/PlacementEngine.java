@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeRejection;
@@ -349,6 +350,53 @@ public final class PlacementEngine {
             }
         }
         return out;
+    }
+
+    /**
+     * Places the claim on the named node only and commits it: what {@link #place} would do if that
+     * node were the whole cluster (the GPU set {@link #check} gives for the node), with the same
+     * commit retries. Visits only that node (and, for a claim with an affinity label, the nodes'
+     * summaries to find the label's GPUs). A refusal carries the node's full detail.
+     */
+    public PlacementResult placeOn(Claim claim, String nodeName) {
+        Validate.notNull("claim", claim);
+        Validate.notBlank("nodeName", nodeName);
+        GranularityRules rules = ledger.rules();
+        List<Reason> general = refusals.generalReasons(claim, rules);
+        if (!general.isEmpty()) {
+            return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
+        }
+        ClaimShape c = new ClaimShape(claim, config, rules);
+        ReserveResult.Refused last = null;
+        for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
+            NodeIndex idx = index();
+            rules = idx.feed.rules();
+            int i = idx.positionOf(nodeName);
+            if (i < 0) {
+                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(),
+                        List.of(Reason.of(ReasonCode.UNKNOWN_TARGET, nodeName, "no such node in the ledger")));
+            }
+            NodeState ns = idx.feed.nodeAt(i);
+            NodeSummary s = idx.summary(i, ns);
+            NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
+            NodeFit fit = pass.fit(c, s, group);
+            if (fit instanceof NodeFit.Refused no) {
+                return new PlacementResult.Unschedulable(claim.tenantId(),
+                        Map.of(nodeName, refusals.rejection(c, ns, rules, group)), List.of(),
+                        List.of(new CauseCount(no.reason().code(), 1)), 1);
+            }
+            Placement p = NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
+            ReserveResult r = ledger.reserve(p);
+            if (r instanceof ReserveResult.Reserved reserved) {
+                return new PlacementResult.Placed(reserved.placement());
+            }
+            last = (ReserveResult.Refused) r;
+            if (last.reasons().stream().anyMatch(why -> why.code() == ReasonCode.DUPLICATE_TENANT
+                    || why.code() == ReasonCode.GRANULARITY)) {
+                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), last.reasons());
+            }
+        }
+        return refusals.conflict(claim, nodeName, last);
     }
 
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */

@@ -142,6 +142,25 @@ class FastRefusalTest {
     }
 
     @Test
+    void placeOnPlacesOnTheNamedNodeOnlyWithCheckSet() {
+        PlacementEngine e = PlacementEngine.create(cluster());
+        Claim small = Claim.builder("small").memoryGiB(1).compute(5, 100).build();
+        NodeFit.Fits f = assertInstanceOf(NodeFit.Fits.class, e.check(small, List.of("n7")).get(0));
+        Placement p = assertInstanceOf(PlacementResult.Placed.class, e.placeOn(small, "n7")).placement();
+        assertEquals("n7", p.nodeName());
+        assertEquals(List.of("n7-g" + f.gpus().positions()[0]), p.gpuUuids());
+        assertEquals(ReasonCode.DUPLICATE_TENANT, assertInstanceOf(PlacementResult.Unschedulable.class,
+                e.placeOn(small, "n8")).general().get(0).code());
+
+        PlacementExplanation ex = e.explain(twoGpus());
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class, e.placeOn(twoGpus(), "n0"));
+        assertEquals(java.util.Map.of("n0", ex.rejected().get("n0")), u.nodes());
+        assertEquals(List.of(new CauseCount(ReasonCode.INSUFFICIENT_MEMORY, 1)), u.causes());
+        assertEquals(ReasonCode.UNKNOWN_TARGET, assertInstanceOf(PlacementResult.Unschedulable.class,
+                e.placeOn(twoGpus(), "nowhere")).general().get(0).code());
+    }
+
+    @Test
     void aNodeWhoseAggregatesPassIsRefusedForItsGpusMostCommonFailure() {
         // g0: 2 GiB free, 90% compute free; g1: 14 GiB free, 10% compute free: each aggregate passes
         Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), List.of(Nodes.t4("a", 2)));

@@ -25,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -46,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *   <li><b>prioritize</b>: each feasible candidate's engine total from the same check (node policy
  *       term plus its best GPU set's topology and load terms), min-max normalised over the feasible
  *       candidates to 1..10 ({@link #scores}); 0 for nodes that do not fit.</li>
- *   <li><b>bind</b>: commits first (the engine places the pod on the chosen node and reserves it in
+ *   <li><b>bind</b>: commits first (the engine places the pod on the chosen node, {@link PlacementEngine#placeOn}, and reserves it in
  *       the ledger), then records the decision on the pod and binds it through the
  *       {@link ClusterApi}. If that fails, the reservation is released and the answer carries the
  *       error: the ledger and the cluster never disagree.</li>
@@ -75,7 +74,6 @@ public final class GpuExtender implements Extender {
     private final PodClaims claims;
     private final ClusterApi cluster;
     private final NodeInventory inventory;
-    private final Map<String, Set<String>> scopes = new ConcurrentHashMap<>();
     private final Map<String, String> uids = new ConcurrentHashMap<>();
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
@@ -85,15 +83,7 @@ public final class GpuExtender implements Extender {
         this.cluster = Validate.notNull("cluster", cluster);
         this.claims = new PodClaims(ledger.rules());
         this.inventory = new NodeInventory(ledger);
-        // bind's chosen node reaches the engine through this filter, keyed by tenant id
-        this.engine = PlacementEngine.builder(ledger)
-                .config(Validate.notNull("config", config))
-                .nodeFilter((claim, node, view) -> {
-                    Set<String> allowed = scopes.get(claim.tenantId());
-                    return allowed == null || allowed.contains(node.name()) ? List.of()
-                            : List.of(Reason.of(ReasonCode.NODE_LABELS_MISMATCH, node.name(), "not a candidate of this request"));
-                })
-                .build();
+        this.engine = PlacementEngine.builder(ledger).config(Validate.notNull("config", config)).build();
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
@@ -281,17 +271,10 @@ public final class GpuExtender implements Extender {
         if (uid != null) {
             uids.put(tenant, uid);
         }
-        PlacementResult result;
-        scopes.put(tenant, Set.of(args.node()));
-        try {
-            result = engine.place(claim.get());
-        } finally {
-            scopes.remove(tenant);
-        }
+        PlacementResult result = engine.placeOn(claim.get(), args.node());
         if (result instanceof PlacementResult.Unschedulable u) {
             uids.remove(tenant);
-            String why = u.general().isEmpty() && engine.check(claim.get(), List.of(args.node())).get(0) instanceof NodeFit.Refused r
-                    ? r.reason().message() : u.summary();
+            String why = u.nodes().containsKey(args.node()) ? u.nodes().get(args.node()).summary() : u.summary();
             return error("node " + args.node() + " cannot take pod " + tenant + ": " + why);
         }
         Placement placement = ((PlacementResult.Placed) result).placement();
