@@ -212,6 +212,44 @@ public final class PlacementEngine {
      *         race {@code maxCommitAttempts} times)
      */
     public PlacementResult place(Claim claim) {
+        return decideAndCommit(claim, this::decideAnywhere);
+    }
+
+    /** The decision of {@link #place} on one view: a placement to commit, or the refusal. */
+    private Object decideAnywhere(ClaimShape c, NodeIndex idx, GranularityRules rules) {
+        long settled = idx.settled();
+        NodePass.Eval e = pass.evaluate(c, idx, null, false);
+        if (e.chosen == null) {
+            // the fast pass found nothing: its own counts prove it when no key could lag behind
+            // its node, else a scan over every node's current summary does (RefusalScan)
+            RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
+            if (t == null) {
+                t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
+            }
+            if (t.feasible != null) {
+                // a key lagged behind its node: decide exactly on every node, as explain does
+                e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
+                if (e.chosen == null) {
+                    t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
+                }
+            }
+            if (e.chosen == null) {
+                return refusals.unschedulable(c, idx, t, rules, refusalDetail);
+            }
+        }
+        return NodePass.placementOf(c, e.chosen, e.positions);
+    }
+
+    /** One decision on a fresh view: a {@link Placement} to commit, or the final {@link PlacementResult}. */
+    private interface Decider {
+        Object decide(ClaimShape c, NodeIndex idx, GranularityRules rules);
+    }
+
+    /**
+     * The general checks, then decide and commit, deciding again on a fresh view after a lost commit
+     * race, at most {@code maxCommitAttempts} times in all.
+     */
+    private PlacementResult decideAndCommit(Claim claim, Decider decider) {
         Validate.notNull("claim", claim);
         GranularityRules rules = ledger.rules();
         List<Reason> general = refusals.generalReasons(claim, rules);
@@ -223,28 +261,11 @@ public final class PlacementEngine {
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
             NodeIndex idx = index();
-            rules = idx.feed.rules();
-            long settled = idx.settled();
-            NodePass.Eval e = pass.evaluate(c, idx, null, false);
-            if (e.chosen == null) {
-                // the fast pass found nothing: its own counts prove it when no key could lag behind
-                // its node, else a scan over every node's current summary does (RefusalScan)
-                RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
-                if (t == null) {
-                    t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
-                }
-                if (t.feasible != null) {
-                    // a key lagged behind its node: decide exactly on every node, as explain does
-                    e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
-                    if (e.chosen == null) {
-                        t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
-                    }
-                }
-                if (e.chosen == null) {
-                    return refusals.unschedulable(c, idx, t, rules, refusalDetail);
-                }
+            Object decided = decider.decide(c, idx, idx.feed.rules());
+            if (decided instanceof PlacementResult answer) {
+                return answer;
             }
-            Placement p = NodePass.placementOf(c, e.chosen, e.positions);
+            Placement p = (Placement) decided;
             ReserveResult r = ledger.reserve(p);
             if (r instanceof ReserveResult.Reserved reserved) {
                 return new PlacementResult.Placed(reserved.placement());
@@ -359,18 +380,8 @@ public final class PlacementEngine {
      * summaries to find the label's GPUs). A refusal carries the node's full detail.
      */
     public PlacementResult placeOn(Claim claim, String nodeName) {
-        Validate.notNull("claim", claim);
         Validate.notBlank("nodeName", nodeName);
-        GranularityRules rules = ledger.rules();
-        List<Reason> general = refusals.generalReasons(claim, rules);
-        if (!general.isEmpty()) {
-            return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
-        }
-        ClaimShape c = new ClaimShape(claim, config, rules);
-        ReserveResult.Refused last = null;
-        for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
-            NodeIndex idx = index();
-            rules = idx.feed.rules();
+        return decideAndCommit(claim, (c, idx, rules) -> {
             int i = idx.positionOf(nodeName);
             if (i < 0) {
                 return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(),
@@ -385,18 +396,8 @@ public final class PlacementEngine {
                         Map.of(nodeName, refusals.rejection(c, ns, rules, group)), List.of(),
                         List.of(new CauseCount(no.reason().code(), 1)), 1);
             }
-            Placement p = NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
-            ReserveResult r = ledger.reserve(p);
-            if (r instanceof ReserveResult.Reserved reserved) {
-                return new PlacementResult.Placed(reserved.placement());
-            }
-            last = (ReserveResult.Refused) r;
-            if (last.reasons().stream().anyMatch(why -> why.code() == ReasonCode.DUPLICATE_TENANT
-                    || why.code() == ReasonCode.GRANULARITY)) {
-                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), last.reasons());
-            }
-        }
-        return refusals.conflict(claim, nodeName, last);
+            return NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
+        });
     }
 
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
