@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * A refusal against a successful placement, in the same run on the same full cluster
  * ({@link FullCluster}: {@code nodes} x 8 GPUs, half DGX-1V, half DGX H100, filled by a seeded
- * stream, seed 7), after 1% of the holders (seeded pick) were released so that small claims fit
+ * stream, seed 7), after 0.2% of the holders (seeded pick) were released so that small claims fit
  * again.
  *
  * <ul>
@@ -67,7 +67,7 @@ public class RefusalBenchmark {
         engine = fc.engine;
         SplittableRandom rnd = new SplittableRandom(11);
         List<String> holders = new ArrayList<>(fc.holders);
-        for (int i = 0; i < holders.size() / 100; i++) {
+        for (int i = 0; i < holders.size() / 500; i++) {
             ledger.release(holders.remove(rnd.nextInt(holders.size())));
         }
         List<Claim> still = new ArrayList<>();

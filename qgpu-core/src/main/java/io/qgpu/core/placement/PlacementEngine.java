@@ -147,7 +147,7 @@ import org.slf4j.LoggerFactory;
 public final class PlacementEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);
     /** How many refused nodes a refusal details by default ({@link Builder#refusalDetail}). */
-    public static final int DEFAULT_REFUSAL_DETAIL = 8;
+    public static final int DEFAULT_REFUSAL_DETAIL = 3;
     /** {@link Builder#refusalDetail} for every node's detail. */
     public static final int ALL_NODES = Integer.MAX_VALUE;
 
