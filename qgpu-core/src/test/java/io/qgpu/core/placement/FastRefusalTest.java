@@ -142,6 +142,28 @@ class FastRefusalTest {
     }
 
     @Test
+    void keysAreTrustedOnlyWhileSettled() {
+        // the refusal counts from the keys only while no key can lag behind its node; this pins the
+        // predicate: a settled() that ignored undelivered changes or refreshes under way fails here
+        // (shown: settled() without its drained-versus-sequence check fails at the first -1 below)
+        Ledger ledger = cluster();
+        NodeIndex idx = new NodeIndex(ledger.feed());
+        long token = idx.settled();
+        assertTrue(token >= 0, "a fresh index reflects every change");
+        assertTrue(idx.stillSettled(token));
+        // a change the index has not drained yet: not settled until sync
+        hold(ledger, "late", "n7", "n7-g0", 70, 10);
+        assertEquals(-1, idx.settled(), "a numbered change not delivered yet");
+        idx.sync();
+        long after = idx.settled();
+        assertTrue(after >= 0);
+        // a refresh after the token was given (here: a summary asked for a newer state) ends it
+        ledger.release("late");
+        idx.summary(7, ledger.feed().nodeAt(7));
+        assertFalse(idx.stillSettled(after), "a key was written after the token");
+    }
+
+    @Test
     void placeOnPlacesOnTheNamedNodeOnlyWithCheckSet() {
         PlacementEngine e = PlacementEngine.create(cluster());
         Claim small = Claim.builder("small").memoryGiB(1).compute(5, 100).build();
