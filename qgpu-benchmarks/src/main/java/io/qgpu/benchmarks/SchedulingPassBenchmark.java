@@ -115,18 +115,23 @@ public class SchedulingPassBenchmark {
         SplittableRandom rnd = new SplittableRandom(seed);
         List<Claim> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            int r = rnd.nextInt(100);
-            int gpus = r < 80 ? 1 : r < 90 ? 2 : r < 97 ? 4 : 8;
-            Claim.Builder b = Claim.builder("pass-" + i).gpus(gpus)
-                    .priority(rnd.nextInt(10) < 4 ? PriorityClass.ONLINE : PriorityClass.OFFLINE);
-            if (rnd.nextInt(100) < 4) {
-                b.exclusive();
-            } else {
-                b.memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
-            }
-            out.add(b.build());
+            out.add(claim(rnd, "pass-" + i));
         }
         return out;
+    }
+
+    /** The next claim of the mix. */
+    static Claim claim(SplittableRandom rnd, String tenantId) {
+        int r = rnd.nextInt(100);
+        int gpus = r < 80 ? 1 : r < 90 ? 2 : r < 97 ? 4 : 8;
+        Claim.Builder b = Claim.builder(tenantId).gpus(gpus)
+                .priority(rnd.nextInt(10) < 4 ? PriorityClass.ONLINE : PriorityClass.OFFLINE);
+        if (rnd.nextInt(100) < 4) {
+            b.exclusive();
+        } else {
+            b.memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
+        }
+        return b.build();
     }
 
     /** Plain main: {@code [warmups=2] [passes=5] [nodes=4000] [claims=140000]}, seed 13. */

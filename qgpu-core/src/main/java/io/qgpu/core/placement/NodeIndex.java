@@ -2,7 +2,10 @@ package io.qgpu.core.placement;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeState;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.core.ledger.Ledger;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -19,10 +22,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * rejects a node that has room):
  * <pre>
  *   bits  0..15  nodeLoad * 65535, rounded
- *   bits 16..23  open GPUs usable by the class      (255 = 255 or more)
- *   bits 24..31  empty open GPUs usable by the class
- *   bits 32..39  largest free guaranteed compute of the class + 1
- *   bits 40..63  largest free memory, MiB           (2^24 - 1 = that much or more)
+ *   bits 16..19  open GPUs usable by the class      (15 = 15 or more)
+ *   bits 20..23  those with a free tenant slot      (15 = 15 or more)
+ *   bits 24..31  empty open GPUs usable by the class (255 = 255 or more)
+ *   bits 32..39  largest free guaranteed compute of the class on a GPU with a free slot, + 1
+ *   bits 40..63  largest free memory on a GPU with a free slot, MiB (2^24 - 1 = that much or more)
  * </pre>
  *
  * <p>Thread safety: shared by all threads of an engine. Entries are published in the order
@@ -47,7 +51,12 @@ final class NodeIndex {
     private final AtomicLongArray offlineKeys;
     /** Every change stamp below this sequence is reflected in the keys. */
     private final AtomicLong drained = new AtomicLong();
+    /** Refreshes begun and ended: equal when none is under way ({@link #settled}). */
+    private final AtomicLong refreshStarted = new AtomicLong();
+    private final AtomicLong refreshEnded = new AtomicLong();
     final int size;
+    /** Node name to position, made on first use (the structure never changes). */
+    private volatile Map<String, Integer> positions;
 
     /** An index of every node of {@code feed}, read now. */
     NodeIndex(Ledger.NodeFeed feed) {
@@ -105,6 +114,15 @@ final class NodeIndex {
 
     /** Writes the entry of node {@code i} from {@code ns}; returns the summary of {@code ns}. */
     private NodeSummary refresh(int i, NodeState ns) {
+        refreshStarted.incrementAndGet();
+        try {
+            return write(i, ns);
+        } finally {
+            refreshEnded.incrementAndGet();
+        }
+    }
+
+    private NodeSummary write(int i, NodeState ns) {
         NodeSummary first = null;
         while (true) {
             NodeSummary prev = summaries.getAcquire(i);
@@ -126,13 +144,83 @@ final class NodeIndex {
         }
     }
 
-    static long key(double nodeLoad, int open, int empty, int maxCompute, long maxMem) {
+    static long key(double nodeLoad, int open, int slots, int empty, int maxCompute, long maxMem) {
         long q = Math.round(Math.max(0.0, Math.min(1.0, nodeLoad)) * 65535.0);
-        long o = Math.min(open, 255);
+        long o = Math.min(open, 15) | Math.min(slots, 15) << 4;
         long e = Math.min(empty, 255);
         long cpt = Math.max(-1, Math.min(100, maxCompute)) + 1;
         long mem = maxMem < 0 ? 0 : Math.min(maxMem >>> 20, MEM_MAX);
         return q | (o << 16) | (e << 24) | (cpt << 32) | (mem << 40);
+    }
+
+    /**
+     * A token (at least 0) when the keys are settled now: every change the feed has numbered was
+     * delivered and its node refreshed, and no refresh is under way; else -1. While
+     * {@link #stillSettled} holds for the token afterwards, no key was written in between, so every
+     * key read in between was made from a state at least as new as every change that completed
+     * before this call.
+     */
+    long settled() {
+        long ended = refreshEnded.get();
+        long started = refreshStarted.get();
+        if (started != ended || drained.get() != feed.changeSequence()) {
+            return -1;
+        }
+        return started;
+    }
+
+    /** Whether no refresh began since {@link #settled} gave {@code token}. */
+    boolean stillSettled(long token) {
+        return refreshStarted.get() == token;
+    }
+
+    /** The position of the node named {@code name}, or -1 when the structure has no such node. */
+    int positionOf(String name) {
+        Map<String, Integer> m = positions;
+        if (m == null) {
+            m = new HashMap<>(size * 2);
+            for (int i = 0; i < size; i++) {
+                m.put(feed.nodeAt(i).name(), i);
+            }
+            positions = m;
+        }
+        Integer p = m.get(name);
+        return p == null ? -1 : p;
+    }
+
+    /**
+     * Null when a node whose key this is may take the claim ({@link #fits}), else the first cause the
+     * key shows, in the order of {@link NodeSummary#precheckCause}: free whole GPUs ({@code EXCLUSIVE},
+     * an exclusive claim), open GPUs ({@code NOT_ENOUGH_GPUS}), those with a free tenant slot
+     * ({@code TOO_MANY_TENANTS}), the largest free memory
+     * ({@code INSUFFICIENT_MEMORY}), the largest free compute of the class
+     * ({@code INSUFFICIENT_COMPUTE}). When it is not null, {@link NodeSummary#precheckCause} of the
+     * state the key was made from gives the same code.
+     */
+    static ReasonCode cause(long key, ClaimShape c) {
+        if (c.hostOnly) {
+            return null;   // the key knows GPUs only; the node's host resources are checked on its summary
+        }
+        if (c.exclusive) {
+            int empty = (int) ((key >>> 24) & 0xFF);
+            return empty == 255 || empty >= c.k ? null : ReasonCode.EXCLUSIVE;
+        }
+        int open = (int) ((key >>> 16) & 0xF);
+        if (open != 15 && open < c.k) {
+            return ReasonCode.NOT_ENOUGH_GPUS;
+        }
+        int slots = (int) ((key >>> 20) & 0xF);
+        if (slots != 15 && slots < c.k) {
+            return ReasonCode.TOO_MANY_TENANTS;
+        }
+        long mem = key >>> 40;
+        if (mem != MEM_MAX && (c.memory >>> 20) > mem) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        if ((int) ((key >>> 32) & 0xFF) - 1 < c.minComputeFree) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        return null;
     }
 
     /** The node load encoded in a key, to 1/65535. */
@@ -142,21 +230,6 @@ final class NodeIndex {
 
     /** Never false when {@link NodeSummary#precheck} is true for the state the key was made from. */
     static boolean fits(long key, ClaimShape c) {
-        if (c.hostOnly) {
-            return true;   // the key knows GPUs only; the node's host resources are checked on its summary
-        }
-        int open = (int) ((key >>> 16) & 0xFF);
-        if (c.exclusive) {
-            int empty = (int) ((key >>> 24) & 0xFF);
-            return empty == 255 || empty >= c.k;
-        }
-        if (open != 255 && open < c.k) {
-            return false;
-        }
-        if ((int) ((key >>> 32) & 0xFF) - 1 < c.minComputeFree) {
-            return false;
-        }
-        long mem = key >>> 40;
-        return mem == MEM_MAX || (c.memory >>> 20) <= mem;
+        return cause(key, c) == null;
     }
 }

@@ -5,6 +5,8 @@ import io.qgpu.api.GpuState;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Reason;
+import io.qgpu.api.ReasonCode;
+import io.qgpu.api.placement.GpuSet;
 import io.qgpu.api.Slice;
 import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
@@ -27,22 +29,22 @@ final class NodePass {
     private final Ledger ledger;
     private final PlacementConfig config;
     private final NodeFilter[] nodeFilters;
-    private final GpuFilter[] gpuFilters;
     private final NodeScorer[] nodeScorers;
     private final double[] nodeScorerWeights;
     private final GpuSetScorer[] setScorers;
     private final double[] setScorerWeights;
+    final NodeVerdicts verdicts;
 
     NodePass(Ledger ledger, PlacementConfig config, NodeFilter[] nodeFilters, GpuFilter[] gpuFilters,
              NodeScorer[] nodeScorers, double[] nodeScorerWeights, GpuSetScorer[] setScorers, double[] setScorerWeights) {
         this.ledger = ledger;
         this.config = config;
         this.nodeFilters = nodeFilters;
-        this.gpuFilters = gpuFilters;
         this.nodeScorers = nodeScorers;
         this.nodeScorerWeights = nodeScorerWeights;
         this.setScorers = setScorers;
         this.setScorerWeights = setScorerWeights;
+        this.verdicts = new NodeVerdicts(ledger, nodeFilters, gpuFilters);
     }
 
     /** Outcome of one pass over a view. */
@@ -55,6 +57,20 @@ final class NodePass {
         final List<NodeSummary> feasible = new ArrayList<>();
         /** explain only: the shortlisted nodes. */
         final List<NodeSummary> shortlist = new ArrayList<>();
+        /** Fast pass only: nodes refused by their key, per {@link io.qgpu.api.ReasonCode} ordinal. */
+        int[] keyCauses;
+        /** Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose summary refused it. */
+        int[] refusedBySummary = new int[8];
+        int refusedBySummaryCount;
+        /** Fast pass only: feasible nodes seen (0 means every node was refused). */
+        int feasibleSeen;
+
+        private void refusedBySummary(int i) {
+            if (refusedBySummaryCount == refusedBySummary.length) {
+                refusedBySummary = java.util.Arrays.copyOf(refusedBySummary, 2 * refusedBySummaryCount);
+            }
+            refusedBySummary[refusedBySummaryCount++] = i;
+        }
     }
 
     /** GPUs already holding an affinity label's tenants. */
@@ -89,8 +105,7 @@ final class NodePass {
             if (g != null) {
                 e.group = g;
                 NodeSummary s = g.summary;
-                SetSearch.Choice only = g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
-                        && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
+                SetSearch.Choice only = groupChoice(c, g);
                 if (only != null) {
                     e.chosen = s;
                     e.positions = g.positions;
@@ -104,6 +119,8 @@ final class NodePass {
             }
         }
         int n = idx.size;
+        int[] keyCauses = exact ? null : new int[CAUSES];
+        e.keyCauses = keyCauses;
         int cap = Math.min(config.shortlist(), Math.max(1, n));
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
@@ -121,7 +138,9 @@ final class NodePass {
             } else {
                 // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
-                if (!NodeIndex.fits(key, c)) {
+                io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
+                if (cause != null) {
+                    keyCauses[cause.ordinal()]++;   // counted for a refusal, should no node fit
                     continue;
                 }
                 if (scorers) {
@@ -142,8 +161,12 @@ final class NodePass {
                 s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
             }
             if (!feasible(s, c)) {
+                if (!exact) {
+                    e.refusedBySummary(i);
+                }
                 continue;
             }
+            e.feasibleSeen++;
             if (explain) {
                 e.feasible.add(s);
             }
@@ -178,6 +201,48 @@ final class NodePass {
     }
 
 
+    /**
+     * The affinity group's GPUs as the claim's only set on the group's node, scored; null when they
+     * cannot take it (not {@code k} of them, the node or one of them refuses, a must-include GPU is
+     * not among them, or {@code numa: required} fails).
+     */
+    SetSearch.Choice groupChoice(ClaimShape c, Group g) {
+        NodeSummary s = g.summary;
+        return g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
+                && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
+    }
+
+    /**
+     * Whether the node of {@code s} can take the claim, decided as {@link #evaluate} decides it: with
+     * an affinity group only the group's GPUs on its node; otherwise {@link NodeVerdicts}, then the
+     * best set and the total the pass would rank the node by.
+     */
+    NodeFit fit(ClaimShape c, NodeSummary s, Group group) {
+        String name = s.state.name();
+        if (group != null) {
+            if (!group.on(s.state)) {
+                return new NodeFit.Refused(name, Reason.of(ReasonCode.AFFINITY, name, "affinity label " + c.affinity
+                        + " is bound to node " + group.summary().state.name()));
+            }
+            SetSearch.Choice only = groupChoice(c, group);
+            if (only != null) {
+                return new NodeFit.Fits(name, GpuSet.of(only.positions()), nodeScore(s, c) + only.score());
+            }
+            Reason why = group.positions().length == c.k ? verdicts.reason(s, c) : null;
+            return new NodeFit.Refused(name, why != null ? why : Reason.of(ReasonCode.AFFINITY, name, "the "
+                    + group.positions().length + " GPU(s) of affinity label " + c.affinity + " cannot take the claim"));
+        }
+        Reason why = verdicts.reason(s, c);
+        if (why != null) {
+            return new NodeFit.Refused(name, why);
+        }
+        SetSearch.Choice best = bestSet(s, c, search(s, c));
+        if (best == null) {
+            return new NodeFit.Refused(name, Reason.of(ReasonCode.CONFLICT, name, "feasible when re-checked; filters are not stable"));
+        }
+        return new NodeFit.Fits(name, c.hostOnly ? GpuSet.empty() : GpuSet.of(best.positions()), nodeScore(s, c) + best.score());
+    }
+
     static List<NodeState> nodesOf(Ledger.NodeFeed feed) {
         List<NodeState> out = new ArrayList<>(feed.size());
         for (int i = 0; i < feed.size(); i++) {
@@ -187,33 +252,11 @@ final class NodePass {
     }
 
     private boolean feasible(NodeSummary s, ClaimShape c) {
-        if (!s.precheck(c)) {
-            return false;
-        }
-        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
-            return false;
-        }
-        int count = 0;
-        for (int g = 0; g < s.size && count < c.k; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
-                count++;
-            }
-        }
-        if (count < c.k) {
-            return false;
-        }
-        if ((c.mustInclude || c.numaRequired) && setConstraintShortfall(s, c) != null) {
-            return false;
-        }
-        for (NodeFilter f : nodeFilters) {
-            if (!f.check(c.claim, s.state, ledger).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
+        return verdicts.feasible(s, c);
     }
 
     private static final int[] NONE = new int[0];
+    private static final int CAUSES = io.qgpu.api.ReasonCode.values().length;
 
     SetSearch search(NodeSummary s, ClaimShape c) {
         return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
@@ -251,12 +294,13 @@ final class NodePass {
 
     /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
     List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
-        int[] cand = new int[s.size];
-        int m = candidates(s, c, cand);
-        return SetConstraints.shortfall(s, c, cand, m);
+        return verdicts.setConstraintShortfall(s, c);
     }
 
     private boolean nodeAccepts(NodeSummary s, ClaimShape c) {
+        if (c.cpuMillis > s.cpuFree || c.hostMemory > s.hostMemFree) {
+            return false;   // the ledger's host rule, as NodeSummary#precheckCause applies it
+        }
         if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
             return false;
         }
@@ -278,26 +322,14 @@ final class NodePass {
     }
 
     private boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {
-        for (GpuFilter f : gpuFilters) {
-            if (!f.check(c.claim, s.state, s.state.gpu(g), ledger).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
+        return verdicts.gpuFiltersAccept(s, g, c);
     }
 
-    /** Writes the admissible positions of {@code s} into {@code out} (ascending) and returns how many. */
     private int candidates(NodeSummary s, ClaimShape c, int[] out) {
-        int m = 0;
-        for (int g = 0; g < s.size; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
-                out[m++] = g;
-            }
-        }
-        return m;
+        return verdicts.candidates(s, c, out);
     }
 
-    private double nodeScore(NodeSummary s, ClaimShape c) {
+    double nodeScore(NodeSummary s, ClaimShape c) {
         double v = config.nodeWeight() * (c.nodeBinpack ? s.nodeLoad : 1.0 - s.nodeLoad);
         for (int i = 0; i < nodeScorers.length; i++) {
             v += nodeScorerWeights[i] * Score.check(nodeScorers[i].name() + ".score",

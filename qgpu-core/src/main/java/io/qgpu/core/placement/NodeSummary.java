@@ -7,6 +7,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Holding;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PriorityClass;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Topology;
 
@@ -55,7 +56,8 @@ final class NodeSummary {
     final int size;
     final boolean anyAffinity;
     final double nodeLoad;
-    // aggregates over open GPUs not kept for the other class
+    // aggregates over open GPUs not kept for the other class; the largest free memory and compute
+    // only over those that also have a free tenant slot (a GPU without one admits no shared claim)
     final int openOnline;
     final int emptyOnline;
     final long maxMemOnline;
@@ -64,6 +66,11 @@ final class NodeSummary {
     final int emptyOffline;
     final long maxMemOffline;
     final int maxComputeOffline;
+    /** Open GPUs usable by the class with a free tenant slot. */
+    final int slotsOnline;
+    final int slotsOffline;
+    /** The rules the summary was made under (for the words of a refusal). */
+    private final GranularityRules rules;
     private final long[] packed;
     /** Exclusion label of each GPU's holders (null when none or empty); read only when a label is involved. */
     private final String[] exclusion;
@@ -86,6 +93,7 @@ final class NodeSummary {
     private NodeSummary(NodeState state, Topo topo, GranularityRules rules) {
         this.state = state;
         this.topo = topo;
+        this.rules = rules;
         int n = state.gpus().size();
         this.size = n;
         packed = new long[2 * n];
@@ -102,6 +110,8 @@ final class NodeSummary {
         int oOff = 0;
         int eOff = 0;
         int cOff = -1;
+        int sOn = 0;
+        int sOff = 0;
         long mOn = Long.MIN_VALUE;
         long mOff = Long.MIN_VALUE;
         for (int i = 0; i < n; i++) {
@@ -143,17 +153,24 @@ final class NodeSummary {
                 healthy++;
             }
             if (open) {
+                boolean slot = tenants < max;
                 if ((flags & F_RES_OFFLINE) == 0) {
+                    sOn += slot ? 1 : 0;
                     oOn++;
                     eOn += empty ? 1 : 0;
-                    mOn = Math.max(mOn, memFree);
-                    cOn = Math.max(cOn, freeOn);
+                    if (slot) {
+                        mOn = Math.max(mOn, memFree);
+                        cOn = Math.max(cOn, freeOn);
+                    }
                 }
                 if ((flags & F_RES_ONLINE) == 0) {
+                    sOff += slot ? 1 : 0;
                     oOff++;
                     eOff += empty ? 1 : 0;
-                    mOff = Math.max(mOff, memFree);
-                    cOff = Math.max(cOff, freeOff);
+                    if (slot) {
+                        mOff = Math.max(mOff, memFree);
+                        cOff = Math.max(cOff, freeOff);
+                    }
                 }
             }
         }
@@ -170,8 +187,10 @@ final class NodeSummary {
         this.emptyOffline = eOff;
         this.maxMemOffline = mOff;
         this.maxComputeOffline = cOff;
-        this.keyOnline = NodeIndex.key(nodeLoad, oOn, eOn, cOn, mOn);
-        this.keyOffline = NodeIndex.key(nodeLoad, oOff, eOff, cOff, mOff);
+        this.slotsOnline = sOn;
+        this.slotsOffline = sOff;
+        this.keyOnline = NodeIndex.key(nodeLoad, oOn, sOn, eOn, cOn, mOn);
+        this.keyOffline = NodeIndex.key(nodeLoad, oOff, sOff, eOff, cOff, mOff);
     }
 
     /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
@@ -221,24 +240,99 @@ final class NodeSummary {
     }
 
     /**
-     * Whether the node can possibly hold the claim: its free CPU and host memory cover the claim's
-     * (exactly the ledger's host rule), enough open GPUs of the claim's class (empty ones for an
-     * exclusive claim), and the largest free memory and free compute each suffice. Never false for a
-     * node that has {@code k} admissible GPUs and room for the host resources.
+     * Null when the node can possibly hold the claim, else the first of these per-node summaries that
+     * refuses it, in this order (the order {@link NodeIndex#cause} follows on a key): free whole GPUs
+     * of the claim's class for an exclusive claim ({@code EXCLUSIVE}); open GPUs of the class
+     * ({@code NOT_ENOUGH_GPUS}); open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}); the
+     * largest free memory on one of those ({@code INSUFFICIENT_MEMORY}); the largest free guaranteed
+     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}). Never refuses a node that
+     * has {@code k} admissible GPUs. Then the node's free CPU ({@code INSUFFICIENT_CPU}) and free host
+     * memory ({@code INSUFFICIENT_HOST_MEMORY}), exactly the ledger's host rule; they come after the GPU
+     * aggregates so that a node the key refuses ({@link NodeIndex#cause}, GPUs only) has the same cause
+     * here. A host-only claim is decided by the host resources alone.
      */
+    ReasonCode precheckCause(ClaimShape c) {
+        ReasonCode gpus = c.hostOnly ? null : gpuCause(c);
+        if (gpus != null) {
+            return gpus;
+        }
+        if (c.cpuMillis > cpuFree) {
+            return ReasonCode.INSUFFICIENT_CPU;
+        }
+        if (c.hostMemory > hostMemFree) {
+            return ReasonCode.INSUFFICIENT_HOST_MEMORY;
+        }
+        return null;
+    }
+
+    /** The first GPU aggregate that refuses the claim, in {@link #precheckCause}'s order, or null. */
+    private ReasonCode gpuCause(ClaimShape c) {
+        boolean on = c.online;
+        if (c.exclusive) {
+            return (on ? emptyOnline : emptyOffline) < c.k ? ReasonCode.EXCLUSIVE : null;
+        }
+        if ((on ? openOnline : openOffline) < c.k) {
+            return ReasonCode.NOT_ENOUGH_GPUS;
+        }
+        if ((on ? slotsOnline : slotsOffline) < c.k) {
+            return ReasonCode.TOO_MANY_TENANTS;
+        }
+        if ((on ? maxMemOnline : maxMemOffline) < c.memory) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        if ((on ? maxComputeOnline : maxComputeOffline) < c.minComputeFree) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        return null;
+    }
+
+    /** Whether the node can possibly hold the claim ({@link #precheckCause} finds nothing). */
     boolean precheck(ClaimShape c) {
-        if (c.cpuMillis > cpuFree || c.hostMemory > hostMemFree) {
-            return false;   // exactly HostAdmission.check(state, claim).isEmpty()
+        return precheckCause(c) == null;
+    }
+
+    /**
+     * Null when GPU {@code i} admits the claim ({@link #admits}), else the code of the first rule that
+     * refuses it, in {@link #admits}'s order (the first reason {@code Admission.checkGpu} would give,
+     * except that a held-exclusively GPU is {@code EXCLUSIVE} after the health and selector checks).
+     */
+    ReasonCode failure(int i, ClaimShape c) {
+        if (admits(i, c)) {
+            return null;
         }
-        if (c.hostOnly) {
-            return true;
+        long bits = packed[2 * i + 1];
+        GpuDevice d = state.gpu(i).device();
+        if (!d.healthy()) {
+            return ReasonCode.UNHEALTHY;
         }
-        if (c.online) {
-            return c.exclusive ? emptyOnline >= c.k
-                    : openOnline >= c.k && maxMemOnline >= c.memory && maxComputeOnline >= c.minComputeFree;
+        if ((bits & (c.online ? F_RES_OFFLINE : F_RES_ONLINE)) != 0) {
+            return ReasonCode.RESERVED_FOR_OTHER_CLASS;
         }
-        return c.exclusive ? emptyOffline >= c.k
-                : openOffline >= c.k && maxMemOffline >= c.memory && maxComputeOffline >= c.minComputeFree;
+        Selectors sel = c.claim.selectors();
+        if (!sel.allowsModel(d)) {
+            return ReasonCode.MODEL_NOT_SELECTED;
+        }
+        if (!sel.allowsUuid(d)) {
+            return ReasonCode.UUID_NOT_SELECTED;
+        }
+        if ((bits & F_OPEN) == 0 || c.exclusive) {
+            return ReasonCode.EXCLUSIVE;
+        }
+        if (packed[2 * i] < c.memory) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        int free = (int) ((c.online ? bits : bits >>> 8) & 0xFF) - 1;
+        if (free < c.minComputeFree || c.refuseZeroStarving && c.compute > 0 && free == c.compute
+                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0) {
+            return ReasonCode.INSUFFICIENT_COMPUTE;
+        }
+        if (((bits >>> 16) & COUNT_MASK) + 1 > ((bits >>> 36) & COUNT_MASK)) {
+            return rules.keepsWhole(d) ? ReasonCode.MIG_INSTANCE_IN_USE : ReasonCode.TOO_MANY_TENANTS;
+        }
+        if (c.anti != null && state.gpu(i).hasAntiAffinity(c.anti)) {
+            return ReasonCode.ANTI_AFFINITY;
+        }
+        return ReasonCode.EXCLUSION;
     }
 
     /** Exactly {@code Admission.checkGpu(state.gpu(i), claim, memory, rules).isEmpty()}. */

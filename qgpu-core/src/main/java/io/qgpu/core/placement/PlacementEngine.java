@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeRejection;
@@ -46,8 +47,10 @@ import org.slf4j.LoggerFactory;
  * if (r instanceof PlacementResult.Placed p) {
  *     p.placement().environment();                             // NVIDIA_VISIBLE_DEVICES=...
  * } else if (r instanceof PlacementResult.Unschedulable u) {
- *     u.failedNodes();                                         // per node: what was short, by how much
+ *     u.summary();                                             // "0/4000 nodes are available: 2950 insufficient GPU memory, ..."
+ *     u.failedNodes();                                         // a bounded number of nodes: what was short, by how much
  * }
+ * engine.check(claim, List.of("n1", "n2"));                    // these nodes only: fits (set, total) or one reason
  * engine.explain(claim).table();                               // every candidate's score and why
  * engine.release("infer-1");
  * }</pre>
@@ -124,23 +127,32 @@ import org.slf4j.LoggerFactory;
  * the last one, and re-reads every node only after a structural change or when more than
  * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
  * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
- * the claim is unschedulable, and then only after an exact re-scan has confirmed it.
+ * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
+ * node, the pass itself has looked at every node (each refused by its key's or its summary's first
+ * shortage, see {@code NodeVerdicts}) and counts the causes; otherwise a scan over every node's own
+ * summary ({@code RefusalScan}) proves it. Then only the bounded detail is built.
  *
  * <h2>Thread safety</h2>
- * Thread-safe: {@link #place}, {@link #explain} and {@link #release} may be called from any number of
+ * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called from any number of
  * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
  * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
  * refreshed from the ledger's change feed (so it also follows changes made directly on the ledger
  * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
  * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
- * before it decides anything, the keys only pre-filter and rank, and an exact re-scan precedes every
- * unschedulable answer, so a race can at most change which of two good nodes is chosen. Placements
+ * before it decides anything, the keys only pre-filter and rank, and an unschedulable answer relies on
+ * keys only while none can lag (every numbered change delivered, no refresh under way from before the
+ * pass to after the count), else on a scan of every node's own summary, so a race can at most change
+ * which of two good nodes is chosen. {@link #check} reads each named node's own summary. Placements
  * never over-commit, because every commit goes through {@link Ledger#reserve}, which re-checks every
  * slice atomically; a lost race is retried on a fresh view. Registered filters and scorers must be
  * thread-safe.
  */
 public final class PlacementEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);
+    /** How many refused nodes a refusal details by default ({@link Builder#refusalDetail}). */
+    public static final int DEFAULT_REFUSAL_DETAIL = 3;
+    /** {@link Builder#refusalDetail} for every node's detail. */
+    public static final int ALL_NODES = Integer.MAX_VALUE;
 
     private final Ledger ledger;
     private final PlacementConfig config;
@@ -154,6 +166,7 @@ public final class PlacementEngine {
     /** Flattened node states of the ledger's current structure; entries are checked by identity. */
     private final NodePass pass;
     private final Refusals refusals;
+    private final int refusalDetail;
     private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
@@ -166,6 +179,7 @@ public final class PlacementEngine {
         this.setScorers = b.setScorers.toArray(new GpuSetScorer[0]);
         this.setScorerWeights = b.setScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
         this.ticker = b.ticker;
+        this.refusalDetail = b.refusalDetail;
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
                 setScorerWeights);
         this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
@@ -195,11 +209,50 @@ public final class PlacementEngine {
      * Places the claim and commits it to the ledger.
      *
      * @return {@link PlacementResult.Placed} with the committed placement, or
-     *         {@link PlacementResult.Unschedulable} naming the reasons for every node and GPU (or a
-     *         general reason: granularity, duplicate tenant, no nodes, or {@code CONFLICT} when the
-     *         commit lost the race {@code maxCommitAttempts} times)
+     *         {@link PlacementResult.Unschedulable} with the nodes counted per cause and the reasons
+     *         for every GPU of at most {@link Builder#refusalDetail} nodes (or a general reason:
+     *         granularity, duplicate tenant, no nodes, or {@code CONFLICT} when the commit lost the
+     *         race {@code maxCommitAttempts} times)
      */
     public PlacementResult place(Claim claim) {
+        return decideAndCommit(claim, this::decideAnywhere);
+    }
+
+    /** The decision of {@link #place} on one view: a placement to commit, or the refusal. */
+    private Object decideAnywhere(ClaimShape c, NodeIndex idx, GranularityRules rules) {
+        long settled = idx.settled();
+        NodePass.Eval e = pass.evaluate(c, idx, null, false);
+        if (e.chosen == null) {
+            // the fast pass found nothing: its own counts prove it when no key could lag behind
+            // its node, else a scan over every node's current summary does (RefusalScan)
+            RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
+            if (t == null) {
+                t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
+            }
+            if (t.feasible != null) {
+                // a key lagged behind its node: decide exactly on every node, as explain does
+                e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
+                if (e.chosen == null) {
+                    t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
+                }
+            }
+            if (e.chosen == null) {
+                return refusals.unschedulable(c, idx, t, rules, refusalDetail);
+            }
+        }
+        return NodePass.placementOf(c, e.chosen, e.positions);
+    }
+
+    /** One decision on a fresh view: a {@link Placement} to commit, or the final {@link PlacementResult}. */
+    private interface Decider {
+        Object decide(ClaimShape c, NodeIndex idx, GranularityRules rules);
+    }
+
+    /**
+     * The general checks, then decide and commit, deciding again on a fresh view after a lost commit
+     * race, at most {@code maxCommitAttempts} times in all.
+     */
+    private PlacementResult decideAndCommit(Claim claim, Decider decider) {
         Validate.notNull("claim", claim);
         GranularityRules rules = ledger.rules();
         List<Reason> general = refusals.generalReasons(claim, rules);
@@ -211,18 +264,11 @@ public final class PlacementEngine {
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
             NodeIndex idx = index();
-            rules = idx.feed.rules();
-            NodePass.Eval e = pass.evaluate(c, idx, null, false);
-            if (e.chosen == null) {
-                // the fast pass found nothing: confirm on the nodes' own summaries, all read now,
-                // before saying so (and give the reasons from the same read)
-                List<NodeState> nodes = NodePass.nodesOf(idx.feed);
-                e = pass.evaluate(c, idx, nodes, false);
-                if (e.chosen == null) {
-                    return refusals.unschedulable(c, idx, nodes, rules);
-                }
+            Object decided = decider.decide(c, idx, idx.feed.rules());
+            if (decided instanceof PlacementResult answer) {
+                return answer;
             }
-            Placement p = NodePass.placementOf(c, e.chosen, e.positions);
+            Placement p = (Placement) decided;
             ReserveResult r = ledger.reserve(p);
             if (r instanceof ReserveResult.Reserved reserved) {
                 return new PlacementResult.Placed(reserved.placement());
@@ -305,6 +351,7 @@ public final class PlacementEngine {
      */
     PlacementEngine onLedger(Ledger other) {
         Builder b = new Builder(other).config(config).ticker(ticker);
+        b.refusalDetail = refusalDetail;
         b.nodeFilters.addAll(List.of(nodeFilters));
         b.gpuFilters.addAll(List.of(gpuFilters));
         for (int i = 0; i < nodeScorers.length; i++) {
@@ -314,6 +361,64 @@ public final class PlacementEngine {
             b.gpuSetScorer(setScorers[i], setScorerWeights[i]);
         }
         return b.build();
+    }
+
+    /**
+     * Whether each named node can take the claim now, in the order asked: the GPU set and total
+     * {@link #place} would rank the node by, or one reason from the node's summaries (the cause the
+     * refusals of {@link #place} count it under). Visits only the named nodes. Commits nothing; the
+     * claim's tenant may already hold a reservation (the check is about the nodes, not the tenant).
+     * A name the ledger does not know is refused with {@code UNKNOWN_TARGET}; a claim that breaks the
+     * granularity rules is refused on every node with {@code GRANULARITY}.
+     */
+    public List<NodeFit> check(Claim claim, List<String> nodeNames) {
+        Validate.notNull("claim", claim);
+        Validate.notNull("nodeNames", nodeNames);
+        NodeIndex idx = index();
+        GranularityRules rules = idx.feed.rules();
+        ClaimShape c = new ClaimShape(claim, config, rules);
+        List<Reason> general = refusals.generalReasons(claim, rules).stream()
+                .filter(r -> r.code() == ReasonCode.GRANULARITY).toList();
+        NodePass.Group group = general.isEmpty() && c.affinity != null ? NodePass.findGroup(c, idx, null) : null;
+        List<NodeFit> out = new ArrayList<>(nodeNames.size());
+        for (String name : nodeNames) {
+            int i = idx.positionOf(Validate.notNull("nodeNames[]", name));
+            if (!general.isEmpty()) {
+                out.add(new NodeFit.Refused(name, general.get(0)));
+            } else if (i < 0) {
+                out.add(new NodeFit.Refused(name, Reason.of(ReasonCode.UNKNOWN_TARGET, name, "no such node in the ledger")));
+            } else {
+                out.add(pass.fit(c, idx.summary(i, idx.feed.nodeAt(i)), group));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Places the claim on the named node only and commits it: what {@link #place} would do if that
+     * node were the whole cluster (the GPU set {@link #check} gives for the node), with the same
+     * commit retries. Visits only that node (and, for a claim with an affinity label, the nodes'
+     * summaries to find the label's GPUs). A refusal carries the node's full detail.
+     */
+    public PlacementResult placeOn(Claim claim, String nodeName) {
+        Validate.notBlank("nodeName", nodeName);
+        return decideAndCommit(claim, (c, idx, rules) -> {
+            int i = idx.positionOf(nodeName);
+            if (i < 0) {
+                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(),
+                        List.of(Reason.of(ReasonCode.UNKNOWN_TARGET, nodeName, "no such node in the ledger")));
+            }
+            NodeState ns = idx.feed.nodeAt(i);
+            NodeSummary s = idx.summary(i, ns);
+            NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
+            NodeFit fit = pass.fit(c, s, group);
+            if (fit instanceof NodeFit.Refused no) {
+                return new PlacementResult.Unschedulable(claim.tenantId(),
+                        Map.of(nodeName, refusals.rejection(c, ns, rules, group)), List.of(),
+                        List.of(new CauseCount(no.reason().code(), 1)), 1);
+            }
+            return NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
+        });
     }
 
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
@@ -360,6 +465,7 @@ public final class PlacementEngine {
         private final List<GpuSetScorer> setScorers = new ArrayList<>();
         private final List<Double> setScorerWeights = new ArrayList<>();
         private Ticker ticker = Ticker.system();
+        private int refusalDetail = DEFAULT_REFUSAL_DETAIL;
 
         private Builder(Ledger ledger) {
             this.ledger = Validate.notNull("placementEngine.ledger", ledger);
@@ -399,6 +505,17 @@ public final class PlacementEngine {
             Validate.notBlank("placementEngine.gpuSetScorer.name", s.name());
             setScorers.add(s);
             setScorerWeights.add(PlacementConfig.weight("placementEngine.gpuSetScorer[" + s.name() + "].weight", weight));
+            return this;
+        }
+
+        /**
+         * How many refused nodes an {@code Unschedulable} from {@link #place} details in full (per node
+         * and per GPU, as {@link #explain} gives them); the causes are counted over every node
+         * regardless. Default {@value PlacementEngine#DEFAULT_REFUSAL_DETAIL};
+         * {@link PlacementEngine#ALL_NODES} details every node. At least 0.
+         */
+        public Builder refusalDetail(int nodes) {
+            this.refusalDetail = Validate.atLeast("placementEngine.refusalDetail", nodes, 0);
             return this;
         }
 

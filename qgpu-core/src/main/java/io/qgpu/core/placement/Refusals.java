@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
@@ -66,19 +67,42 @@ final class Refusals {
         return new Reason(ReasonCode.NOT_ENOUGH_GPUS, c.claim.tenantId(), c.k, 0, "the cluster has no nodes");
     }
 
-    PlacementResult.Unschedulable unschedulable(ClaimShape c, NodeIndex idx, List<NodeState> nodes,
-                                                        GranularityRules rules) {
-        NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, nodes);
+    /**
+     * The refusal after a scan that found no node: the causes counted by the scan and the full detail
+     * ({@link #rejection}) of at most {@code detail} nodes: first the first node of each cause (most
+     * nodes first), then the first refused nodes in cluster order. With {@code detail} at least the
+     * number of nodes, every node's detail, read now, as {@link PlacementEngine#explain} gives it.
+     */
+    PlacementResult.Unschedulable unschedulable(ClaimShape c, NodeIndex idx, RefusalScan.Tally t, GranularityRules rules,
+                                                int detail) {
         Map<String, NodeRejection> out = new LinkedHashMap<>();
-        for (NodeState ns : nodes) {
-            out.put(ns.name(), rejection(c, ns, rules, group));
+        List<CauseCount> causes = t.causes();
+        if (detail >= t.nodes) {
+            NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
+            for (NodeState ns : NodePass.nodesOf(idx.feed)) {
+                out.put(ns.name(), rejection(c, ns, rules, group));
+            }
+        } else {
+            for (CauseCount cc : causes) {
+                add(out, c, t.firstOf[cc.code().ordinal()], rules, t.group, detail);
+            }
+            for (NodeState ns : t.leading) {
+                add(out, c, ns, rules, t.group, detail);
+            }
         }
         PlacementResult.Unschedulable u = new PlacementResult.Unschedulable(c.claim.tenantId(), out,
-                nodes.isEmpty() ? List.of(noNodes(c)) : List.of());
+                t.nodes == 0 ? List.of(noNodes(c)) : List.of(), causes, Math.max(t.nodes, out.size()));
         if (LOG.isDebugEnabled()) {
             LOG.debug("{}", u.summary());
         }
         return u;
+    }
+
+    private void add(Map<String, NodeRejection> out, ClaimShape c, NodeState ns, GranularityRules rules,
+                     NodePass.Group group, int detail) {
+        if (out.size() < detail && !out.containsKey(ns.name())) {
+            out.put(ns.name(), rejection(c, ns, rules, group));
+        }
     }
 
     /** Every reason {@code ns} cannot take the claim: the node's own, and each GPU's. */

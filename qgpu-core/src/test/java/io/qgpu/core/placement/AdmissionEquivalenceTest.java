@@ -12,6 +12,8 @@ import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PriorityClass;
+import io.qgpu.api.Reason;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.core.ledger.internal.Admission;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,6 +59,10 @@ class AdmissionEquivalenceTest {
                     long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
                     boolean expected = Admission.checkGpu(g, claim, mem, r).isEmpty();
                     assertEquals(expected, s.admits(i, shape), () -> "seed " + SEED + " " + g + " " + claim);
+                    // the code a refused GPU is counted under is the first reason the ledger gives
+                    List<Reason> why = Admission.checkGpu(g, claim, mem, r);
+                    assertEquals(expected ? null : why.get(0).code(), s.failure(i, shape),
+                            () -> "seed " + SEED + " " + g + " " + claim + " " + why);
                     admits += expected ? 1 : 0;
                     if (expected) {
                         admitted++;
@@ -72,6 +78,11 @@ class AdmissionEquivalenceTest {
                 if (admits >= claim.gpuCount()) {
                     assertTrue(s.precheck(shape), () -> "precheck rejected a feasible node, seed " + SEED + " " + ns);
                     assertTrue(NodeIndex.fits(s.key(shape.online), shape), () -> "key rejected a feasible node, seed " + SEED);
+                }
+                // a key's cause is the summary's cause: a refusal counts a node the same either way
+                ReasonCode keyCause = NodeIndex.cause(s.key(shape.online), shape);
+                if (keyCause != null) {
+                    assertEquals(keyCause, s.precheckCause(shape), () -> "seed " + SEED + " " + ns + " " + claim);
                 }
                 if (s.precheck(shape)) {
                     assertTrue(NodeIndex.fits(s.key(shape.online), shape), "key must accept whatever the precheck accepts");

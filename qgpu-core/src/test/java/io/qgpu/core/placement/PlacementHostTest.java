@@ -58,6 +58,27 @@ class PlacementHostTest {
         assertEquals("b", placed(e.place(gpuClaim("mem", 1, 63))).nodeName());
     }
 
+    /**
+     * A claim with an affinity label goes to the label's GPUs only: that node's host resources still
+     * decide. (Found by the fast-refusal agreement property with host resources: the affinity path
+     * skipped the host rule, so place chose a node the ledger then refused, eight times, as CONFLICT.)
+     */
+    @Test
+    void anAffinityGroupsNodeWithoutEnoughCpuRefusesTheClaim() {
+        Node a = t4("a", 4000, 64);
+        Ledger l = Ledger.create(List.of(a, t4("b", 8000, 64)));
+        PlacementEngine e = PlacementEngine.create(l);
+        Claim first = Claim.builder("first").memoryGiB(1).compute(0, 5).locality(io.qgpu.api.Locality.none().withAffinity("g"))
+                .build();
+        assertTrue(l.reserve(on(first, a, 0)).reserved());
+        Claim second = first.toBuilder().tenantId("second").cpuMillis(4500).build();
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class, e.place(second));
+        assertEquals(List.of(new io.qgpu.api.CauseCount(ReasonCode.AFFINITY, 1),
+                new io.qgpu.api.CauseCount(ReasonCode.INSUFFICIENT_CPU, 1)), u.causes(), u.summary());   // ties: enum order
+        assertTrue(u.general().stream().noneMatch(r -> r.code() == ReasonCode.CONFLICT), u.summary());
+        assertEquals("a", placed(e.place(second.toBuilder().cpuMillis(4000).build())).nodeName());
+    }
+
     @Test
     void refusalReasonsNameTheHostShortfallWithQuantities() {
         Node a = t4("a", 1000, 4);

@@ -141,8 +141,13 @@ class PlacementPropertyTest {
                     if (feasible && !conflict) {
                         violations.add(where + "missed a feasible placement for " + claim + ": " + u.summary());
                     }
-                    if (!live.containsKey(id) && !feasible && u.nodes().size() != nodes.size()) {
-                        violations.add(where + "unschedulable must name every node: " + u.nodes().keySet());
+                    // every node is counted under a cause; the full detail is bounded (every node's
+                    // detail, on request, is checked against explain in the testkit's FastRefusalAgreementTest)
+                    int counted = u.causes().stream().mapToInt(io.qgpu.api.CauseCount::nodes).sum();
+                    if (!live.containsKey(id) && !feasible && (u.nodeCount() != nodes.size() || counted != nodes.size()
+                            || u.nodes().size() != Math.min(nodes.size(), PlacementEngine.DEFAULT_REFUSAL_DETAIL))) {
+                        violations.add(where + "unschedulable must count every node and detail a bounded number: "
+                                + u.nodeCount() + " " + u.causes() + " " + u.nodes().keySet());
                     }
                 }
             }

@@ -69,7 +69,7 @@ class PlacementScoresTest {
 
     @Test
     void nodeIndexKeyRoundTripsAndSaturatesConservatively() {
-        long k = NodeIndex.key(0.5, 3, 1, 40, 10L << 30);
+        long k = NodeIndex.key(0.5, 3, 3, 1, 40, 10L << 30);
         assertEquals(0.5, NodeIndex.load(k), 1.0 / 65535);
         ClaimShape fits = new ClaimShape(Nodes.claim("a", 10, 40, 100).toBuilder().gpus(3).build(), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
         ClaimShape tooBig = new ClaimShape(Nodes.claim("b", 11, 40, 100), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
@@ -79,8 +79,12 @@ class PlacementScoresTest {
         assertTrue(!NodeIndex.fits(k, tooBig));
         assertTrue(!NodeIndex.fits(k, tooMuchCompute));
         assertTrue(!NodeIndex.fits(k, tooMany));
-        long huge = NodeIndex.key(0, 4000, 4000, 100, Long.MAX_VALUE);
+        long huge = NodeIndex.key(0, 4000, 4000, 4000, 100, Long.MAX_VALUE);
         ClaimShape many = new ClaimShape(Nodes.claim("e", 1, 0, 100).toBuilder().gpus(1000).build(), PlacementConfig.defaults(), io.qgpu.api.GranularityRules.ofDefaults());
         assertTrue(NodeIndex.fits(huge, many), "saturated counts and memory never reject");
+        // three open GPUs, only two with a free tenant slot: a 3-GPU claim is refused for the slots
+        long slots = NodeIndex.key(0.5, 3, 2, 1, 40, 10L << 30);
+        assertEquals(io.qgpu.api.ReasonCode.TOO_MANY_TENANTS, NodeIndex.cause(slots, fits));
+        assertEquals(io.qgpu.api.ReasonCode.NOT_ENOUGH_GPUS, NodeIndex.cause(k, tooMany));
     }
 }

@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuState;
-import io.qgpu.api.NodeRejection;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
@@ -18,7 +17,7 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReconcileReport;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
-import io.qgpu.core.placement.PlacementExplanation;
+import io.qgpu.core.placement.NodeFit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -26,9 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Collectors;
@@ -39,15 +36,16 @@ import org.slf4j.LoggerFactory;
  * The extender's logic on top of qgpu's {@link PlacementEngine} and {@link Ledger}.
  *
  * <ul>
- *   <li><b>filter</b>: the engine's {@code explain}, restricted to the candidate nodes, decides which
- *       nodes can take the pod now. A refused node goes to {@code FailedAndUnresolvableNodes} when
- *       it could not take the pod even if it were empty (too few GPUs that are healthy, of a selected
- *       model, open to the pod's class and large enough; no qgpu inventory at all), else to
- *       {@code FailedNodes} with the engine's reasons (what was short, by how much).</li>
- *   <li><b>prioritize</b>: each feasible node's engine total (node policy term plus its best GPU
- *       set's topology and load terms), min-max normalised over the feasible candidates to 1..10
- *       ({@link #scores}); 0 for nodes that do not fit.</li>
- *   <li><b>bind</b>: commits first (the engine places the pod on the chosen node and reserves it in
+ *   <li><b>filter</b>: the engine's {@link PlacementEngine#check} over the candidate nodes only
+ *       decides which nodes can take the pod now. A refused node goes to
+ *       {@code FailedAndUnresolvableNodes} when it could not take the pod even if it were empty (too
+ *       few GPUs that are healthy, of a selected model, open to the pod's class and large enough; no
+ *       qgpu inventory at all), else to {@code FailedNodes} with the engine's one reason for the node,
+ *       from the node's summaries (what was short, by how much).</li>
+ *   <li><b>prioritize</b>: each feasible candidate's engine total from the same check (node policy
+ *       term plus its best GPU set's topology and load terms), min-max normalised over the feasible
+ *       candidates to 1..10 ({@link #scores}); 0 for nodes that do not fit.</li>
+ *   <li><b>bind</b>: commits first (the engine places the pod on the chosen node, {@link PlacementEngine#placeOn}, and reserves it in
  *       the ledger), then records the decision on the pod and binds it through the
  *       {@link ClusterApi}. If that fails, the reservation is released and the answer carries the
  *       error: the ledger and the cluster never disagree.</li>
@@ -76,11 +74,9 @@ public final class GpuExtender implements Extender {
     private final PodClaims claims;
     private final ClusterApi cluster;
     private final NodeInventory inventory;
-    private final Map<String, Set<String>> scopes = new ConcurrentHashMap<>();
     private final Map<String, String> uids = new ConcurrentHashMap<>();
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
-    private final AtomicLong probes = new AtomicLong();
     private final PreemptVerb preemption;
 
     public GpuExtender(Ledger ledger, PlacementConfig config, ClusterApi cluster) {
@@ -88,15 +84,7 @@ public final class GpuExtender implements Extender {
         this.cluster = Validate.notNull("cluster", cluster);
         this.claims = new PodClaims(ledger.rules());
         this.inventory = new NodeInventory(ledger);
-        // the candidate nodes of each request reach the engine through this filter, keyed by tenant id
-        this.engine = PlacementEngine.builder(ledger)
-                .config(Validate.notNull("config", config))
-                .nodeFilter((claim, node, view) -> {
-                    Set<String> allowed = scopes.get(claim.tenantId());
-                    return allowed == null || allowed.contains(node.name()) ? List.of()
-                            : List.of(Reason.of(ReasonCode.NODE_LABELS_MISMATCH, node.name(), "not a candidate of this request"));
-                })
-                .build();
+        this.engine = PlacementEngine.builder(ledger).config(Validate.notNull("config", config)).build();
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
@@ -123,15 +111,14 @@ public final class GpuExtender implements Extender {
         if (claim.isEmpty()) {
             fit.addAll(names);
         } else {
-            PlacementExplanation e = explain(claim.get(), names);
-            Set<String> candidates = e.candidates().stream().map(PlacementExplanation.Candidate::node).collect(Collectors.toSet());
-            String general = e.general().stream().map(Reason::message).collect(Collectors.joining("; "));
-            for (String name : names) {
-                if (candidates.contains(name)) {
+            for (NodeFit f : engine.check(claim.get(), names)) {
+                String name = f.node();
+                if (f instanceof NodeFit.Fits) {
                     fit.add(name);
                     continue;
                 }
-                Optional<NodeState> state = ledger.node(name);
+                Reason why = ((NodeFit.Refused) f).reason();
+                Optional<NodeState> state = why.code() == ReasonCode.UNKNOWN_TARGET ? Optional.empty() : ledger.node(name);
                 if (state.isEmpty()) {
                     unresolvable.put(name, "node has no qgpu inventory (annotation " + QgpuAnnotations.INVENTORY
                             + " or the static inventory)");
@@ -142,9 +129,7 @@ public final class GpuExtender implements Extender {
                     unresolvable.put(name, never.get());
                     continue;
                 }
-                NodeRejection r = e.rejected().get(name);
-                String why = r != null ? r.summary() : general;
-                failed.put(name, why.isEmpty() ? "does not fit" : why);
+                failed.put(name, why.message());
             }
         }
         return args.byNames() ? ExtenderProtocol.FilterResult.ofNames(fit, failed, unresolvable)
@@ -160,7 +145,7 @@ public final class GpuExtender implements Extender {
     @Override
     public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);
-        Map<String, Long> scores = claim.isPresent() ? scores(explain(claim.get(), args.nodeNames()).candidates()) : Map.of();
+        Map<String, Long> scores = claim.isPresent() ? scores(engine.check(claim.get(), args.nodeNames())) : Map.of();
         List<ExtenderProtocol.HostPriority> out = new ArrayList<>(args.nodeNames().size());
         for (String name : args.nodeNames()) {
             out.add(new ExtenderProtocol.HostPriority(name, scores.getOrDefault(name, ExtenderProtocol.MIN_PRIORITY)));
@@ -174,20 +159,24 @@ public final class GpuExtender implements Extender {
      * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit are
      * not in the map (they score 0). So the ranking is the engine's, at the scale's resolution.
      */
-    static Map<String, Long> scores(List<PlacementExplanation.Candidate> candidates) {
+    static Map<String, Long> scores(List<NodeFit> checked) {
         Map<String, Long> out = new HashMap<>();
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
-        for (PlacementExplanation.Candidate c : candidates) {
-            min = Math.min(min, c.total());
-            max = Math.max(max, c.total());
+        for (NodeFit f : checked) {
+            if (f instanceof NodeFit.Fits c) {
+                min = Math.min(min, c.total());
+                max = Math.max(max, c.total());
+            }
         }
         double range = max - min;
-        for (PlacementExplanation.Candidate c : candidates) {
-            long s = range > 1e-12
-                    ? 1 + Math.round((c.total() - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
-                    : ExtenderProtocol.MAX_PRIORITY;
-            out.put(c.node(), s);
+        for (NodeFit f : checked) {
+            if (f instanceof NodeFit.Fits c) {
+                long s = range > 1e-12
+                        ? 1 + Math.round((c.total() - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
+                        : ExtenderProtocol.MAX_PRIORITY;
+                out.put(c.node(), s);
+            }
         }
         return out;
     }
@@ -200,18 +189,6 @@ public final class GpuExtender implements Extender {
             inventory.sync(n.model());
         }
         return claims.claimOf(args.pod());
-    }
-
-    /** The engine's explanation for the claim over the candidate nodes only, under a probe id. */
-    private PlacementExplanation explain(Claim claim, List<String> nodes) {
-        String probe = claim.tenantId() + "#probe-" + probes.incrementAndGet();
-        Claim c = claim.toBuilder().tenantId(probe).build();
-        scopes.put(probe, Set.copyOf(nodes));
-        try {
-            return engine.explain(c);
-        } finally {
-            scopes.remove(probe);
-        }
     }
 
     /**
@@ -303,13 +280,7 @@ public final class GpuExtender implements Extender {
         if (uid != null) {
             uids.put(tenant, uid);
         }
-        PlacementResult result;
-        scopes.put(tenant, Set.of(args.node()));
-        try {
-            result = engine.place(claim.get());
-        } finally {
-            scopes.remove(tenant);
-        }
+        PlacementResult result = engine.placeOn(claim.get(), args.node());
         if (result instanceof PlacementResult.Unschedulable u) {
             uids.remove(tenant);
             String why = u.nodes().containsKey(args.node()) ? u.nodes().get(args.node()).summary() : u.summary();

@@ -131,8 +131,8 @@ class RecordedPayloadTest {
         Map<String, String> failed = map(r.get("FailedNodes"));
         Map<String, String> unresolvable = map(r.get("FailedAndUnresolvableNodes"));
         assertEquals(Set.of("gpu-a"), failed.keySet());
-        assertTrue(failed.get("gpu-a").contains("GPU-a0"), failed.get("gpu-a"));
-        assertTrue(failed.get("gpu-a").contains("EXCLUSIVE"), failed.get("gpu-a"));
+        // one reason per failed node, from the node's summaries: whole GPUs needed, how many are free
+        assertTrue(failed.get("gpu-a").startsWith("gpu-a: EXCLUSIVE 2 free whole GPU(s) needed, 1 empty"), failed.get("gpu-a"));
         assertEquals(Set.of("gpu-c", "cpu-d"), unresolvable.keySet());
     }
 

@@ -1,0 +1,106 @@
+package io.qgpu.benchmarks;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.PlacementResult;
+import io.qgpu.api.PriorityClass;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.PlacementEngine;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * A refusal against a successful placement, in the same run on the same full cluster
+ * ({@link FullCluster}: {@code nodes} x 8 GPUs, half DGX-1V, half DGX H100, filled by a seeded
+ * stream, seed 7), after 0.2% of the holders (seeded pick) were released so that small claims fit
+ * again.
+ *
+ * <ul>
+ *   <li>{@link #placeFits}: one claim that fits (1 GPU, 2 GiB, 5% offline), placed and released;</li>
+ *   <li>{@link #refuse}: the next claim of the backlog, all of which the cluster refuses (256 claims of
+ *       the scheduling pass's mix, in turn: 1, 2, 4 and 8 GPUs, shared and whole); the answer carries
+ *       the causes with node counts and the detail of
+ *       {@value io.qgpu.core.placement.PlacementEngine#DEFAULT_REFUSAL_DETAIL} nodes.</li>
+ * </ul>
+ * Both modes: the mean ({@code avgt}) and the distribution ({@code sample}: p99 is
+ * {@code refuse:p0.99}).
+ *
+ * <pre>
+ *   ./mvnw -q package -pl qgpu-benchmarks -am -DskipTests
+ *   java -jar qgpu-benchmarks/target/benchmarks.jar RefusalBenchmark -f 1 -wi 2 -i 3 -w 1s -r 2s
+ * </pre>
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
+public class RefusalBenchmark {
+
+    @Param({"4000", "10000"})
+    public int nodes;
+
+    private Ledger ledger;
+    private PlacementEngine engine;
+    private Claim fits;
+    private Claim[] refused;
+    private int next;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        FullCluster fc = FullCluster.build(nodes, 256, 7);
+        ledger = fc.ledger;
+        engine = fc.engine;
+        SplittableRandom rnd = new SplittableRandom(11);
+        List<String> holders = new ArrayList<>(fc.holders);
+        for (int i = 0; i < holders.size() / 500; i++) {
+            ledger.release(holders.remove(rnd.nextInt(holders.size())));
+        }
+        List<Claim> still = new ArrayList<>();
+        for (Claim c : fc.pending) {
+            if (engine.place(c) instanceof PlacementResult.Placed) {
+                ledger.release(c.tenantId());   // fits again after the releases: not part of the backlog
+            } else {
+                still.add(c);
+            }
+        }
+        if (still.isEmpty()) {
+            throw new IllegalStateException("no refused claim left");
+        }
+        refused = still.toArray(new Claim[0]);
+        fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();
+        if (!(engine.place(fits) instanceof PlacementResult.Placed)) {
+            throw new IllegalStateException("the fitting claim does not fit");
+        }
+        ledger.release(fits.tenantId());
+    }
+
+    /** A claim that fits, placed and released. */
+    @Benchmark
+    public Object placeFits() {
+        PlacementResult r = engine.place(fits);
+        ledger.release(fits.tenantId());
+        return r;
+    }
+
+    /** The next claim of the backlog, refused. */
+    @Benchmark
+    public Object refuse() {
+        Claim c = refused[next++ % refused.length];
+        return engine.place(c);
+    }
+}

@@ -1,0 +1,40 @@
+package io.qgpu.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.api.PlacementResult;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.PlacementEngine;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Placements are pinned: the scheduling pass's seeded mix (6,000 claims, seed 13) on 100 nodes of the
+ * pass's cluster (half DGX-1V, half DGX H100), every answer's node and GPU UUIDs hashed in order.
+ * The expected hash and count were taken from the engine before the per-node summaries became
+ * slot-aware and refusals were counted from them (main 432f016), so the faster refusals and the
+ * stronger summaries change no placement on this stream (1,635 of the claims are refused, so
+ * refusals and placements interleave). A change that moves any claim fails here.
+ */
+class PlacementsUnchangedTest {
+
+    @Test
+    void theSchedulingPassPlacesEveryClaimWhereTheEngineDidBefore() {
+        PlacementEngine e = PlacementEngine.create(Ledger.create(GranularityRules.ofDefaults(),
+                SchedulingPassBenchmark.cluster(100)));
+        long h = 17;
+        int placed = 0;
+        for (Claim c : SchedulingPassBenchmark.claims(6_000, 13)) {
+            PlacementResult r = e.place(c);
+            if (r instanceof PlacementResult.Placed p) {
+                placed++;
+                h = h * 31 + (p.placement().nodeName() + p.placement().gpuUuids()).hashCode();
+            } else {
+                h = h * 31 + 7;
+            }
+        }
+        assertEquals(4_365, placed);
+        assertEquals("a7c52e1d550effbb", Long.toHexString(h));
+    }
+}
