@@ -17,6 +17,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * {@code qgpu replay}: replays a GPU cluster trace (a node list and a pod list in the columns of
@@ -40,7 +44,7 @@ final class ReplayCommand implements Subcommand {
     public String usage() {
         return String.join("\n",
                 "usage: qgpu replay --nodes NODES.csv --pods PODS.csv [--policies P,P] [--seeds 42-51] [--ratio 1.3]",
-                "                   [--at 1.3] [--coverage 0.95] [--out DIR]",
+                "                   [--at 1.3] [--coverage 0.95] [--threads N] [--out DIR]",
                 "",
                 "Builds the arrival stream as the FGD paper's simulator does (pods sorted by name and shuffled with",
                 "the seed, then copies drawn with the seed until the GPU capacity asked reaches --ratio times the",
@@ -56,12 +60,14 @@ final class ReplayCommand implements Subcommand {
                 "  --at A             report the allocation rate once A times the capacity has arrived (default: --ratio)",
                 "  --coverage C       typical requests of the fragmentation policy: the most frequent pod shapes",
                 "                     covering C of the pods (default 0.95)",
+                "  --threads N        replays run side by side, one per thread (default: the number of processors);",
+                "                     each replay is sequential and seeded, so the numbers do not depend on N",
                 "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out)");
     }
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
-        Args a = Args.parse(args, Set.of(), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage", "--out"));
+        Args a = Args.parse(args, Set.of(), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage", "--threads", "--out"));
         Path nodesFile = Path.of(a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
         Path podsFile = Path.of(a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
         List<Replay.Policy> policies = new ArrayList<>();
@@ -73,6 +79,7 @@ final class ReplayCommand implements Subcommand {
         double at = number("--at", a.option("--at").orElse(Double.toString(ratio)));
         double coverage = number("--coverage", a.option("--coverage").orElse("0.95"));
         Path outDir = Path.of(a.option("--out").orElse("qgpu-replay-out"));
+        int threads = (int) number("--threads", a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors())));
 
         List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
         List<TracePod> pods = TraceCsv.pods(podsFile);
@@ -88,35 +95,69 @@ final class ReplayCommand implements Subcommand {
         Map<String, double[]> means = new LinkedHashMap<>();
         StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
         out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
+        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, threads);
         for (Replay.Policy policy : policies) {
             List<double[]> curves = new ArrayList<>();
-            List<Double> at130 = new ArrayList<>();
+            List<Double> atShare = new ArrayList<>();
             for (long seed : seeds) {
-                List<TracePod> stream = Workload.stream(pods, capacity, ratio, seed);
-                Replay.Result r = Replay.run(nodes, stream, policy, seed, typical);
+                Replay.Result r = results.get(policy.wireName() + "/" + seed);
                 curves.add(ReplayChart.curve(r, maxPercent));
                 double v = 100 * r.allocationAt(at);
-                at130.add(v);
+                atShare.add(v);
                 summary.append(String.format(Locale.ROOT, "%s,%d,%.2f,%.3f,%d,%d%n", policy.wireName(), seed,
                         Math.min(at, r.arrivedShare()) * 100, v, r.placed(), r.refused()));
             }
             double[] mean = ReplayChart.mean(curves);
             means.put(policy.wireName(), mean);
             writeCurve(outDir.resolve("curve-" + policy.wireName() + ".csv"), seeds, curves, mean);
-            double m = at130.stream().mapToDouble(Double::doubleValue).average().orElse(0);
             StringBuilder per = new StringBuilder();
-            for (double v : at130) {
+            for (double v : atShare) {
                 per.append(String.format(Locale.ROOT, " %.2f", v));
             }
-            out.printf(Locale.ROOT, "%-22s %7.2f%% %7.2f%% %7.2f%%  %s%n", policy.wireName(), m,
-                    at130.stream().mapToDouble(Double::doubleValue).min().orElse(0),
-                    at130.stream().mapToDouble(Double::doubleValue).max().orElse(0), per.toString().trim());
+            out.printf(Locale.ROOT, "%-22s %7.2f%% %7.2f%% %7.2f%%  %s%n", policy.wireName(),
+                    atShare.stream().mapToDouble(Double::doubleValue).average().orElse(0),
+                    atShare.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    atShare.stream().mapToDouble(Double::doubleValue).max().orElse(0), per.toString().trim());
         }
         Files.writeString(outDir.resolve("summary.csv"), summary);
         ReplayChart.write(means, String.format(Locale.ROOT, "GPU allocation vs arrived workload (mean of %d seeds)", seeds.size()),
                 outDir.resolve("curve.png"));
         out.println("wrote " + outDir.resolve("summary.csv") + ", curve-<policy>.csv and curve.png");
         return 0;
+    }
+
+    /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
+    private static Map<String, Replay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
+                                                     List<Replay.Policy> policies, List<Long> seeds, RequestMix typical,
+                                                     int threads) {
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+        try {
+            Map<String, Future<Replay.Result>> futures = new LinkedHashMap<>();
+            for (Replay.Policy policy : policies) {
+                for (long seed : seeds) {
+                    futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
+                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical)));
+                }
+            }
+            Map<String, Replay.Result> out = new LinkedHashMap<>();
+            for (Map.Entry<String, Future<Replay.Result>> e : futures.entrySet()) {
+                try {
+                    out.put(e.getKey(), e.getValue().get());
+                } catch (ExecutionException ex) {
+                    Throwable c = ex.getCause();
+                    if (c instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new IllegalStateException("replay " + e.getKey() + " failed", c);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while replaying " + e.getKey(), ex);
+                }
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     private static void writeCurve(Path file, List<Long> seeds, List<double[]> curves, double[] mean) throws IOException {
