@@ -128,9 +128,12 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         return (int) Math.max(1, Math.min(maxTenantsPerGpu, bySlots));
     }
 
-    /** Refuses a claim whose sizes do not fit these units, naming the field. */
+    /** Refuses a claim whose sizes do not fit these units, naming the field. A host-only claim has no GPU sizes. */
     public void validate(Claim claim) {
         String f = "claim[" + claim.tenantId() + "]";
+        if (claim.hostOnly()) {
+            return;
+        }
         if (!claim.exclusive()) {
             if (claim.memoryPerGpuBytes() < minMemoryBytes) {
                 throw new InvalidValueException(f + ".memoryPerGpuBytes", claim.memoryPerGpuBytes(),

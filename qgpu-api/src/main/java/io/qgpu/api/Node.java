@@ -18,23 +18,33 @@ import java.util.Set;
  *         .gpu(GpuDevice.builder("GPU-a0").index(0).model("Tesla T4").memoryGiB(16).build())
  *         .gpu(GpuDevice.builder("GPU-a1").index(1).model("Tesla T4").memoryGiB(16).build())
  *         .defaultLink(new GpuLink.Pcie(TopologyLevel.HOSTBRIDGE))
+ *         .cpuMillis(32_000).hostMemoryGiB(128)          // host resources; leave out to not track them
  *         .build();
+ * Node cpuOnly = Node.builder("node-c").cpuMillis(16_000).hostMemoryGiB(64).build();   // no GPUs
  * }</pre>
+ *
+ * <p><b>Host resources.</b> A node may declare its CPU (millicores) and host memory (bytes); the
+ * ledger then never reserves more of either than declared. A resource a node does not declare is
+ * <em>not tracked</em> there (not zero): claims' requests for it are recorded but never refused on
+ * that node. See {@link HostCapacity}. A node may have no GPUs at all and take host-only claims.
  *
  * @param name     unique node name
  * @param labels   node labels, matched by node selectors
- * @param gpus     the GPUs; UUIDs and indices unique
+ * @param gpus     the GPUs; UUIDs and indices unique; may be empty
  * @param topology links between every pair, same size as {@code gpus}
+ * @param host     CPU and host memory capacity, {@link HostCapacity#untracked()} by default
  *
  * <p>Thread safety: immutable.
  */
-public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus, Topology topology) {
+public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus, Topology topology,
+                   HostCapacity host) {
 
     public Node {
         Validate.notBlank("node.name", name);
         labels = Validate.labels("node[" + name + "].labels", labels);
         gpus = Validate.list("node[" + name + "].gpus", gpus);
         Validate.notNull("node[" + name + "].topology", topology);
+        Validate.notNull("node[" + name + "].host", host);
         if (topology.size() != gpus.size()) {
             throw new InvalidValueException("node[" + name + "].topology.size", topology.size(),
                     "must equal the number of GPUs (" + gpus.size() + ")");
@@ -50,6 +60,11 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
                         "is duplicated");
             }
         }
+    }
+
+    /** A node whose host resources are not tracked ({@link HostCapacity#untracked()}). */
+    public Node(String name, Map<String, String> labels, List<GpuDevice> gpus, Topology topology) {
+        this(name, labels, gpus, topology, HostCapacity.untracked());
     }
 
     /** Position of the GPU with this UUID in {@link #gpus()}, or -1. */
@@ -75,7 +90,7 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
         }
         List<GpuDevice> copy = new ArrayList<>(gpus);
         copy.set(p, gpus.get(p).withHealth(health));
-        return new Node(name, labels, copy, topology);
+        return new Node(name, labels, copy, topology, host);
     }
 
     public static Builder builder(String name) {
@@ -89,6 +104,7 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
         private final List<GpuDevice> gpus = new ArrayList<>();
         private final Map<List<Integer>, GpuLink> links = new LinkedHashMap<>();
         private GpuLink defaultLink;
+        private HostCapacity host = HostCapacity.untracked();
 
         private Builder(String name) {
             this.name = name;
@@ -124,13 +140,39 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
             return this;
         }
 
+        /** Host capacity, both resources at once. */
+        public Builder host(HostCapacity capacity) {
+            this.host = Validate.notNull("node[" + name + "].host", capacity);
+            return this;
+        }
+
+        /** CPU capacity in millicores (1000 = one CPU); declares CPU tracked on this node. */
+        public Builder cpuMillis(long millis) {
+            this.host = host.withCpuMillis(Validate.atLeast("node[" + name + "].host.cpuMillis", millis, 0));
+            return this;
+        }
+
+        /** Host memory capacity in bytes; declares host memory tracked on this node. */
+        public Builder hostMemoryBytes(long bytes) {
+            this.host = host.withMemoryBytes(Validate.atLeast("node[" + name + "].host.memoryBytes", bytes, 0));
+            return this;
+        }
+
+        /** Host memory capacity in GiB. */
+        public Builder hostMemoryGiB(long gib) {
+            if (gib < 0 || gib > Long.MAX_VALUE / GpuDevice.GIB) {
+                throw new InvalidValueException("node[" + name + "].host.memoryGiB", gib, "must be between 0 and 8589934591");
+            }
+            return hostMemoryBytes(gib * GpuDevice.GIB);
+        }
+
         public Node build() {
             Topology.Builder t = Topology.builder(gpus.size());
             if (defaultLink != null) {
                 t.defaultLink(defaultLink);
             }
             links.forEach((pair, link) -> t.link(pair.get(0), pair.get(1), link));
-            return new Node(name, labels, gpus, t.build());
+            return new Node(name, labels, gpus, t.build(), host);
         }
     }
 }

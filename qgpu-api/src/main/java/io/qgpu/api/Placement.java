@@ -36,6 +36,8 @@ public record Placement(Claim claim, String nodeName, List<Slice> slices) {
     public static final String ENV_PRIORITY = "QGPU_PRIORITY";
     /** The tenant id. */
     public static final String ENV_TENANT = "QGPU_TENANT";
+    /** {@code NVIDIA_VISIBLE_DEVICES} of a host-only placement: the NVIDIA runtime exposes no GPU. */
+    public static final String NO_DEVICES = "void";
 
     public Placement {
         Validate.notNull("placement.claim", claim);
@@ -73,12 +75,20 @@ public record Placement(Claim claim, String nodeName, List<Slice> slices) {
     }
 
     /**
-     * What the container needs: {@code NVIDIA_VISIBLE_DEVICES} and the limits for the enforcement
+     * What the container needs. For a host-only claim ({@code gpuCount} 0):
+     * {@code NVIDIA_VISIBLE_DEVICES=void} (no GPU, also when the image defaults to {@code all}),
+     * {@code QGPU_PRIORITY} and {@code QGPU_TENANT}, without the GPU limits. Otherwise: {@code NVIDIA_VISIBLE_DEVICES} and the limits for the enforcement
      * layer ({@code QGPU_MEMORY_LIMIT_BYTES}, {@code QGPU_COMPUTE_REQUEST}, {@code QGPU_COMPUTE_LIMIT},
      * {@code QGPU_PRIORITY}, {@code QGPU_TENANT}). Derived, in a stable order.
      */
     public Map<String, String> environment() {
         Map<String, String> env = new LinkedHashMap<>();
+        if (claim.hostOnly()) {
+            env.put(ENV_VISIBLE_DEVICES, NO_DEVICES);
+            env.put(ENV_PRIORITY, claim.priority().wireName());
+            env.put(ENV_TENANT, claim.tenantId());
+            return Collections.unmodifiableMap(env);
+        }
         env.put(ENV_VISIBLE_DEVICES, String.join(",", gpuUuids()));
         env.put(ENV_MEMORY_LIMIT, slices.stream().map(s -> Long.toString(s.memoryBytes())).collect(Collectors.joining(",")));
         env.put(ENV_COMPUTE_REQUEST, Integer.toString(claim.computeRequest()));

@@ -9,12 +9,13 @@ package io.qgpu.api;
  * r.message();     // "GPU-a0: INSUFFICIENT_MEMORY requested 8 GiB, free 2 GiB (short by 6 GiB)"
  * }</pre>
  *
- * <p>{@link #message()} writes memory in GiB, compute in percent and counts as counts, each with its
- * unit; the record keeps the raw numbers (bytes, percent, count) for programs.
+ * <p>{@link #message()} writes memory (GPU and host) in GiB, compute in percent, CPU in millicores and
+ * counts as counts, each with its unit; the record keeps the raw numbers (bytes, percent, millicores,
+ * count) for programs.
  *
  * @param code      what failed
  * @param target    node name or GPU UUID the reason is about
- * @param requested what was asked for (bytes, percent or a count); -1 when not a quantity
+ * @param requested what was asked for (bytes, percent, millicores or a count); -1 when not a quantity
  * @param available what was left; -1 when not a quantity
  * @param detail    words for a human
  *
@@ -71,7 +72,8 @@ public record Reason(ReasonCode code, String target, long requested, long availa
 
     private String freeWord() {
         return switch (code) {
-            case INSUFFICIENT_MEMORY, INSUFFICIENT_COMPUTE, TOO_MANY_TENANTS -> "free";
+            case INSUFFICIENT_MEMORY, INSUFFICIENT_COMPUTE, TOO_MANY_TENANTS, INSUFFICIENT_CPU,
+                 INSUFFICIENT_HOST_MEMORY -> "free";
             case EXCLUSIVE -> "device has";
             default -> "available";
         };
@@ -80,7 +82,8 @@ public record Reason(ReasonCode code, String target, long requested, long availa
     /** A quantity with its unit: bytes as GiB for memory codes, percent for compute, a count otherwise. */
     private String amount(long v) {
         return switch (code) {
-            case INSUFFICIENT_MEMORY, EXCLUSIVE -> gib(v);
+            case INSUFFICIENT_MEMORY, EXCLUSIVE, INSUFFICIENT_HOST_MEMORY -> gib(v);
+            case INSUFFICIENT_CPU -> v + " millicores";
             case INSUFFICIENT_COMPUTE -> v + "%";
             case TOO_MANY_TENANTS -> v + (v == 1 ? " tenant slot" : " tenant slots");
             case NOT_ENOUGH_GPUS, AFFINITY -> v + (v == 1 ? " GPU" : " GPUs");

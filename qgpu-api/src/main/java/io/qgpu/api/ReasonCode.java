@@ -44,5 +44,9 @@ public enum ReasonCode {
     /** The claim requires its GPUs on one NUMA node and the node has no such admissible set. */
     NUMA,
     /** A GPU the claim must include is not on the node, or cannot take the claim. */
-    MUST_INCLUDE
+    MUST_INCLUDE,
+    /** Not enough free CPU on the node (requested and available in millicores). */
+    INSUFFICIENT_CPU,
+    /** Not enough free host memory on the node (requested and available in bytes). */
+    INSUFFICIENT_HOST_MEMORY
 }

@@ -85,7 +85,10 @@ class ModelValidationTest {
         assertEquals("claim[j].computeRequest", refused(() -> Claim.builder("j").memoryGiB(1).compute(-5, 30).build()).field());
         assertEquals("claim[j].memoryPerGpuBytes", refused(() -> Claim.builder("j").build()).field());
         assertEquals("claim[j].memoryGiB", refused(() -> Claim.builder("j").memoryGiB(-1)).field());
-        assertEquals("claim[j].gpuCount", refused(() -> Claim.builder("j").gpus(0).memoryGiB(1).build()).field());
+        assertEquals("claim[j].gpuCount", refused(() -> Claim.builder("j").gpus(-1).memoryGiB(1).build()).field());
+        assertEquals("claim[j].gpuCount", refused(() -> Claim.builder("j").gpus(1025).memoryGiB(1).build()).field());
+        // gpus(0) is a host-only claim: GPU memory is refused by that rule
+        assertEquals("claim[j].memoryPerGpuBytes", refused(() -> Claim.builder("j").gpus(0).memoryGiB(1).build()).field());
         assertEquals("claim.tenantId", refused(() -> Claim.builder("").memoryGiB(1).build()).field());
         assertEquals("claim[j].priority", refused(() -> Claim.builder("j").memoryGiB(1).priority(null).build()).field());
         Claim ex = Claim.builder("e").gpus(2).exclusive().build();

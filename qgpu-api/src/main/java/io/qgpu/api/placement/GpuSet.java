@@ -26,7 +26,17 @@ public final class GpuSet {
         this.positions = sortedDistinct;
     }
 
-    /** The set of these positions; refuses negative or repeated positions and an empty set. */
+    private static final GpuSet EMPTY = new GpuSet(new int[0]);
+
+    /**
+     * The empty set: the "set" of a host-only claim (no GPU), as an explanation's candidate shows it.
+     * Scorers of GPU sets are never called with it.
+     */
+    public static GpuSet empty() {
+        return EMPTY;
+    }
+
+    /** The set of these positions; refuses negative or repeated positions and an empty set (see {@link #empty()}). */
     public static GpuSet of(int... positions) {
         Validate.notNull("gpuSet.positions", positions);
         if (positions.length == 0) {

@@ -37,6 +37,11 @@ final class ClaimShape {
     final boolean numaRequired;
     /** The claim names must-include GPUs. */
     final boolean mustInclude;
+    /** Host-only: no GPU ({@code k == 0}); only the node's labels, filters and host resources decide. */
+    final boolean hostOnly;
+    /** Host resources asked for: CPU millicores and host memory bytes (0 when none). */
+    final long cpuMillis;
+    final long hostMemory;
 
     ClaimShape(Claim claim, PlacementConfig config, GranularityRules rules) {
         this.claim = claim;
@@ -61,5 +66,8 @@ final class ClaimShape {
         this.gpuBinpack = gpuPolicy != PlacementPolicy.SPREAD;
         this.numaRequired = claim.numa() == NumaPolicy.REQUIRED && k > 1;
         this.mustInclude = s.mustIncludeCount() > 0;
+        this.hostOnly = k == 0;
+        this.cpuMillis = claim.host().cpuMillis();
+        this.hostMemory = claim.host().memoryBytes();
     }
 }

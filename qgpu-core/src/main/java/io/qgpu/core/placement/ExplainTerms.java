@@ -55,6 +55,24 @@ final class ExplainTerms {
             Score sc = nodeScorers[i].explain(c.claim, s.state, view);
             terms.add(new PlacementExplanation.Term(NODE, nodeScorers[i].name(), sc.value(), nodeWeights[i], sc.explanation()));
         }
+        if (c.cpuMillis > 0 || c.hostMemory > 0) {
+            terms.add(HostTerms.term(s.state, c.claim));
+        }
+        if (positions.length > 0) {
+            gpuTerms(s, c, positions, maxLeft, terms);
+        }
+        double total = 0;
+        for (PlacementExplanation.Term term : terms) {
+            total += term.weighted();
+        }
+        return new PlacementExplanation.Candidate(s.state.name(),
+                positions.length == 0 ? GpuSet.empty() : GpuSet.of(positions), uuids(s, positions), total,
+                shortlisted, terms);
+    }
+
+    /** The set terms of a claim with GPUs. */
+    private void gpuTerms(NodeSummary s, ClaimShape c, int[] positions, double maxLeft,
+                          List<PlacementExplanation.Term> terms) {
         pairTerms(s, positions, terms);
         terms.add(leftover(s, positions, maxLeft));
         double loadSum = 0;
@@ -66,7 +84,7 @@ final class ExplainTerms {
         double mean = loadSum / positions.length;
         terms.add(new PlacementExplanation.Term(SET, "gpu-" + c.gpuPolicy.wireName(), PlacementScores.policyTerm(c.gpuPolicy, mean),
                 config.loadWeight(), String.format(Locale.ROOT, "mean GPU load %.3f (%s; load = 0.9 x the most booked of "
-                                + "memory, compute, tenant slots + 0.1 x their mean); %s", mean, String.join(" ", loads),
+                                + "memory, compute, tenant slots + 0.1 x their mean, 1 when one of them is full); %s", mean, String.join(" ", loads),
                         c.gpuBinpack ? "binpack: score = load" : "spread: score = 1 - load")));
         if (setScorers.length > 0) {
             GpuSet g = GpuSet.of(positions);
@@ -75,12 +93,6 @@ final class ExplainTerms {
                 terms.add(new PlacementExplanation.Term(SET, setScorers[i].name(), sc.value(), setWeights[i], sc.explanation()));
             }
         }
-        double total = 0;
-        for (PlacementExplanation.Term term : terms) {
-            total += term.weighted();
-        }
-        return new PlacementExplanation.Candidate(s.state.name(), GpuSet.of(positions), uuids(s, positions), total,
-                shortlisted, terms);
     }
 
     /** The terms over the set's pairs: NVLink clique, NVLink bandwidth, PCIe tie-break, NUMA. */

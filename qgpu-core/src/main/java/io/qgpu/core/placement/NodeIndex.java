@@ -142,6 +142,9 @@ final class NodeIndex {
 
     /** Never false when {@link NodeSummary#precheck} is true for the state the key was made from. */
     static boolean fits(long key, ClaimShape c) {
+        if (c.hostOnly) {
+            return true;   // the key knows GPUs only; the node's host resources are checked on its summary
+        }
         int open = (int) ((key >>> 16) & 0xFF);
         if (c.exclusive) {
             int empty = (int) ((key >>> 24) & 0xFF);

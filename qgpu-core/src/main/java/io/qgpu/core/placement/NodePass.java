@@ -221,6 +221,9 @@ final class NodePass {
 
     /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
     SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
+        if (c.hostOnly) {
+            return new SetSearch.Choice(NONE, 0.0);   // no GPU: the node score alone decides
+        }
         int[] cand = new int[s.size];
         int m = candidates(s, c, cand);
         int[] fixed = c.mustInclude ? SetConstraints.mustPositions(s, c) : NONE;

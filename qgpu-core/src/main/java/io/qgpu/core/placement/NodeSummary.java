@@ -76,6 +76,9 @@ final class NodeSummary {
      * could still use. Only for nodes of at most 64 GPUs; larger nodes skip the look-ahead.
      */
     final long freeMask;
+    /** Free CPU (millicores) and host memory (bytes) of the node; {@code Long.MAX_VALUE} when not tracked. */
+    final long cpuFree;
+    final long hostMemFree;
     /** {@link NodeIndex} keys of this state for each class. */
     private final long keyOnline;
     private final long keyOffline;
@@ -154,6 +157,8 @@ final class NodeSummary {
                 }
             }
         }
+        this.cpuFree = state.cpuMillisFree().orElse(Long.MAX_VALUE);
+        this.hostMemFree = state.hostMemoryFree().orElse(Long.MAX_VALUE);
         this.freeMask = n <= 64 ? free : 0;
         this.anyAffinity = affinity;
         this.nodeLoad = healthy == 0 ? 1.0 : loadSum / healthy;
@@ -216,11 +221,18 @@ final class NodeSummary {
     }
 
     /**
-     * Whether the node can possibly hold the claim: enough open GPUs of the claim's class (empty ones
-     * for an exclusive claim), and the largest free memory and free compute each suffice. Never false
-     * for a node that has {@code k} admissible GPUs.
+     * Whether the node can possibly hold the claim: its free CPU and host memory cover the claim's
+     * (exactly the ledger's host rule), enough open GPUs of the claim's class (empty ones for an
+     * exclusive claim), and the largest free memory and free compute each suffice. Never false for a
+     * node that has {@code k} admissible GPUs and room for the host resources.
      */
     boolean precheck(ClaimShape c) {
+        if (c.cpuMillis > cpuFree || c.hostMemory > hostMemFree) {
+            return false;   // exactly HostAdmission.check(state, claim).isEmpty()
+        }
+        if (c.hostOnly) {
+            return true;
+        }
         if (c.online) {
             return c.exclusive ? emptyOnline >= c.k
                     : openOnline >= c.k && maxMemOnline >= c.memory && maxComputeOnline >= c.minComputeFree;

@@ -17,15 +17,18 @@ import io.qgpu.api.TopologyLevel;
  * What is really bound to it, idle tenants included (a tenant counts from reservation to release,
  * whether or not it is running work):
  * <pre>
- *   load(g) = 1                                                  if a tenant holds g exclusively
+ *   load(g) = 1                                                  if a tenant holds g exclusively, or
+ *                                                                 if max(mem, compute, slots) = 1 (full)
  *   load(g) = 0.9 * max(mem, compute, slots) + 0.1 * mean(mem, compute, slots)   otherwise, where
  *     mem     = memUsed / memory
  *     compute = max(onlineGuaranteed, offlineGuaranteed) / 100   (each class is admitted up to 100%)
  *     slots   = tenants / maxTenants(g)
  * </pre>
- * So a GPU whose guaranteed compute of either class is fully booked scores at least 0.9, and
- * binpack and spread rank GPUs by their most booked resource (the mean orders GPUs whose most
- * booked resource is equal).
+ * So a GPU whose guaranteed compute of either class is fully booked by shares counts as full (1),
+ * whatever memory the shares hold, in every load score (the GPU term of binpack and spread, the node
+ * load, the index keys and explain all read this one function); likewise a GPU whose memory or
+ * tenant slots are all taken. Binpack and spread rank the other GPUs by their most booked resource
+ * (the mean orders GPUs whose most booked resource is equal).
  *
  * <h2>Load of a node</h2>
  * {@code nodeLoad(n)} = mean of {@code load(g)} over the node's healthy GPUs (1 when none is healthy).
@@ -72,6 +75,9 @@ public final class PlacementScores {
         double mem = Math.min(1.0, (double) g.memoryUsed() / g.device().memoryBytes());
         double compute = Math.min(1.0, Math.max(g.guaranteed(PriorityClass.ONLINE), g.guaranteed(PriorityClass.OFFLINE)) / 100.0);
         double slots = Math.min(1.0, (double) g.tenants() / rules.maxTenants(g.device()));
+        if (Math.max(mem, Math.max(compute, slots)) >= 1.0) {
+            return 1.0;   // full: nothing more of its most booked resource can be reserved
+        }
         return load(mem, compute, slots);
     }
 

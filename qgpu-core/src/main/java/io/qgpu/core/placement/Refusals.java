@@ -13,6 +13,7 @@ import io.qgpu.api.ReasonCode;
 import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.core.ledger.internal.Admission;
+import io.qgpu.core.ledger.internal.HostAdmission;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.ArrayList;
@@ -84,6 +85,7 @@ final class Refusals {
     NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, NodePass.Group group) {
         Claim claim = c.claim;
         List<Reason> nodeReasons = new ArrayList<>(Admission.checkNode(ns.node(), claim));
+        nodeReasons.addAll(HostAdmission.check(ns, claim));
         for (NodeFilter f : nodeFilters) {
             nodeReasons.addAll(f.check(claim, ns, ledger));
         }

@@ -53,10 +53,10 @@ class QgpuJsonErrorsTest {
     @Test
     void aClaimErrorNamesTheFileTheUsersPathKeyValueAndLine() throws Exception {
         String claims = "[\n {\"tenant\": \"a\", \"memoryGiB\": 1},\n {\"tenant\": \"b\", \"memoryGiB\": 1},\n"
-                + " {\"tenant\": \"c\", \"memoryGiB\": 1,\n  \"gpus\": 0}\n]";
+                + " {\"tenant\": \"c\", \"memoryGiB\": 1,\n  \"gpus\": -1}\n]";
         Path f = dir.resolve("claims.json");
         QgpuJsonException e = refused("claims.json", claims, () -> QgpuJson.readClaims(f));
-        assertEquals(f + ": claims[2].gpus = 0: must be between 1 and 1024 (line 5, column 3)", e.getMessage());
+        assertEquals(f + ": claims[2].gpus = -1: must be between 0 and 1024 (line 5, column 3)", e.getMessage());
         assertEquals("claims[2].gpus", e.path());
         assertEquals(5, e.line());
     }

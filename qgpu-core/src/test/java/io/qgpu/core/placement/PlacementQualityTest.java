@@ -178,9 +178,8 @@ class PlacementQualityTest {
         Ledger l = Ledger.create(List.of(n));
         assertTrue(l.reserve(on(Nodes.online("on", 1, 100), n, 0)).reserved());
         double load = PlacementScores.gpuLoad(l.node("a").orElseThrow().gpu(0), GranularityRules.ofDefaults());
-        // compute 1 (online fully booked), memory 1/16, slots 1/4
-        assertEquals(0.9 * 1.0 + 0.1 * (1.0 / 16 + 1.0 + 0.25) / 3, load, 1e-12);
-        assertTrue(load >= 0.9, "scores as fully booked");
+        // compute 1 (online fully booked), memory 1/16, slots 1/4: full, whatever the memory
+        assertEquals(1.0, load);
     }
 
     @Test

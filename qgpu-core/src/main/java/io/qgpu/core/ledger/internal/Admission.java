@@ -5,6 +5,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Holding;
+import io.qgpu.api.HostState;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
@@ -43,6 +44,10 @@ import java.util.List;
  *   <li>no holder has the claim's anti-affinity label ({@code ANTI_AFFINITY});</li>
  *   <li>if the GPU has holders, they carry the claim's exclusion label, or both have none ({@code EXCLUSION}).</li>
  * </ul>
+ * The node takes the claim's host resources when its free CPU and host memory cover them, for each
+ * resource the node tracks ({@code INSUFFICIENT_CPU}, {@code INSUFFICIENT_HOST_MEMORY}; see
+ * {@link HostAdmission}); they are installed in the same new node state as the slices, so the one
+ * compare-and-set that commits the slices commits the host resources too.
  * Affinity spans GPUs and is enforced by the ledger itself ({@link Reservations}).
  *
  * <p>Thread safety: stateless.
@@ -205,13 +210,14 @@ public final class Admission {
                 reasons.addAll(gpuReasons);
             }
         }
+        reasons.addAll(HostAdmission.check(state, claim));
         if (!reasons.isEmpty()) {
             return new Rejected(reasons);
         }
-        return new Admitted(new NodeState(state.node(), List.of(next)));
+        return new Admitted(new NodeState(state.node(), List.of(next), HostAdmission.with(state.host(), placement)));
     }
 
-    /** The node state without the tenant's holdings. */
+    /** The node state without the tenant's holdings (its GPU slices and its host resources). */
     public static NodeState release(NodeState state, String tenantId) {
         List<GpuState> next = new ArrayList<>(state.gpus().size());
         boolean changed = false;
@@ -220,7 +226,9 @@ public final class Admission {
             changed |= n != g;
             next.add(n);
         }
-        return changed ? new NodeState(state.node(), next) : state;
+        HostState host = state.host().without(tenantId);
+        changed |= host != state.host();
+        return changed ? new NodeState(state.node(), next, host) : state;
     }
 
     private static List<Reason> add(List<Reason> list, Reason r) {

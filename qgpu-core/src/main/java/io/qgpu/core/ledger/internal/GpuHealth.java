@@ -79,6 +79,6 @@ public final class GpuHealth {
         Node node = n.node().withGpuHealth(uuid, health);
         List<GpuState> gpus = new ArrayList<>(n.gpus());
         gpus.set(pos, g.withDevice(node.gpus().get(pos)));
-        return new NodeState(node, gpus);
+        return new NodeState(node, gpus, n.host());
     }
 }
