@@ -60,6 +60,8 @@ final class ExplainTerms {
         }
         if (positions.length > 0) {
             gpuTerms(s, c, positions, maxLeft, terms);
+        } else {
+            hostOnlyFragmentation(s, c, terms);
         }
         double total = 0;
         for (PlacementExplanation.Term term : terms) {
@@ -68,6 +70,18 @@ final class ExplainTerms {
         return new PlacementExplanation.Candidate(s.state.name(),
                 positions.length == 0 ? GpuSet.empty() : GpuSet.of(positions), uuids(s, positions), total,
                 shortlisted, terms);
+    }
+
+    /** The fragmentation term of a host-only claim (the CPU it takes), when its node policy is fragmentation. */
+    private void hostOnlyFragmentation(NodeSummary s, ClaimShape c, List<PlacementExplanation.Term> terms) {
+        for (int i = 0; i < setScorers.length; i++) {
+            if (setScorers[i] instanceof FragmentationScorer f && c.nodePolicy == io.qgpu.api.PlacementPolicy.FRAGMENTATION) {
+                double v = f.hostOnlyScore(c.claim, s.state);
+                terms.add(new PlacementExplanation.Term(SET, f.name(), v, setWeights[i], String.format(Locale.ROOT,
+                        "host-only claim: the CPU it takes changes the expected fragmentation by %+.1f%% of a GPU",
+                        (0.5 - v) * 200 * FragmentationScorer.SCALE_GPUS)));
+            }
+        }
     }
 
     /** The set terms of a claim with GPUs. */

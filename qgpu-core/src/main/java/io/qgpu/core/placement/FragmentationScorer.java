@@ -35,8 +35,14 @@ import java.util.function.ToLongFunction;
  *
  * <h2>Host CPU</h2>
  * A shape that asks more CPU than the node has free cannot run there, so all of the node's free GPU
- * capacity is fragmentation for it. Tell the scorer how much CPU each node has free and each claim
- * asks with {@link #withHostCpu}; by default CPU is not modelled (every node has unlimited CPU).
+ * capacity is fragmentation for it. By default the node's free CPU is {@link NodeState#cpuMillisFree()}
+ * (unlimited where the node does not track CPU) and the claim's is its {@code host().cpuMillis()};
+ * {@link #withHostCpu} replaces both.
+ *
+ * <h2>Host-only claims</h2>
+ * A claim without GPUs has no GPU set; under the fragmentation policy its node gets
+ * {@link #hostOnlyScore} (the same score for the empty set: only the CPU it takes can grow
+ * fragmentation), with the same weight.
  *
  * <pre>{@code
  * FragmentationScorer fgd = FragmentationScorer.of(RequestMix.of(typicalWeights))
@@ -79,13 +85,21 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A scorer whose mix is a sliding sample of the last {@code capacity} claims. */
     public static FragmentationScorer sampling(int capacity) {
         RequestSample s = new RequestSample(capacity);
-        return new FragmentationScorer(s, s::mix, n -> Long.MAX_VALUE, c -> 0L);
+        return new FragmentationScorer(s, s::mix, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu);
     }
 
     /** A scorer with a fixed mix. */
     public static FragmentationScorer of(RequestMix fixed) {
         Validate.notNull("fragmentationScorer.mix", fixed);
-        return new FragmentationScorer(null, () -> fixed, n -> Long.MAX_VALUE, c -> 0L);
+        return new FragmentationScorer(null, () -> fixed, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu);
+    }
+
+    private static long nodeCpuFree(NodeState n) {
+        return n.cpuMillisFree().orElse(Long.MAX_VALUE);
+    }
+
+    private static long claimCpu(Claim c) {
+        return c.host().cpuMillis();
     }
 
     /** A copy that knows each node's free host CPU and each claim's CPU request, in millicores. */
@@ -104,9 +118,13 @@ public final class FragmentationScorer implements GpuSetScorer {
         return mix.get();
     }
 
-    /** Called by the engine for each claim it is asked to place: adds it to the sample, if any. */
+    /**
+     * Called by the engine for each claim it is asked to place: adds it to the sample, if any. Host-only
+     * claims are not sampled: they take no GPU, so they leave the same GPU capacity free wherever they
+     * go and shift every candidate's fragmentation alike.
+     */
     void record(Claim claim) {
-        if (sample != null) {
+        if (sample != null && claim.gpuCount() > 0) {
             RequestShape s = RequestShape.of(claim);
             long cpu = cpuAsked.applyAsLong(claim);
             sample.record(cpu == 0 ? s : new RequestShape(s.gpus(), s.computePercent(), cpu, s.models()));
@@ -135,6 +153,17 @@ public final class FragmentationScorer implements GpuSetScorer {
     public double delta(Claim claim, NodeState node, GpuSet gpus) {
         int share = claim.exclusive() ? 100 : Math.max(1, Math.min(100, claim.computeRequest()));
         return profile(node).delta(gpus.positions(), share, cpuAsked.applyAsLong(claim));
+    }
+
+    /**
+     * The score of a host-only claim on {@code node} (no GPU set): {@code toScore(delta)} of the CPU it
+     * takes; 0 for claims of another node policy.
+     */
+    public double hostOnlyScore(Claim claim, NodeState node) {
+        if (config.nodePolicyFor(claim) != PlacementPolicy.FRAGMENTATION) {
+            return 0.0;
+        }
+        return toScore(profile(node).delta(new int[0], 0, cpuAsked.applyAsLong(claim)));
     }
 
     static double toScore(double delta) {

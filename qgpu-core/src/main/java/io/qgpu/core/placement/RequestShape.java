@@ -37,12 +37,15 @@ public record RequestShape(int gpus, int computePercent, long cpuMillis, Set<Str
 
     /**
      * The shape of a claim: its GPU count, its compute request per GPU (100 when exclusive; a
-     * zero request counts as 1, the least share a tenant holds) and its allowed models. The claim
-     * carries no host CPU, so the shape asks for none.
+     * zero request counts as 1, the least share a tenant holds), its host CPU and its allowed models.
+     * A host-only claim (no GPU) has no shape.
      */
     public static RequestShape of(Claim claim) {
+        if (claim.gpuCount() == 0) {
+            throw new InvalidValueException("claim[" + claim.tenantId() + "].gpuCount", 0, "a host-only claim has no GPU request shape");
+        }
         int share = claim.exclusive() ? 100 : Math.max(1, Math.min(100, claim.computeRequest()));
-        return new RequestShape(claim.gpuCount(), share, 0, claim.selectors().includeModels());
+        return new RequestShape(claim.gpuCount(), share, claim.host().cpuMillis(), claim.selectors().includeModels());
     }
 
     /** Whether a GPU of {@code model} may serve this shape. */

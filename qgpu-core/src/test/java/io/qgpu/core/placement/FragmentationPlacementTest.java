@@ -106,6 +106,36 @@ class FragmentationPlacementTest {
         assertTrue(y.table().contains("expected fragmentation"), y.table());
     }
 
+    /**
+     * A host-only claim under the fragmentation policy goes where the CPU it takes strands no GPU
+     * capacity: node a (a T4 half booked, 8 cores) could still run the expected T4 half-shares asking 4
+     * cores, node b's GPU is of a model they may not use. Binpack takes the fuller a; fragmentation b.
+     */
+    @Test
+    void aHostOnlyClaimTakesCpuWhereItStrandsNoGpu() {
+        RequestMix mix = FragmentationTest.mix(new RequestShape(1, 50, 4000, Set.of("T4")), 1);
+        Node a = Node.builder("a").gpu(io.qgpu.api.GpuDevice.builder("a-g0").model("T4").memoryGiB(16).build())
+                .host(io.qgpu.api.HostCapacity.of(8000, 64 * Nodes.GIB)).build();
+        Node b = Node.builder("b").gpu(io.qgpu.api.GpuDevice.builder("b-g0").model("V100").memoryGiB(16).build())
+                .host(io.qgpu.api.HostCapacity.of(8000, 64 * Nodes.GIB)).build();
+        Claim etl = Claim.builder("etl").hostOnly().cpuMillis(6000).build();
+        for (PlacementPolicy p : List.of(PlacementPolicy.BINPACK, PlacementPolicy.FRAGMENTATION)) {
+            Ledger l = Ledger.create(List.of(a, b));
+            assertTrue(l.reserve(Nodes.on(Nodes.claim("half", 1, 50, 100), a, 0)).reserved());
+            PlacementEngine e = PlacementEngine.builder(l).fragmentation(FragmentationScorer.of(mix)).policies(p, p).build();
+            PlacementResult r = e.place(etl);
+            assertEquals(p == PlacementPolicy.BINPACK ? "a" : "b", ((PlacementResult.Placed) r).placement().nodeName(), p.wireName());
+            if (p == PlacementPolicy.FRAGMENTATION) {
+                l.release("etl");
+                PlacementExplanation x = e.explain(etl);
+                assertEquals("b", x.chosen().orElseThrow().node(), "explain chooses what place chose");
+                String onA = x.candidates().stream().filter(c -> c.node().equals("a")).findFirst().orElseThrow().terms().stream()
+                        .filter(t -> t.scorer().equals("fragmentation")).findFirst().orElseThrow().why();
+                assertTrue(onA.contains("changes the expected fragmentation by +50.0% of a GPU"), onA);
+            }
+        }
+    }
+
     @Test
     void cpuMakesANodeUnusableForShapesThatNeedMoreThanIsLeft() {
         // node a has 4 CPUs left, b has 64; the expected shapes need 8 CPUs; a share of 50 asking 2 CPUs

@@ -1,13 +1,10 @@
 package io.qgpu.cli.replay;
 
-import io.qgpu.api.Claim;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
-import io.qgpu.api.NodeState;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.core.ledger.Ledger;
-import io.qgpu.core.placement.Fragmentation;
 import io.qgpu.core.placement.FragmentationScorer;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
@@ -19,6 +16,8 @@ import java.util.Locale;
 /**
  * Replays a trace's arrival stream through a real {@link PlacementEngine} and {@link Ledger}: each pod
  * arrives once, in order, and is placed or refused (a refused pod is not retried); pods never leave.
+ * Host CPU and memory are the nodes' host capacity and the claims' host requests, reserved by the
+ * ledger with the slices; a pod without GPU is a host-only claim placed by the same engine.
  * After each pod it records the GPU capacity that has arrived and the capacity allocated, both in
  * thousandths of a GPU, so the allocation rate can be read at any share of arrived workload.
  *
@@ -80,14 +79,12 @@ public final class Replay {
     public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical) {
         List<Node> qnodes = TraceMapping.nodes(nodes);
         Ledger ledger = Ledger.create(TraceMapping.RULES, qnodes);
-        HostBook host = new HostBook(nodes);
         long smallest = TraceMapping.smallestMemory(nodes);
         long capacity = 0;
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        PlacementEngine engine = engine(ledger, host, policy, typical, qnodes.size());
-        RequestMix cpuMix = policy == Policy.FRAGMENTATION ? typical : null;
+        PlacementEngine engine = engine(ledger, policy, typical, qnodes.size());
         long[] arrived = new long[stream.size()];
         long[] allocated = new long[stream.size()];
         long a = 0;
@@ -96,20 +93,8 @@ public final class Replay {
         for (int i = 0; i < stream.size(); i++) {
             TracePod p = stream.get(i);
             a += p.totalMilli();
-            boolean ok;
-            if (p.gpus() == 0) {
-                RequestMix mix = policy == Policy.FRAGMENTATION_SAMPLE ? engine.fragmentation().mix() : cpuMix;
-                ok = placeHostOnly(ledger, host, p, policy, mix);
-            } else {
-                String id = p.name() + "#" + i;
-                host.expect(id, p);
-                Claim c = TraceMapping.claim(id, p, smallest);
-                PlacementResult r = engine.place(c);
-                ok = r instanceof PlacementResult.Placed;
-                if (ok) {
-                    host.take(((PlacementResult.Placed) r).placement().nodeName(), p);
-                }
-            }
+            boolean ok = !TraceMapping.asksAnything(p)
+                    || engine.place(TraceMapping.claim(p.name() + "#" + i, p, smallest)) instanceof PlacementResult.Placed;
             if (ok) {
                 placed++;
                 got += p.totalMilli();
@@ -120,9 +105,9 @@ public final class Replay {
         return new Result(policy, seed, capacity, arrived, allocated, placed, stream.size() - placed);
     }
 
-    static PlacementEngine engine(Ledger ledger, HostBook host, Policy policy, RequestMix typical, int nodeCount) {
+    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount) {
         PlacementConfig.Builder cfg = PlacementConfig.builder();
-        PlacementEngine.Builder b = PlacementEngine.builder(ledger).nodeFilter(host);
+        PlacementEngine.Builder b = PlacementEngine.builder(ledger);
         switch (policy) {
             case BINPACK -> cfg.nodePolicy(PlacementPolicy.BINPACK).gpuPolicy(PlacementPolicy.BINPACK);
             case SPREAD -> cfg.nodePolicy(PlacementPolicy.SPREAD).gpuPolicy(PlacementPolicy.SPREAD);
@@ -132,46 +117,10 @@ public final class Replay {
                         .shortlist(Math.max(1, nodeCount));
                 FragmentationScorer s = policy == Policy.FRAGMENTATION ? FragmentationScorer.of(typical)
                         : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
-                b.fragmentation(s.withHostCpu(n -> host.cpuFree(n.name()), host::cpuAsked));
+                b.fragmentation(s);
             }
             default -> throw new IllegalStateException(policy.toString());
         }
         return b.config(cfg.build()).build();
-    }
-
-    /**
-     * A pod asking no GPU: the claims of the engine always ask GPUs, so the replay places these itself,
-     * on a node with enough free CPU and memory: under the fragmentation policies the node whose
-     * expected fragmentation grows least when its CPU shrinks (then the least free CPU); under binpack
-     * and the default the node with the least free CPU; under spread the most. Ties go to the earlier node.
-     */
-    static boolean placeHostOnly(Ledger ledger, HostBook host, TracePod p, Policy policy, RequestMix mix) {
-        String best = null;
-        double bestScore = Double.POSITIVE_INFINITY;
-        long bestCpu = 0;
-        for (NodeState n : ledger.nodes()) {
-            if (!host.fits(n.name(), p)) {
-                continue;
-            }
-            long cpu = host.cpuFree(n.name());
-            double score;
-            if (mix != null) {
-                score = Fragmentation.profile(n, cpu, mix).delta(new int[0], 0, p.cpuMillis());
-            } else {
-                score = 0;
-            }
-            boolean better = score < bestScore - 1e-9
-                    || (Math.abs(score - bestScore) <= 1e-9 && (policy == Policy.SPREAD ? cpu > bestCpu : cpu < bestCpu));
-            if (best == null || better) {
-                best = n.name();
-                bestScore = score;
-                bestCpu = cpu;
-            }
-        }
-        if (best == null) {
-            return false;
-        }
-        host.take(best, p);
-        return true;
     }
 }

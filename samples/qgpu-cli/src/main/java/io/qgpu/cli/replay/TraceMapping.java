@@ -3,6 +3,7 @@ package io.qgpu.cli.replay;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
+import io.qgpu.api.HostCapacity;
 import io.qgpu.api.TopologyLevel;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
@@ -17,7 +18,8 @@ import java.util.Map;
  *
  * <ul>
  *   <li>A node row becomes a node of {@code gpu} GPUs of its {@code model}, with the device memory of
- *       that model ({@link #memoryGiB}); its CPU and memory go to the {@link HostBook}.</li>
+ *       that model ({@link #memoryGiB}), and its {@code cpu_milli} and {@code memory_mib} as the node's
+ *       host capacity (CPU millicores, host memory), which the ledger reserves with the slices.</li>
  *   <li>{@code gpu_milli} (thousandths of one GPU, multiples of 10) becomes a compute request and limit
  *       of {@code gpu_milli / 10} percent, and a memory share of the same fraction of the smallest GPU
  *       memory in the cluster, rounded down to a MiB: so the compute share is what binds on every
@@ -31,8 +33,8 @@ import java.util.Map;
  *       GPU (the offline class is preemptible capacity beside the online guarantee); mapping {@code BE}
  *       to offline would let one GPU hold 100% {@code LS} plus 100% {@code BE}, more than the trace's
  *       model allows, and the allocation rate would no longer be comparable.</li>
- *   <li>{@code num_gpu = 0} pods ask host resources only; the replay places them itself
- *       ({@link HostBook}).</li>
+ *   <li>Every pod asks its {@code cpu_milli} and {@code memory_mib} of host CPU and memory; a
+ *       {@code num_gpu = 0} pod is a host-only claim (no GPU).</li>
  * </ul>
  * The replay uses granularity rules that can express every trace share: memory in MiB, compute in
  * 1% units, up to 100 tenants per GPU ({@link #RULES}).
@@ -59,18 +61,15 @@ public final class TraceMapping {
         return MEMORY_GIB.getOrDefault(model, DEFAULT_MEMORY_GIB);
     }
 
-    /** The qgpu nodes of the trace's GPU nodes (nodes without GPUs are left out of the engine). */
+    /** The qgpu nodes of the trace's nodes, with their host capacity (a node may have no GPU). */
     public static List<Node> nodes(List<TraceNode> rows) {
         List<Node> out = new ArrayList<>();
         for (TraceNode r : rows) {
-            if (r.gpus() == 0) {
-                continue;
-            }
             Node.Builder b = Node.builder(r.name()).defaultLink(new GpuLink.Pcie(TopologyLevel.NODE));   // the trace gives no topology
             for (int i = 0; i < r.gpus(); i++) {
                 b.gpu(GpuDevice.builder(r.name() + "-gpu" + i).index(i).model(r.model()).memoryGiB(memoryGiB(r.model())).build());
             }
-            out.add(b.build());
+            out.add(b.host(HostCapacity.of(r.cpuMillis(), r.memoryMib() * GpuDevice.MIB)).build());
         }
         return out;
     }
@@ -86,12 +85,19 @@ public final class TraceMapping {
         return min == Long.MAX_VALUE ? DEFAULT_MEMORY_GIB * GpuDevice.GIB : min;
     }
 
-    /** The claim of a pod asking GPUs ({@code gpus > 0}), named {@code tenantId}. */
+    /** Whether the pod asks for anything at all (a pod asking no GPU, CPU or memory needs no placement). */
+    public static boolean asksAnything(TracePod pod) {
+        return pod.gpus() > 0 || pod.cpuMillis() > 0 || pod.memoryMib() > 0;
+    }
+
+    /** The claim of a pod that {@link #asksAnything}, named {@code tenantId}. */
     public static Claim claim(String tenantId, TracePod pod, long smallestMemoryBytes) {
+        Claim.Builder b = Claim.builder(tenantId).priority(PriorityClass.ONLINE)
+                .cpuMillis(pod.cpuMillis()).hostMemoryBytes(pod.memoryMib() * GpuDevice.MIB);
         if (pod.gpus() == 0) {
-            throw new IllegalArgumentException("pod " + pod.name() + " asks no GPU");
+            return b.hostOnly().build();
         }
-        Claim.Builder b = Claim.builder(tenantId).gpus(pod.gpus()).priority(PriorityClass.ONLINE);
+        b.gpus(pod.gpus());
         if (pod.gpuMilli() >= 1000) {
             b.exclusive();
         } else {
