@@ -103,6 +103,9 @@ final class ExplainTerms {
         if (setScorers.length > 0) {
             GpuSet g = GpuSet.of(positions);
             for (int i = 0; i < setScorers.length; i++) {
+                if (setScorers[i] instanceof FragmentationScorer && c.nodePolicy != io.qgpu.api.PlacementPolicy.FRAGMENTATION) {
+                    continue;   // the engine's own fragmentation term scores 0 for this claim: no line for it
+                }
                 Score sc = setScorers[i].explain(c.claim, s.state, g, view);
                 terms.add(new PlacementExplanation.Term(SET, setScorers[i].name(), sc.value(), setWeights[i], sc.explanation()));
             }

@@ -16,7 +16,8 @@ import java.util.function.ToLongFunction;
  * The fragmentation term of the {@link PlacementPolicy#FRAGMENTATION} policy: scores a candidate GPU
  * set by how little it grows the node's expected fragmentation ({@link Fragmentation}). The
  * {@link PlacementEngine} registers one with every engine (for claims of another node policy it
- * scores 0 and changes nothing); give it your own with {@link PlacementEngine.Builder#fragmentation}.
+ * scores 0 and changes nothing, and explain shows no line for it); give it your own with
+ * {@link PlacementEngine.Builder#fragmentation}.
  *
  * <h2>Score</h2>
  * <pre>

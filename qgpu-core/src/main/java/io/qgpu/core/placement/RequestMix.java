@@ -40,7 +40,7 @@ public final class RequestMix {
     }
 
     /**
-     * A mix from weights (counts or probabilities, each finite and > 0), normalised to add up to 1 and
+     * A mix from weights (counts or probabilities, each finite and {@code > 0}), normalised to add up to 1 and
      * kept in decreasing weight (ties in the map's iteration order).
      */
     public static RequestMix of(Map<RequestShape, Double> weights) {
@@ -70,7 +70,7 @@ public final class RequestMix {
     }
 
     /**
-     * The most frequent shapes whose probabilities add up to at least {@code coverage} (0 < coverage <= 1),
+     * The most frequent shapes whose probabilities add up to at least {@code coverage} ({@code 0 < coverage <= 1}),
      * renormalised: the rare shapes are left out, as the paper's "typical pods" leave them out.
      */
     public RequestMix top(double coverage) {
