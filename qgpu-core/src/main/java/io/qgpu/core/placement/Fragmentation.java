@@ -76,6 +76,7 @@ public final class Fragmentation {
         private final int[] fitting;
         /** Per shape: free compute on GPUs it cannot use (too full, or of another model). */
         private final long[] unusable;
+        /** Per shape: which GPUs are of a model it may use; null when it may use any. */
         private final boolean[][] allowed;
         private final double fragmentation;
 
@@ -96,13 +97,14 @@ public final class Fragmentation {
             double sum = 0;
             for (int m = 0; m < shapes; m++) {
                 RequestShape shape = mix.shape(m);
-                boolean[] ok = new boolean[free.length];
+                // a shape without model restriction may use every GPU with capacity: no array for it
+                boolean[] ok = shape.models().isEmpty() ? null : new boolean[free.length];
                 for (int g = 0; g < free.length; g++) {
-                    ok[g] = free[g] >= 0 && shape.allows(models[g]);
+                    boolean usable = ok == null || (ok[g] = shape.allows(models[g]));
                     if (free[g] <= 0) {
                         continue;
                     }
-                    if (ok[g] && free[g] >= shape.computePercent()) {
+                    if (usable && free[g] >= shape.computePercent()) {
                         fitting[m]++;
                     } else {
                         unusable[m] += free[g];
@@ -154,13 +156,14 @@ public final class Fragmentation {
                         continue;
                     }
                     int now = Math.max(0, before - share);
-                    if (ok[p] && before >= c) {
+                    boolean usable = ok == null || ok[p];
+                    if (usable && before >= c) {
                         fit--;
                     } else {
                         un -= before;
                     }
                     if (now > 0) {
-                        if (ok[p] && now >= c) {
+                        if (usable && now >= c) {
                             fit++;
                         } else {
                             un += now;
