@@ -203,26 +203,28 @@ final class Dto {
      * several GPUs of a node is listed on each with the same values.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    @JsonPropertyOrder({"tenant", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive", "locality"})
+    @JsonPropertyOrder({"tenant", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive", "locality",
+            "host"})
     record HoldingDto(String tenant, Long memoryBytes, Long memoryGiB, Integer computeRequest, Integer computeLimit,
-                      String priority, Boolean exclusive, LocalityDto locality) {
+                      String priority, Boolean exclusive, LocalityDto locality, HostDto host) {
         static HoldingDto of(Placement p, Slice s) {
             Claim c = p.claim();
             return new HoldingDto(c.tenantId(), c.exclusive() ? null : s.memoryBytes(), null,
                     c.exclusive() ? null : c.computeRequest(), c.exclusive() ? null : c.computeLimit(), c.priority().wireName(),
-                    c.exclusive() ? Boolean.TRUE : null, LocalityDto.of(c.locality()));
+                    c.exclusive() ? Boolean.TRUE : null, LocalityDto.of(c.locality()), HostDto.of(c.host()));
         }
 
         /** The claim of one GPU's listing: as a claim file would give it, with {@code gpus} GPUs. */
         Claim claim(String f, int gpus) {
             return new ClaimDto(required(f + ".tenant", tenant), gpus, memoryBytes, memoryGiB, computeRequest, computeLimit,
-                    priority, exclusive, null, locality, null, null, null).toModel(f);
+                    priority, exclusive, null, locality, null, null, null, host).toModel(f);
         }
     }
 
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
-    @JsonPropertyOrder({"name", "labels", "gpus", "defaultLink", "links"})
-    record NodeDto(String name, Map<String, String> labels, List<GpuDto> gpus, String defaultLink, List<LinkDto> links) {
+    @JsonPropertyOrder({"name", "labels", "gpus", "defaultLink", "links", "host", "hostTenants"})
+    record NodeDto(String name, Map<String, String> labels, List<GpuDto> gpus, String defaultLink, List<LinkDto> links,
+                   HostDto host, List<HostDto.HostTenantDto> hostTenants) {
         static NodeDto of(Node n) {
             Topology t = n.topology();
             // write the most common link as the default and the rest as exceptions
@@ -242,22 +244,27 @@ final class Dto {
                     }
                 }
             }
-            return new NodeDto(n.name(), n.labels(), n.gpus().stream().map(GpuDto::of).toList(), common, links);
+            return new NodeDto(n.name(), n.labels(), n.gpus().stream().map(GpuDto::of).toList(), common, links,
+                    HostDto.of(n.host()), null);
         }
 
         /** The node with each GPU's holdings listed under {@code tenants}. */
         static NodeDto of(Node n, List<Placement> holdings) {
             NodeDto plain = of(n);
             Map<String, List<HoldingDto>> byGpu = new LinkedHashMap<>();
+            List<HostDto.HostTenantDto> hostOnly = new ArrayList<>();
             for (Placement p : holdings) {
                 if (p.nodeName().equals(n.name())) {
+                    if (p.claim().hostOnly()) {
+                        hostOnly.add(HostDto.HostTenantDto.of(p));
+                    }
                     for (Slice s : p.slices()) {
                         byGpu.computeIfAbsent(s.gpuUuid(), k -> new ArrayList<>()).add(HoldingDto.of(p, s));
                     }
                 }
             }
             List<GpuDto> gpus = n.gpus().stream().map(g -> GpuDto.of(g, byGpu.get(g.uuid()))).toList();
-            return new NodeDto(plain.name(), plain.labels(), gpus, plain.defaultLink(), plain.links());
+            return new NodeDto(plain.name(), plain.labels(), gpus, plain.defaultLink(), plain.links(), plain.host(), hostOnly);
         }
 
         Node toModel(String f) {
@@ -276,6 +283,9 @@ final class Dto {
                 LinkDto l = required(nf + ".links[" + i + "]", ls.get(i));
                 String lf = nf + ".links[" + i + "]";
                 b.link(required(lf + ".a", l.a()), required(lf + ".b", l.b()), parseLink(lf + ".link", l.link()));
+            }
+            if (host != null) {
+                host.applyTo(b, nf);
             }
             return b.build();
         }
@@ -317,17 +327,18 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "gpus", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive",
-            "selectors", "locality", "nodePolicy", "gpuPolicy", "numa"})
+            "selectors", "locality", "nodePolicy", "gpuPolicy", "numa", "host"})
     record ClaimDto(String tenant, Integer gpus, Long memoryBytes, Long memoryGiB, Integer computeRequest,
                     Integer computeLimit, String priority, Boolean exclusive, SelectorsDto selectors, LocalityDto locality,
-                    String nodePolicy, String gpuPolicy, String numa) {
+                    String nodePolicy, String gpuPolicy, String numa, HostDto host) {
         static ClaimDto of(Claim c) {
-            return new ClaimDto(c.tenantId(), c.gpuCount(), c.exclusive() ? null : c.memoryPerGpuBytes(), null,
-                    c.computeRequest(), c.computeLimit(), c.priority().wireName(), c.exclusive() ? Boolean.TRUE : null,
-                    SelectorsDto.of(c.selectors()), LocalityDto.of(c.locality()),
+            boolean noGpuSizes = c.exclusive() || c.hostOnly();
+            return new ClaimDto(c.tenantId(), c.gpuCount(), noGpuSizes ? null : c.memoryPerGpuBytes(), null,
+                    c.hostOnly() ? null : c.computeRequest(), c.hostOnly() ? null : c.computeLimit(), c.priority().wireName(),
+                    c.exclusive() ? Boolean.TRUE : null, SelectorsDto.of(c.selectors()), LocalityDto.of(c.locality()),
                     c.nodePolicy().map(PlacementPolicy::wireName).orElse(null),
                     c.gpuPolicy().map(PlacementPolicy::wireName).orElse(null),
-                    c.numa() == NumaPolicy.PREFERRED ? null : c.numa().wireName());
+                    c.numa() == NumaPolicy.PREFERRED ? null : c.numa().wireName(), HostDto.of(c.host()));
         }
 
         Claim toModel() {
@@ -348,9 +359,18 @@ final class Dto {
                             "an exclusive claim has compute 100/100; leave compute out");
                 }
                 b.exclusive();
+            } else if (gpus != null && gpus == 0) {
+                // host-only: no GPU sizes unless written (then the claim's rule names them)
+                b.memoryBytes(memory(f + ".memoryBytes", memoryBytes, memoryGiB, false));
+                if (computeRequest != null || computeLimit != null) {
+                    b.compute(computeRequest == null ? 0 : computeRequest, computeLimit == null ? 0 : computeLimit);
+                }
             } else {
                 b.memoryBytes(memory(f + ".memoryBytes", memoryBytes, memoryGiB, true));
                 b.compute(computeRequest == null ? 0 : computeRequest, computeLimit == null ? 100 : computeLimit);
+            }
+            if (host != null) {
+                host.applyTo(b, f);
             }
             if (priority != null) {
                 b.priority(PriorityClass.fromName(f + ".priority", priority));

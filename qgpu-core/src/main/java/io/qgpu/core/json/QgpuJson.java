@@ -148,6 +148,16 @@ public final class QgpuJson {
                 }
                 out.add(new Placement(claim, node.name(), slices));
             }
+            List<HostDto.HostTenantDto> hostOnly = Dto.orEmpty(dtos.get(i).hostTenants());
+            for (int t = 0; t < hostOnly.size(); t++) {
+                String f = "nodes[" + i + "].hostTenants[" + t + "]";
+                Placement p = Dto.required(f, hostOnly.get(t)).toModel(f, node.name());
+                String other = nodeOf.putIfAbsent(p.tenantId(), node.name());
+                if (other != null) {
+                    throw new InvalidValueException(f + ".tenant", p.tenantId(), "is also listed on node " + other);
+                }
+                out.add(p);
+            }
         }
         return out;
     }

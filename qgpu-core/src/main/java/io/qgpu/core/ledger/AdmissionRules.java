@@ -4,9 +4,11 @@ import io.qgpu.api.Claim;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
+import io.qgpu.api.NodeState;
 import io.qgpu.api.Reason;
 import io.qgpu.api.Validate;
 import io.qgpu.core.ledger.internal.Admission;
+import io.qgpu.core.ledger.internal.HostAdmission;
 import java.util.List;
 
 /**
@@ -29,7 +31,8 @@ import java.util.List;
  * compute left (requests of one class sum to at most 100), stays within
  * {@link GranularityRules#maxTenants} with one more tenant, holds nobody with the claim's
  * anti-affinity label, and, when it has holders, they carry the claim's exclusion label (or both
- * none). Each failure is one {@link Reason} with its {@link io.qgpu.api.ReasonCode}. Affinity spans
+ * none). A node takes the claim's host resources when its free CPU and host memory cover them
+ * ({@link #checkHost}). Each failure is one {@link Reason} with its {@link io.qgpu.api.ReasonCode}. Affinity spans
  * GPUs and is checked by the ledger itself.
  *
  * <p>Thread safety: stateless; safe from any thread.
@@ -48,6 +51,18 @@ public final class AdmissionRules {
         Validate.notNull("claim", claim);
         Validate.notNull("rules", rules);
         return Admission.checkGpu(gpu, claim, memoryBytes, rules);
+    }
+
+    /**
+     * Reasons the node's free host resources cannot take the claim's CPU and host memory
+     * ({@code INSUFFICIENT_CPU}, {@code INSUFFICIENT_HOST_MEMORY}); empty when they can. A resource
+     * the node does not declare is not tracked there and never refuses. Pass
+     * {@code NodeState.empty(node)} to ask whether the claim could ever fit.
+     */
+    public static List<Reason> checkHost(NodeState node, Claim claim) {
+        Validate.notNull("node", node);
+        Validate.notNull("claim", claim);
+        return HostAdmission.check(node, claim);
     }
 
     /** Reasons the node as a whole cannot take the claim (its labels); empty when it can. */

@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The record of what is reserved on every GPU of every node. It never oversubscribes memory,
- * guaranteed compute (per priority class, each up to 100%) or tenants per GPU, and a multi-GPU
- * reservation is all or nothing.
+ * guaranteed compute (per priority class, each up to 100%) or tenants per GPU, nor the CPU and host
+ * memory a node declares ({@link io.qgpu.api.HostCapacity}; a resource it does not declare is not
+ * tracked there), and a reservation is all or nothing: every slice and its host resources.
  *
  * <pre>{@code
  * Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), List.of(node));

@@ -47,9 +47,10 @@ final class ExplainTerms {
         for (GpuState g : s.state.gpus()) {
             healthy += g.device().healthy() ? 1 : 0;
         }
+        String over = healthy == 0 ? "no healthy GPU: counts as full" : "mean over " + healthy + " healthy GPU(s)";
         terms.add(new PlacementExplanation.Term(NODE, "node-" + c.nodePolicy.wireName(),
                 PlacementScores.policyTerm(c.nodePolicy, s.nodeLoad), config.nodeWeight(),
-                String.format(Locale.ROOT, "node load %.3f (mean over %d healthy GPU(s)); %s", s.nodeLoad, healthy,
+                String.format(Locale.ROOT, "node load %.3f (%s); %s", s.nodeLoad, over,
                         c.nodeBinpack ? "binpack prefers the fullest node: score = load" : "spread prefers the emptiest node: score = 1 - load")));
         for (int i = 0; i < nodeScorers.length; i++) {
             Score sc = nodeScorers[i].explain(c.claim, s.state, view);

@@ -60,8 +60,11 @@ import org.slf4j.LoggerFactory;
  *       ({@link Admission#checkGpu}: health, class reservation, model/UUID selectors, exclusivity,
  *       memory, guaranteed compute of the claim's class, tenants per GPU, anti-affinity, exclusion)
  *       and every registered {@link GpuFilter} accept it. A node is a candidate when its labels match
- *       the node selector ({@link Admission#checkNode}), every {@link NodeFilter} accepts it, and it
- *       has at least {@code gpuCount} admissible GPUs. <b>Affinity:</b> if tenants with the claim's
+ *       the node selector ({@link Admission#checkNode}), every {@link NodeFilter} accepts it, its
+ *       free CPU and host memory cover the claim's ({@code INSUFFICIENT_CPU},
+ *       {@code INSUFFICIENT_HOST_MEMORY}; a resource the node does not declare is not checked), and it
+ *       has at least {@code gpuCount} admissible GPUs (none for a host-only claim, which gets no
+ *       slices). <b>Affinity:</b> if tenants with the claim's
  *       affinity label already hold GPUs, that node and exactly those GPUs are the only candidate
  *       (and {@code gpuCount} must equal their number); otherwise the first tenant of the label is
  *       placed like any claim and may open idle GPUs. The hot loop evaluates these rules on a cached

@@ -23,5 +23,10 @@ public enum Capability {
     /** Affinity, anti-affinity and exclusion labels (rules 5.x). */
     LOCALITY_LABELS,
     /** Multi-GPU claims get the best-linked GPU sets of a node (rules 6.x; needs {@link #MULTI_GPU}). */
-    TOPOLOGY
+    TOPOLOGY,
+    /**
+     * Nodes declare CPU and host memory, claims ask for them, host-only claims (0 GPUs) exist, and
+     * neither is ever oversubscribed (rule 1.19; the seeded property rules then generate them).
+     */
+    HOST_RESOURCES
 }

@@ -261,6 +261,23 @@ abstract class CapacityRules extends ContractSupport {
         }
     }
 
+    @Test
+    @DisplayName("rule 1.19: never oversubscribes a node's CPU or host memory; host-only claims take no GPU")
+    public void rule_1_19_neverOversubscribesHostResources() {
+        requires(Capability.HOST_RESOURCES, "1.19");
+        Node t4 = Machines.GN7_2XLARGE32.node("host-0");
+        Node node = new Node(t4.name(), t4.labels(), t4.gpus(), t4.topology(), io.qgpu.api.HostCapacity.of(4000, 8 * GpuDevice.GIB));
+        CheckedScheduler s = start(new Inventory(GranularityRules.ofDefaults(), List.of(node)));
+        s.placed(Claim.builder("g1").memoryGiB(1).cpuMillis(2500).hostMemoryGiB(2).build());
+        s.refused(Claim.builder("g2").memoryGiB(1).cpuMillis(2000).build(), "2500m + 2000m CPU > 4000m, though the GPU has room");
+        Placement h = s.placed(Claim.builder("h1").hostOnly().cpuMillis(1500).hostMemoryGiB(4).build());
+        check(h.slices().isEmpty(), "a host-only claim takes no GPU, got " + Describe.placement(h));
+        s.refused(Claim.builder("h2").hostOnly().hostMemoryGiB(3).build(), "2 + 4 + 3 GiB host memory > 8 GiB");
+        s.refused(Claim.builder("h3").hostOnly().cpuMillis(1).build(), "the 4000m CPU are all reserved");
+        s.release("g1");
+        s.placed(Claim.builder("g3").memoryGiB(1).cpuMillis(2500).hostMemoryGiB(4).build());
+    }
+
     /** A node of {@code n} 40 GiB MIG instances, each a device whose UUID starts with {@code MIG-}, as NVML names them. */
     static Node migInstances(String name, int n) {
         Node.Builder b = Node.builder(name).defaultLink(new GpuLink.Pcie(TopologyLevel.SYSTEM));

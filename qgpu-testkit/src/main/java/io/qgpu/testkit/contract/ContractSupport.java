@@ -74,12 +74,14 @@ abstract class ContractSupport {
                 .withMaxGpus(caps.contains(Capability.MULTI_GPU) ? 4 : 1)
                 .withPriorities(caps.contains(Capability.PRIORITY_CLASSES)
                         ? List.of(PriorityClass.OFFLINE, PriorityClass.ONLINE) : List.of(PriorityClass.OFFLINE))
-                .withLocality(caps.contains(Capability.LOCALITY_LABELS));
+                .withLocality(caps.contains(Capability.LOCALITY_LABELS))
+                .withHost(caps.contains(Capability.HOST_RESOURCES));
     }
 
     /** Inventory options matching {@link #capabilities()}. */
     protected InventoryOptions inventoryOptions() {
-        return InventoryOptions.defaults().withReservedFor(capabilities().contains(Capability.PRIORITY_CLASSES));
+        return InventoryOptions.defaults().withReservedFor(capabilities().contains(Capability.PRIORITY_CLASSES))
+                .withHost(capabilities().contains(Capability.HOST_RESOURCES));
     }
 
     Gen<Scenario> scenarios() {

@@ -37,7 +37,7 @@ public final class Feasibility {
         Validate.notNull("feasibility.rules", rules);
         Validate.notNull("feasibility.nodes", nodes);
         Validate.notNull("feasibility.claim", claim);
-        if (!claim.exclusive() && (claim.memoryPerGpuBytes() < rules.minMemoryBytes()
+        if (!claim.exclusive() && !claim.hostOnly() && (claim.memoryPerGpuBytes() < rules.minMemoryBytes()
                 || claim.memoryPerGpuBytes() % rules.memoryUnitBytes() != 0)) {
             return Optional.of("memory is off the " + rules.name() + " grid");
         }
@@ -46,7 +46,7 @@ public final class Feasibility {
         }
         int best = 0;
         for (Node n : nodes) {
-            if (!labelsMatch(claim.selectors(), n.labels())) {
+            if (!labelsMatch(claim.selectors(), n.labels()) || !hostFits(claim, n)) {
                 continue;
             }
             int usable = 0;
@@ -60,7 +60,14 @@ public final class Feasibility {
             }
             best = Math.max(best, usable);
         }
-        return Optional.of("no node has " + claim.gpuCount() + " usable GPUs (best " + best + ")");
+        return Optional.of("no node has " + claim.gpuCount() + " usable GPUs (best " + best + ")"
+                + (claim.host().isNone() ? "" : " and room for the CPU and host memory asked for"));
+    }
+
+    /** The node declares enough CPU and host memory, or does not track them. */
+    private static boolean hostFits(Claim c, Node n) {
+        return n.host().cpuMillis().orElse(Long.MAX_VALUE) >= c.host().cpuMillis()
+                && n.host().memoryBytes().orElse(Long.MAX_VALUE) >= c.host().memoryBytes();
     }
 
     private static boolean labelsMatch(Selectors s, Map<String, String> labels) {

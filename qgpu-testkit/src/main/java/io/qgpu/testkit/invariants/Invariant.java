@@ -39,6 +39,11 @@ public enum Invariant {
     UNHEALTHY("unhealthy GPUs get no placements"),
     /** A placement names a known node and GPUs of that node. */
     TARGETS("placements name known nodes and their GPUs"),
+    /**
+     * The CPU and host memory reserved on a node stay within what the node declares (a resource it
+     * does not declare is not tracked there).
+     */
+    HOST("CPU and host memory reserved on a node stay within its declared capacity"),
     /** A tenant id is placed at most once at a time. */
     DUPLICATE_TENANT("a tenant is placed at most once"),
     /** The scheduler answers every call with a result for the claim it was given, without throwing. */

@@ -39,7 +39,8 @@ import java.util.TreeSet;
  * {@link Invariant#AFFINITY}, {@link Invariant#ANTI_AFFINITY}, {@link Invariant#EXCLUSION},
  * {@link Invariant#SELECTORS}, {@link Invariant#RESERVED_CLASS}, {@link Invariant#UNHEALTHY} (by the
  * health the nodes carry: pass the nodes as they were when the placements were made),
- * {@link Invariant#TARGETS} and {@link Invariant#DUPLICATE_TENANT}.
+ * {@link Invariant#TARGETS}, {@link Invariant#DUPLICATE_TENANT} and {@link Invariant#HOST} (CPU and host
+ * memory per node, for the resources the node declares).
  *
  * <p>Thread safety: stateless.
  */
@@ -123,6 +124,7 @@ public final class PlacementInvariants {
             checkGpu(rules, gpu, nodeOfGpu.get(gpu.uuid()), e.getValue(), out);
         }
         checkAffinity(placements, out);
+        HostInvariants.check(nodeByName, placements, out);
         return out;
     }
 
@@ -154,7 +156,7 @@ public final class PlacementInvariants {
 
     private static void checkGrid(GranularityRules rules, Claim c, List<Violation> out) {
         String t = c.tenantId();
-        if (!c.exclusive()) {
+        if (!c.exclusive() && !c.hostOnly()) {
             long m = c.memoryPerGpuBytes();
             if (m < rules.minMemoryBytes() || m % rules.memoryUnitBytes() != 0) {
                 out.add(new Violation(Invariant.GRANULARITY, t, "memory " + m + " bytes is not a multiple of "

@@ -67,6 +67,7 @@ public final class FakeCluster {
         private IsolationPolicy policy = IsolationPolicy.BEST_EFFORT;
         private PriorityClass reservedFor;
         private final Set<Integer> unhealthy = new LinkedHashSet<>();
+        private io.qgpu.api.HostCapacity host = io.qgpu.api.HostCapacity.untracked();
 
         private Group(MachineType type) {
             this.type = type;
@@ -99,6 +100,12 @@ public final class FakeCluster {
         /** Keep every GPU of the group for one priority class. */
         public Group reservedFor(PriorityClass p) {
             this.reservedFor = Validate.notNull("group.reservedFor", p);
+            return this;
+        }
+
+        /** CPU and host memory of every node of the group; not tracked by default. */
+        public Group host(io.qgpu.api.HostCapacity capacity) {
+            this.host = Validate.notNull("group.host", capacity);
             return this;
         }
 
@@ -151,7 +158,10 @@ public final class FakeCluster {
                                 .health(g.unhealthy.contains(d.index()) ? Health.UNHEALTHY : Health.HEALTHY);
                         gpus.add(b.build());
                     }
-                    node = new Node(node.name(), node.labels(), gpus, node.topology());
+                    node = new Node(node.name(), node.labels(), gpus, node.topology(), node.host());
+                }
+                if (!g.host.isUntracked()) {
+                    node = new Node(node.name(), node.labels(), node.gpus(), node.topology(), g.host);
                 }
                 node(node);
             }

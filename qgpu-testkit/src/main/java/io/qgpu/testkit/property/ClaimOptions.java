@@ -24,11 +24,12 @@ import java.util.List;
  * @param locality       whether affinity, anti-affinity and exclusion labels come up
  * @param selectors      whether model, UUID and node-label selectors come up
  * @param maxMemoryBytes largest memory per GPU asked for
+ * @param host           whether claims ask for CPU and host memory, and host-only claims (0 GPUs) come up
  *
  * <p>Thread safety: immutable.
  */
 public record ClaimOptions(GranularityRules rules, int maxGpus, boolean exclusive, List<PriorityClass> priorities,
-                           boolean locality, boolean selectors, long maxMemoryBytes) {
+                           boolean locality, boolean selectors, long maxMemoryBytes, boolean host) {
 
     public ClaimOptions {
         Validate.notNull("claimOptions.rules", rules);
@@ -44,37 +45,47 @@ public record ClaimOptions(GranularityRules rules, int maxGpus, boolean exclusiv
         }
     }
 
-    /** qGPU rules, up to 4 GPUs, exclusive claims, both classes, locality labels, selectors, up to 80 GiB. */
+    /** Options without host resources. */
+    public ClaimOptions(GranularityRules rules, int maxGpus, boolean exclusive, List<PriorityClass> priorities,
+                        boolean locality, boolean selectors, long maxMemoryBytes) {
+        this(rules, maxGpus, exclusive, priorities, locality, selectors, maxMemoryBytes, false);
+    }
+
+    /** qGPU rules, up to 4 GPUs, exclusive claims, both classes, locality labels, selectors, up to 80 GiB, no host resources. */
     public static ClaimOptions defaults() {
         return new ClaimOptions(GranularityRules.ofDefaults(), 4, true,
-                List.of(PriorityClass.OFFLINE, PriorityClass.ONLINE), true, true, 80 * GpuDevice.GIB);
+                List.of(PriorityClass.OFFLINE, PriorityClass.ONLINE), true, true, 80 * GpuDevice.GIB, false);
     }
 
     public ClaimOptions withRules(GranularityRules r) {
-        return new ClaimOptions(r, maxGpus, exclusive, priorities, locality, selectors, maxMemoryBytes);
+        return new ClaimOptions(r, maxGpus, exclusive, priorities, locality, selectors, maxMemoryBytes, host);
     }
 
     public ClaimOptions withMaxGpus(int n) {
-        return new ClaimOptions(rules, n, exclusive, priorities, locality, selectors, maxMemoryBytes);
+        return new ClaimOptions(rules, n, exclusive, priorities, locality, selectors, maxMemoryBytes, host);
     }
 
     public ClaimOptions withExclusive(boolean on) {
-        return new ClaimOptions(rules, maxGpus, on, priorities, locality, selectors, maxMemoryBytes);
+        return new ClaimOptions(rules, maxGpus, on, priorities, locality, selectors, maxMemoryBytes, host);
     }
 
     public ClaimOptions withPriorities(List<PriorityClass> p) {
-        return new ClaimOptions(rules, maxGpus, exclusive, p, locality, selectors, maxMemoryBytes);
+        return new ClaimOptions(rules, maxGpus, exclusive, p, locality, selectors, maxMemoryBytes, host);
     }
 
     public ClaimOptions withLocality(boolean on) {
-        return new ClaimOptions(rules, maxGpus, exclusive, priorities, on, selectors, maxMemoryBytes);
+        return new ClaimOptions(rules, maxGpus, exclusive, priorities, on, selectors, maxMemoryBytes, host);
     }
 
     public ClaimOptions withSelectors(boolean on) {
-        return new ClaimOptions(rules, maxGpus, exclusive, priorities, locality, on, maxMemoryBytes);
+        return new ClaimOptions(rules, maxGpus, exclusive, priorities, locality, on, maxMemoryBytes, host);
     }
 
     public ClaimOptions withMaxMemoryBytes(long b) {
-        return new ClaimOptions(rules, maxGpus, exclusive, priorities, locality, selectors, b);
+        return new ClaimOptions(rules, maxGpus, exclusive, priorities, locality, selectors, b, host);
+    }
+
+    public ClaimOptions withHost(boolean on) {
+        return new ClaimOptions(rules, maxGpus, exclusive, priorities, locality, selectors, maxMemoryBytes, on);
     }
 }

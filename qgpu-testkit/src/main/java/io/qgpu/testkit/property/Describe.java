@@ -30,9 +30,12 @@ public final class Describe {
         StringBuilder sb = new StringBuilder(c.tenantId()).append(": ").append(c.gpuCount()).append(" GPU");
         if (c.exclusive()) {
             sb.append(" exclusive");
-        } else {
+        } else if (!c.hostOnly()) {
             sb.append(" x ").append(bytes(c.memoryPerGpuBytes())).append(", compute ")
                     .append(c.computeRequest()).append('/').append(c.computeLimit());
+        }
+        if (!c.host().isNone()) {
+            sb.append(", host ").append(c.host().cpuMillis()).append("m CPU ").append(bytes(c.host().memoryBytes()));
         }
         sb.append(", ").append(c.priority().wireName());
         c.locality().affinity().ifPresent(l -> sb.append(", aff=").append(l));

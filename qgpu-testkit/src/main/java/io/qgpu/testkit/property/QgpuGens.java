@@ -8,6 +8,7 @@ import static io.qgpu.testkit.property.Gens.weight;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.HostCapacity;
 import io.qgpu.api.Locality;
 import io.qgpu.api.Node;
 import io.qgpu.api.PriorityClass;
@@ -52,6 +53,10 @@ public final class QgpuGens {
     public static final List<String> EXCLUSION_LABELS = List.of("team-a", "team-b");
     /** A model no fake machine has, so that some model selectors cannot be met. */
     public static final String ABSENT_MODEL = "NVIDIA A100-SXM4-40GB";
+    /** CPU capacities (millicores) nodes declare when host resources are on. */
+    public static final List<Long> HOST_CPU_MILLIS = List.of(4_000L, 8_000L, 16_000L);
+    /** Host memory capacities (GiB) nodes declare when host resources are on. */
+    public static final List<Long> HOST_MEMORY_GIB = List.of(16L, 32L, 64L);
 
     private QgpuGens() {
     }
@@ -59,7 +64,10 @@ public final class QgpuGens {
     // ------------------------------------------------------------------ inventories
 
     private record NodeSpec(MachineType type, Optional<String> pool, List<Integer> unhealthy,
-                            Optional<PriorityClass> reservedFor) {
+                            Optional<PriorityClass> reservedFor, HostCapacity host) {
+        NodeSpec withHost(HostCapacity h) {
+            return new NodeSpec(type, pool, unhealthy, reservedFor, h);
+        }
     }
 
     /** Inventories as {@code options} describe. */
@@ -71,13 +79,19 @@ public final class QgpuGens {
                 : constant(List.of());
         Gen<Optional<PriorityClass>> reserved = options.reservedFor()
                 ? sometimes(elements(PriorityClass.ONLINE, PriorityClass.OFFLINE), 3, 1) : constant(Optional.empty());
-        Gen<NodeSpec> spec = Gens.zip(elements(options.machines()), pool, unhealthy, reserved, NodeSpec::new);
+        Gen<HostCapacity> host = options.host()
+                ? frequency(weight(1, constant(HostCapacity.untracked())), weight(4, Gens.zip(elements(HOST_CPU_MILLIS),
+                        elements(HOST_MEMORY_GIB), (c, m) -> HostCapacity.of(c, m * GpuDevice.GIB))))
+                : constant(HostCapacity.untracked());
+        Gen<NodeSpec> spec = Gens.zip(Gens.zip(elements(options.machines()), pool, unhealthy, reserved,
+                (m, p, u, r) -> new NodeSpec(m, p, u, r, HostCapacity.untracked())), host, NodeSpec::withHost);
         return Gens.lists(spec, options.minNodes(), options.maxNodes()).map(specs -> {
             FakeCluster.Builder b = FakeCluster.builder().rules(options.rules());
             for (NodeSpec s : specs) {
                 b.nodes(s.type(), 1, g -> {
                     s.pool().ifPresent(p -> g.label(POOL_LABEL, p));
                     s.reservedFor().ifPresent(g::reservedFor);
+                    g.host(s.host());
                     g.unhealthyGpus(s.unhealthy().stream().filter(i -> i < s.type().gpuCount())
                             .mapToInt(Integer::intValue).toArray());
                 });
@@ -144,7 +158,37 @@ public final class QgpuGens {
         Gen<Selectors> selectors = o.selectors() ? selectors(modelPool, uuids) : constant(Selectors.none());
 
         Gen<PriorityClass> priority = elements(o.priorities());
-        return Gens.zip(size, priority, locality, selectors, (s, p, l, sel) -> build(rules, s, p, l, sel));
+        Gen<Claim> claims = Gens.zip(size, priority, locality, selectors, (s, p, l, sel) -> build(rules, s, p, l, sel));
+        return o.host() ? Gens.zip(claims, hostAsks(), QgpuGens::withHost) : claims;
+    }
+
+    /** What a claim asks of the host: CPU in 500m steps up to 8 CPUs, host memory up to 24 GiB, sometimes host only. */
+    private record HostAsk(boolean hostOnly, long cpuMillis, long memoryGiB) {
+    }
+
+    private static Gen<HostAsk> hostAsks() {
+        Gen<Long> cpu = frequency(weight(1, constant(0L)), weight(3, Gens.longs(1, 16, 1).map(x -> x * 500)));
+        Gen<Long> mem = frequency(weight(1, constant(0L)), weight(2, Gens.longs(1, 24, 1)));
+        Gen<Boolean> hostOnly = frequency(weight(6, constant(false)), weight(1, constant(true)));
+        return Gens.zip(hostOnly, cpu, mem, HostAsk::new);
+    }
+
+    /**
+     * The claim with the host ask; a host-only one keeps its class and node labels only (GPU selectors
+     * and locality labels do not apply without a GPU) and asks for at least 500m.
+     */
+    private static Claim withHost(Claim c, HostAsk h) {
+        if (!h.hostOnly()) {
+            return c.toBuilder().cpuMillis(h.cpuMillis()).hostMemoryBytes(h.memoryGiB() * GpuDevice.GIB).build();
+        }
+        Selectors labels = Selectors.builder().build();
+        if (!c.selectors().nodeLabels().isEmpty()) {
+            Selectors.Builder b = Selectors.builder();
+            c.selectors().nodeLabels().forEach(b::nodeLabel);
+            labels = b.build();
+        }
+        return Claim.builder(c.tenantId()).hostOnly().priority(c.priority()).selectors(labels)
+                .cpuMillis(Math.max(500, h.cpuMillis())).hostMemoryBytes(h.memoryGiB() * GpuDevice.GIB).build();
     }
 
     private record UuidPick(boolean include, String uuid) {

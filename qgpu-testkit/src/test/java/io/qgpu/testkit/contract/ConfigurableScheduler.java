@@ -60,7 +60,8 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
         IGNORES_AFFINITY,
         IGNORES_ANTI_AFFINITY,
         IGNORES_EXCLUSION,
-        IGNORES_TOPOLOGY
+        IGNORES_TOPOLOGY,
+        IGNORES_HOST_RESOURCES
     }
 
     private record Held(String tenant, long memory, int request, PriorityClass priority, boolean exclusive,
@@ -75,6 +76,8 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
     private final List<Node> nodes;
     private final Map<String, List<Held>> held = new HashMap<>();
     private final Map<String, Placement> tenants = new LinkedHashMap<>();
+    /** CPU millicores and host memory bytes reserved per node. */
+    private final Map<String, long[]> hostUsed = new HashMap<>();
     private final Random random = new Random();   // unseeded on purpose: only NON_DETERMINISTIC uses it
 
     ConfigurableScheduler(GranularityRules rules, List<Node> nodes, Set<Flaw> flaws) {
@@ -113,6 +116,12 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
         for (Node node : nodes) {
             if (!has(Flaw.IGNORES_NODE_LABELS) && !labelsMatch(claim.selectors(), node)) {
                 continue;
+            }
+            if (!has(Flaw.IGNORES_HOST_RESOURCES) && !hostFits(claim, node)) {
+                continue;
+            }
+            if (claim.hostOnly()) {
+                return commit(claim, node.name(), List.of());
             }
             if (group.isPresent() && (!group.get().nodeName().equals(node.name())
                     || group.get().slices().size() != claim.gpuCount())) {
@@ -186,6 +195,9 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
         }
         Placement p = new Placement(answered, nodeName, slices);
         tenants.put(claim.tenantId(), p);
+        long[] used = hostUsed.computeIfAbsent(nodeName, k -> new long[2]);
+        used[0] += claim.host().cpuMillis();
+        used[1] += claim.host().memoryBytes();
         return new PlacementResult.Placed(p);
     }
 
@@ -198,6 +210,9 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
             }
             return;
         }
+        long[] used = hostUsed.get(p.nodeName());
+        used[0] -= p.claim().host().cpuMillis();
+        used[1] -= p.claim().host().memoryBytes();
         for (Slice s : p.slices()) {
             List<Held> list = held.get(s.gpuUuid());
             list.removeIf(h -> h.tenant().equals(tenantId));
@@ -263,12 +278,18 @@ final class ConfigurableScheduler implements SchedulerUnderTest {
         return true;
     }
 
+    private boolean hostFits(Claim c, Node n) {
+        long[] used = hostUsed.getOrDefault(n.name(), new long[2]);
+        return n.host().cpuMillis().orElse(Long.MAX_VALUE) - used[0] >= c.host().cpuMillis()
+                && n.host().memoryBytes().orElse(Long.MAX_VALUE) - used[1] >= c.host().memoryBytes();
+    }
+
     private long free(GpuDevice g) {
         return g.memoryBytes() - held.get(g.uuid()).stream().mapToLong(Held::memory).sum();
     }
 
     private boolean onGrid(Claim c) {
-        if (!c.exclusive() && (c.memoryPerGpuBytes() < rules.minMemoryBytes()
+        if (!c.exclusive() && !c.hostOnly() && (c.memoryPerGpuBytes() < rules.minMemoryBytes()
                 || c.memoryPerGpuBytes() % rules.memoryUnitBytes() != 0)) {
             return false;
         }

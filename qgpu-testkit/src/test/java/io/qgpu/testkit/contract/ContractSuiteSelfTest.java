@@ -9,6 +9,7 @@ import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_ANTI_A
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_COMPUTE;
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_EXCLUSION;
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_EXCLUSIVITY;
+import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_HOST_RESOURCES;
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_MAX_TENANTS;
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_MEMORY;
 import static io.qgpu.testkit.contract.ConfigurableScheduler.Flaw.IGNORES_MODEL_SELECTORS;
@@ -94,6 +95,8 @@ class ContractSuiteSelfTest {
                 c("rule_1_17_placesAClaimThatFitsAnEmptyCluster", REFUSES_LARGE_CLAIMS, "[COMPLETENESS]",
                         "fits the empty cluster but was refused", RERUN),
                 c("rule_1_18_keepsAMigInstanceForOneTenant", IGNORES_MAX_TENANTS, "[TENANTS]", "MIG instance shared by 2 tenants"),
+                c("rule_1_19_neverOversubscribesHostResources", IGNORES_HOST_RESOURCES, "[HOST]",
+                        "CPU 4500 millicores reserved of 4000"),
                 c("rule_2_01_multiGpuClaimsUseGpusOfOneNode", SPANS_NODES, "[TARGETS]", "not on the placement's node"),
                 c("rule_2_02_multiGpuClaimsAreAllOrNothing", LEAKS_PARTIAL_MULTI_GPU, REFUSED, "two: 2 GPU exclusive"),
                 c("rule_2_03_exclusiveMultiGpuClaimsTakeWholeGpus", IGNORES_EXCLUSIVITY, "[EXCLUSIVE]"),
@@ -139,16 +142,16 @@ class ContractSuiteSelfTest {
         }
         Set<String> covered = cases().stream().map(Case::rule).collect(Collectors.toCollection(TreeSet::new));
         assertEquals(rules, covered, "every rule of the suite needs a flaw that makes it fail, and nothing else");
-        assertEquals(31, rules.size());
+        assertEquals(32, rules.size());
     }
 
     @Test
     void rulesOfUndeclaredCapabilitiesAreSkippedWithTheReason() {
         Events events = runAll("none", "");
-        events.assertStatistics(s -> s.started(31).succeeded(21).aborted(10).failed(0));
+        events.assertStatistics(s -> s.started(32).succeeded(21).aborted(11).failed(0));
         List<String> aborted = names(events, EventType.FINISHED, TestExecutionResult.Status.ABORTED);
-        assertEquals(List.of("rule_2_01", "rule_2_02", "rule_2_03", "rule_4_01", "rule_4_02", "rule_5_01", "rule_5_02",
-                "rule_5_03", "rule_6_01", "rule_6_02"), aborted.stream().map(n -> n.substring(0, 9)).sorted().toList());
+        assertEquals(List.of("rule_1_19", "rule_2_01", "rule_2_02", "rule_2_03", "rule_4_01", "rule_4_02", "rule_5_01",
+                "rule_5_02", "rule_5_03", "rule_6_01", "rule_6_02"), aborted.stream().map(n -> n.substring(0, 9)).sorted().toList());
         Throwable why = events.aborted().stream().findFirst().orElseThrow().getPayload(TestExecutionResult.class)
                 .orElseThrow().getThrowable().orElseThrow();
         assertTrue(why.getMessage().contains("does not declare capability"), why.getMessage());
@@ -160,13 +163,21 @@ class ContractSuiteSelfTest {
         String lacks = Stream.of(POOLS_COMPUTE_ACROSS_CLASSES, IGNORES_RESERVED_CLASS, IGNORES_AFFINITY,
                 IGNORES_ANTI_AFFINITY, IGNORES_EXCLUSION, IGNORES_TOPOLOGY).map(Enum::name).collect(Collectors.joining(","));
         Events events = runAll(lacks, "MULTI_GPU");
-        events.assertStatistics(s -> s.started(31).succeeded(24).aborted(7).failed(0));
+        events.assertStatistics(s -> s.started(32).succeeded(24).aborted(8).failed(0));
         // and claiming the capabilities it lacks makes the suite fail it
         Events claimed = runAll(lacks, "MULTI_GPU,PRIORITY_CLASSES,LOCALITY_LABELS,TOPOLOGY");
         List<String> failed = names(claimed, EventType.FINISHED, TestExecutionResult.Status.FAILED);
         assertTrue(failed.containsAll(List.of("rule_4_01_guaranteedComputeIsAdmittedPerClass()",
                 "rule_4_02_honoursGpusKeptForAClass()", "rule_5_01_affinityCoLocates()", "rule_5_02_antiAffinitySeparates()",
                 "rule_5_03_exclusionDedicatesGpus()", "rule_6_01_pairsTheBestLinkedGpus()")), failed::toString);
+    }
+
+    @Test
+    void theSeededPropertiesGenerateHostPressureThatCatchesAnOversubscribingScheduler() {
+        // with HOST_RESOURCES declared, the random sequences of rule 1.15 carry host capacities and requests
+        Throwable failure = failureOf(run("rule_1_15_randomSequencesKeepEveryInvariant", IGNORES_HOST_RESOURCES.name(), null));
+        assertTrue(failure.getMessage().contains("[HOST]"), failure.getMessage());
+        assertTrue(failure.getMessage().contains("Shrunk case"), failure.getMessage());
     }
 
     @Test

@@ -41,6 +41,18 @@ class OracleAgreesWithLedgerTest {
     }
 
     /**
+     * The same with host resources: nodes declare CPU and host memory (or leave them untracked), claims
+     * ask for them and some take no GPU. The ledger without its host rule is refused here: the oracle
+     * finds the CPU or host memory it oversubscribes ({@link Invariant#HOST}).
+     */
+    @Test
+    void theyAgreeOnHostResources() {
+        Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults().withHost(true), ClaimOptions.defaults().withHost(true), 25))
+                .tries(80)
+                .verify(OracleAgreesWithLedgerTest::agree);
+    }
+
+    /**
      * The same on nodes whose devices are all MIG instances (each UUID {@code GPU-...} renamed {@code MIG-...}),
      * under the default rules (one tenant per instance) and with {@code shareMigInstances}. The ledger
      * without its MIG rule is refused here: the oracle finds the shared instance it accepts.

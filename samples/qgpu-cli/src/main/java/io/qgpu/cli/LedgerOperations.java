@@ -86,11 +86,12 @@ final class LedgerOperations {
             case "reserve" -> {
                 String node = required(in, at, "node", d.node());
                 List<String> gpus = required(in, at, "gpus", d.gpus());
-                if (gpus.isEmpty()) {
-                    throw in.error(at + ".gpus", "must name at least one GPU UUID");
-                }
                 required(in, at, "claim", d.claim());
-                yield new Reserve(at, node, gpus, QgpuJson.readClaim(in, at + ".claim"));
+                Claim claim = QgpuJson.readClaim(in, at + ".claim");
+                if (gpus.isEmpty() && !claim.hostOnly()) {
+                    throw in.error(at + ".gpus", "must name at least one GPU UUID (only a host-only claim, gpus 0, names none)");
+                }
+                yield new Reserve(at, node, gpus, claim);
             }
             case "release" -> new Release(required(in, at, "tenant", d.tenant()));
             default -> {

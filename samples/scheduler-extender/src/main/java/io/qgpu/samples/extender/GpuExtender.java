@@ -211,7 +211,8 @@ public final class GpuExtender implements Extender {
      * pass the static admission rules on an empty GPU, or a node-level mismatch; empty when it could.
      */
     private Optional<String> neverFits(Claim claim, NodeState state) {
-        List<Reason> node = AdmissionRules.checkNode(state.node(), claim);
+        List<Reason> node = new ArrayList<>(AdmissionRules.checkNode(state.node(), claim));
+        node.addAll(AdmissionRules.checkHost(NodeState.empty(state.node()), claim));   // more than the node has at all
         if (!node.isEmpty()) {
             return Optional.of(node.stream().map(Reason::message).collect(Collectors.joining("; ")));
         }

@@ -48,7 +48,7 @@ public final class NodeInventory {
         }
         io.qgpu.api.Node n = QgpuJson.readNode(json);
         String name = k8s.getMetadata().getName();
-        return Optional.of(name.equals(n.name()) ? n : new io.qgpu.api.Node(name, n.labels(), n.gpus(), n.topology()));
+        return Optional.of(name.equals(n.name()) ? n : new io.qgpu.api.Node(name, n.labels(), n.gpus(), n.topology(), n.host()));
     }
 
     /**

@@ -41,6 +41,10 @@ import java.util.TreeSet;
  * the ledger's granularity rules. Every refusal is a {@link BadRequestException} (400) naming the
  * field and the value.
  *
+ * <p>Host resources: the claim asks for the pod's effective CPU and memory requests
+ * ({@link PodHostRequests}), so the ledger reserves them with the GPU slices on nodes whose
+ * inventory declares a host capacity, and explain and refusals show them.
+ *
  * <p>Tenant id: {@code namespace/name} of the pod (see {@link #tenantOf}).
  *
  * <p>Thread safety: immutable; safe from any thread.
@@ -143,7 +147,7 @@ public final class PodClaims {
                 ? parseInt("Pod.metadata.annotations[" + QgpuAnnotations.GPU_CORE_LIMIT + "]",
                 annotations.get(QgpuAnnotations.GPU_CORE_LIMIT), 1, 100) : null;
 
-        Claim.Builder b = Claim.builder(tenant).gpus(gpus == null ? 1 : gpus);
+        Claim.Builder b = Claim.builder(tenant).gpus(gpus == null ? 1 : gpus).host(PodHostRequests.of(pod));
         if (memoryBytes == null) {
             if (core != null && core != 100) {
                 throw BadRequestException.badValue(rf + "[" + QgpuAnnotations.GPU_CORE + "]", core,
