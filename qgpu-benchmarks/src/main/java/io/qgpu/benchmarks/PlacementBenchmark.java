@@ -8,6 +8,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Slice;
@@ -15,6 +16,8 @@ import io.qgpu.api.TopologyLevel;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.core.placement.RequestSample;
+import io.qgpu.core.placement.RequestShape;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -61,6 +64,14 @@ public class PlacementBenchmark {
     @Param({"100", "1000", "10000"})
     public int nodes;
 
+    /**
+     * {@code default}: node binpack, GPU spread. {@code fragmentation}: the fragmentation-aware policy at
+     * both levels, its sliding sample filled with 1,024 requests of the fill's shapes (shares of 10-100%
+     * of one GPU and whole 1, 2, 4 or 8 GPUs), default shortlist.
+     */
+    @Param({"default", "fragmentation"})
+    public String policy;
+
     private Ledger ledger;
     private PlacementEngine engine;
     private Claim one;
@@ -76,7 +87,18 @@ public class PlacementBenchmark {
         }
         ledger = Ledger.create(rules, all);
         fill(ledger, all, new SplittableRandom(42));
-        engine = PlacementEngine.create(ledger);
+        if (policy.equals("fragmentation")) {
+            engine = PlacementEngine.builder(ledger).policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION).build();
+            RequestSample sample = engine.fragmentation().sample().orElseThrow();
+            SplittableRandom r = new SplittableRandom(7);
+            int[] whole = {1, 2, 4, 8};
+            for (int i = 0; i < sample.capacity(); i++) {
+                sample.record(r.nextInt(4) == 0 ? new RequestShape(whole[r.nextInt(4)], 100, 0, java.util.Set.of())
+                        : new RequestShape(1, 10 * (1 + r.nextInt(10)), 0, java.util.Set.of()));
+            }
+        } else {
+            engine = PlacementEngine.create(ledger);
+        }
         one = Claim.builder("bench-1").memoryGiB(4).compute(20, 60).priority(PriorityClass.OFFLINE).build();
         four = Claim.builder("bench-4").gpus(4).memoryGiB(8).compute(25, 100).priority(PriorityClass.OFFLINE).build();
         // sanity: both claims fit, so the benchmark measures placements, not failures

@@ -62,8 +62,8 @@ final class ClaimShape {
         this.nodeSelectors = !s.nodeLabels().isEmpty();
         this.nodePolicy = config.nodePolicyFor(claim);
         this.gpuPolicy = config.gpuPolicyFor(claim);
-        this.nodeBinpack = nodePolicy == PlacementPolicy.BINPACK;
-        this.gpuBinpack = gpuPolicy == PlacementPolicy.BINPACK;
+        this.nodeBinpack = nodePolicy != PlacementPolicy.SPREAD;   // fragmentation ranks like binpack underneath
+        this.gpuBinpack = gpuPolicy != PlacementPolicy.SPREAD;
         this.numaRequired = claim.numa() == NumaPolicy.REQUIRED && k > 1;
         this.mustInclude = s.mustIncludeCount() > 0;
         this.hostOnly = k == 0;

@@ -61,6 +61,8 @@ final class ExplainTerms {
         }
         if (positions.length > 0) {
             gpuTerms(s, c, positions, maxLeft, terms);
+        } else {
+            hostOnlyFragmentation(s, c, terms);
         }
         double total = 0;
         for (PlacementExplanation.Term term : terms) {
@@ -69,6 +71,18 @@ final class ExplainTerms {
         return new PlacementExplanation.Candidate(s.state.name(),
                 positions.length == 0 ? GpuSet.empty() : GpuSet.of(positions), uuids(s, positions), total,
                 shortlisted, terms);
+    }
+
+    /** The fragmentation term of a host-only claim (the CPU it takes), when its node policy is fragmentation. */
+    private void hostOnlyFragmentation(NodeSummary s, ClaimShape c, List<PlacementExplanation.Term> terms) {
+        for (int i = 0; i < setScorers.length; i++) {
+            if (setScorers[i] instanceof FragmentationScorer f && c.nodePolicy == io.qgpu.api.PlacementPolicy.FRAGMENTATION) {
+                double v = f.hostOnlyScore(c.claim, s.state);
+                terms.add(new PlacementExplanation.Term(SET, f.name(), v, setWeights[i], String.format(Locale.ROOT,
+                        "host-only claim: the CPU it takes changes the expected fragmentation by %+.1f%% of a GPU",
+                        (0.5 - v) * 200 * FragmentationScorer.SCALE_GPUS)));
+            }
+        }
     }
 
     /** The set terms of a claim with GPUs. */
@@ -90,6 +104,9 @@ final class ExplainTerms {
         if (setScorers.length > 0) {
             GpuSet g = GpuSet.of(positions);
             for (int i = 0; i < setScorers.length; i++) {
+                if (setScorers[i] instanceof FragmentationScorer && c.nodePolicy != io.qgpu.api.PlacementPolicy.FRAGMENTATION) {
+                    continue;   // the engine's own fragmentation term scores 0 for this claim: no line for it
+                }
                 Score sc = setScorers[i].explain(c.claim, s.state, g, view);
                 terms.add(new PlacementExplanation.Term(SET, setScorers[i].name(), sc.value(), setWeights[i], sc.explanation()));
             }

@@ -265,7 +265,7 @@ final class NodePass {
     /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
     SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
         if (c.hostOnly) {
-            return new SetSearch.Choice(NONE, 0.0);   // no GPU: the node score alone decides
+            return new SetSearch.Choice(NONE, hostOnlyTerm(s, c));   // no GPU: the node score (and fragmentation) decides
         }
         int[] cand = new int[s.size];
         int m = candidates(s, c, cand);
@@ -274,6 +274,17 @@ final class NodePass {
             return null;
         }
         return search.best(cand, m, fixed, fixed.length);
+    }
+
+    /** A host-only claim has no set; only the fragmentation term scores its node (for the CPU it takes). */
+    double hostOnlyTerm(NodeSummary s, ClaimShape c) {
+        double v = 0;
+        for (int i = 0; i < setScorers.length; i++) {
+            if (setScorers[i] instanceof FragmentationScorer f) {
+                v += setScorerWeights[i] * f.hostOnlyScore(c.claim, s.state);
+            }
+        }
+        return v;
     }
 
     private static boolean mustIncludedIn(NodeSummary s, ClaimShape c, int[] positions) {

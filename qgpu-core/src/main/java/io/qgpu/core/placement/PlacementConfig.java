@@ -46,6 +46,9 @@ import java.util.Map;
  *                           link quality (>= 0, default 0.1)
  * @param pcieWeight         weight of the PCIe closeness of a set's pairs, the tie-break between pairs
  *                           of equal NVLink bandwidth (>= 0, default 0.05)
+ * @param fragmentationWeight points a candidate loses per GPU of expected fragmentation it adds, for
+ *                           claims whose node policy is {@code fragmentation} ({@link FragmentationScorer};
+ *                           >= 0, default 100)
  *
  * <p>Thread safety: immutable.
  */
@@ -54,7 +57,7 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
                               Map<PriorityClass, PlacementPolicy> gpuPolicyByClass,
                               int maxCommitAttempts, int shortlist, int exhaustiveSetLimit, int greedySeeds,
                               double nodeWeight, double cliqueWeight, double linkWeight, double loadWeight,
-                              double leftoverWeight, double numaWeight, double pcieWeight) {
+                              double leftoverWeight, double numaWeight, double pcieWeight, double fragmentationWeight) {
 
     public PlacementConfig {
         Validate.notNull("placementConfig.nodePolicy", nodePolicy);
@@ -72,6 +75,7 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         weight("placementConfig.leftoverWeight", leftoverWeight);
         weight("placementConfig.numaWeight", numaWeight);
         weight("placementConfig.pcieWeight", pcieWeight);
+        weight("placementConfig.fragmentationWeight", fragmentationWeight);
     }
 
     private static Map<PriorityClass, PlacementPolicy> copy(String field, Map<PriorityClass, PlacementPolicy> m) {
@@ -136,6 +140,7 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         b.leftoverWeight = leftoverWeight;
         b.numaWeight = numaWeight;
         b.pcieWeight = pcieWeight;
+        b.fragmentationWeight = fragmentationWeight;
         return b;
     }
 
@@ -156,6 +161,7 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         private double leftoverWeight = 0.5;
         private double numaWeight = 0.1;
         private double pcieWeight = 0.05;
+        private double fragmentationWeight = 100.0;
 
         private Builder() {
         }
@@ -182,11 +188,12 @@ public record PlacementConfig(PlacementPolicy nodePolicy, PlacementPolicy gpuPol
         public Builder leftoverWeight(double w) { this.leftoverWeight = w; return this; }
         public Builder numaWeight(double w) { this.numaWeight = w; return this; }
         public Builder pcieWeight(double w) { this.pcieWeight = w; return this; }
+        public Builder fragmentationWeight(double w) { this.fragmentationWeight = w; return this; }
 
         public PlacementConfig build() {
             return new PlacementConfig(nodePolicy, gpuPolicy, nodeByClass, gpuByClass, maxCommitAttempts, shortlist,
                     exhaustiveSetLimit, greedySeeds, nodeWeight, cliqueWeight, linkWeight, loadWeight, leftoverWeight,
-                    numaWeight, pcieWeight);
+                    numaWeight, pcieWeight, fragmentationWeight);
         }
     }
 }

@@ -86,7 +86,13 @@ import org.slf4j.LoggerFactory;
  *               + numaWeight     * numa(S)        share of pairs on one CPU NUMA node
  *               + pcieWeight     * pcie(S)        mean pcieCloseness of the pairs' PCIe ancestors
  *               + loadWeight     * policyTerm(gpuPolicy, mean load(g) over S)
- *               + sum of weight * score of each registered GpuSetScorer</pre>
+ *               + sum of weight * score of each registered GpuSetScorer
+ *               - fragmentationWeight * delta(n, S) / 100   only when the node policy is fragmentation</pre>
+ *       The last term ({@link FragmentationScorer}, formula in {@link Fragmentation}) makes a candidate
+ *       lose {@code fragmentationWeight} (default 100) points per GPU of expected fragmentation it adds
+ *       for the requests expected next; under the fragmentation policy, the load terms rank as binpack.
+ *       It is computed on the shortlisted nodes only: raise {@code shortlist} to let it see more nodes
+ *       (the trace replay uses every node).
  *       (a single GPU scores 1 on clique, link, numa and pcie). {@code left(X)} is what a set leaves
  *       for the next multi-GPU claims: half the mean, over the idle GPUs {@code X} left, of the link
  *       score to their best idle partner, half the largest NVLink clique within {@code X} over the
@@ -163,6 +169,7 @@ public final class PlacementEngine {
     private final GpuSetScorer[] setScorers;
     private final double[] setScorerWeights;
     private final Ticker ticker;
+    private final FragmentationScorer fragmentation;
     /** Flattened node states of the ledger's current structure; entries are checked by identity. */
     private final NodePass pass;
     private final Refusals refusals;
@@ -176,8 +183,14 @@ public final class PlacementEngine {
         this.gpuFilters = b.gpuFilters.toArray(new GpuFilter[0]);
         this.nodeScorers = b.nodeScorers.toArray(new NodeScorer[0]);
         this.nodeScorerWeights = b.nodeScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
-        this.setScorers = b.setScorers.toArray(new GpuSetScorer[0]);
-        this.setScorerWeights = b.setScorerWeights.stream().mapToDouble(Double::doubleValue).toArray();
+        // the fragmentation term goes last; it scores 0 for claims of another node policy
+        this.fragmentation = b.fragmentation != null ? b.fragmentation : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
+        this.fragmentation.bind(config);
+        List<GpuSetScorer> sets = new ArrayList<>(b.setScorers);
+        sets.add(fragmentation);
+        this.setScorers = sets.toArray(new GpuSetScorer[0]);
+        this.setScorerWeights = java.util.stream.DoubleStream.concat(b.setScorerWeights.stream().mapToDouble(Double::doubleValue),
+                java.util.stream.DoubleStream.of(config.fragmentationWeight() * FragmentationScorer.WEIGHT_SCALE)).toArray();
         this.ticker = b.ticker;
         this.refusalDetail = b.refusalDetail;
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
@@ -201,6 +214,11 @@ public final class PlacementEngine {
 
     public PlacementConfig config() {
         return config;
+    }
+
+    /** The fragmentation term (its sample or fixed mix) used for claims whose node policy is {@code fragmentation}. */
+    public FragmentationScorer fragmentation() {
+        return fragmentation;
     }
 
     // ------------------------------------------------------------------ public operations
@@ -260,6 +278,7 @@ public final class PlacementEngine {
             return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(), general);
         }
         ClaimShape c = new ClaimShape(claim, config, rules);
+        fragmentation.record(claim);
         ReserveResult.Refused last = null;
         String lastNode = null;
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
@@ -357,9 +376,10 @@ public final class PlacementEngine {
         for (int i = 0; i < nodeScorers.length; i++) {
             b.nodeScorer(nodeScorers[i], nodeScorerWeights[i]);
         }
-        for (int i = 0; i < setScorers.length; i++) {
+        for (int i = 0; i < setScorers.length - 1; i++) {   // the last is the fragmentation term
             b.gpuSetScorer(setScorers[i], setScorerWeights[i]);
         }
+        b.fragmentation = fragmentation.frozen();   // trial placements score alike and sample nothing
         return b.build();
     }
 
@@ -466,6 +486,7 @@ public final class PlacementEngine {
         private final List<Double> setScorerWeights = new ArrayList<>();
         private Ticker ticker = Ticker.system();
         private int refusalDetail = DEFAULT_REFUSAL_DETAIL;
+        private FragmentationScorer fragmentation;
 
         private Builder(Ledger ledger) {
             this.ledger = Validate.notNull("placementEngine.ledger", ledger);
@@ -516,6 +537,16 @@ public final class PlacementEngine {
          */
         public Builder refusalDetail(int nodes) {
             this.refusalDetail = Validate.atLeast("placementEngine.refusalDetail", nodes, 0);
+            return this;
+        }
+
+        /**
+         * The fragmentation term for claims whose node policy is {@code fragmentation}: a fixed mix or a
+         * sliding sample, with or without host CPU; by default a sample of the last
+         * {@link RequestSample#DEFAULT_CAPACITY} claims without CPU. One scorer per engine.
+         */
+        public Builder fragmentation(FragmentationScorer s) {
+            this.fragmentation = Validate.notNull("placementEngine.fragmentation", s);
             return this;
         }
 

@@ -35,7 +35,8 @@ import io.qgpu.api.TopologyLevel;
  *
  * <h2>Policy term</h2>
  * {@code BINPACK: load} (the fullest candidate that still fits scores highest);
- * {@code SPREAD: 1 - load} (the emptiest scores highest).
+ * {@code SPREAD: 1 - load} (the emptiest scores highest);
+ * {@code FRAGMENTATION: load}, with the fragmentation term of {@link FragmentationScorer} added to each set.
  *
  * <h2>Link score of a GPU pair</h2>
  * Ordered as {@link GpuLink#quality()}: NVLink lanes first, then the PCIe common-ancestor level.
@@ -110,9 +111,9 @@ public final class PlacementScores {
         return healthy == 0 ? 1.0 : sum / healthy;
     }
 
-    /** The policy term: {@code load} for binpack, {@code 1 - load} for spread. */
+    /** The policy term: {@code load} for binpack (and fragmentation, whose own term is added apart), {@code 1 - load} for spread. */
     public static double policyTerm(PlacementPolicy policy, double load) {
-        return policy == PlacementPolicy.BINPACK ? load : 1.0 - load;
+        return policy == PlacementPolicy.SPREAD ? 1.0 - load : load;
     }
 
     /** {@code linkScore(link)} for a node whose best NVLink pair has {@code maxLanes} lanes (1 if none). */

@@ -26,7 +26,8 @@ public final class Main {
                 new SimulateCommand(),
                 new LedgerCommand(),
                 new PlaceCommand(),
-                new InventoryCommand()
+                new InventoryCommand(),
+                new ReplayCommand()
         )) {
             all.put(s.name(), s);
         }

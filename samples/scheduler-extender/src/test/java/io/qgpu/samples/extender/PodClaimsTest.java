@@ -110,7 +110,7 @@ class PodClaimsTest {
                 .contains("qgpu.io/gpu-core-limit] = \"abc\": must be a whole number between 1 and 100"));
         assertTrue(refused(Map.of("qgpu.io/gpu-memory", "4"), Map.of("qgpu.io/affinity", " ")).contains("must not be blank"));
         assertTrue(refused(Map.of("qgpu.io/gpu-memory", "4"), Map.of("qgpu.io/gpu-model", "a,,b")).contains("without empty entries"));
-        assertTrue(refused(Map.of("qgpu.io/gpu-memory", "4"), Map.of("qgpu.io/node-policy", "fill")).contains("binpack, spread"));
+        assertTrue(refused(Map.of("qgpu.io/gpu-memory", "4"), Map.of("qgpu.io/node-policy", "fill")).contains("binpack, spread, fragmentation"));
         assertTrue(refused(Map.of("qgpu.io/gpu-memory", "-4"), Map.of()).contains("positive"));
     }
 

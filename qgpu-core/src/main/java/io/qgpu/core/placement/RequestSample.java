@@ -1,0 +1,72 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Validate;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A sliding sample of the most recent request shapes, bounded to {@code capacity} entries (the
+ * oldest is dropped when a new one arrives), and the {@link RequestMix} they make up. The
+ * placement engine records every claim it is asked to place (placed or not: the sample describes
+ * demand, not what fitted).
+ *
+ * <p>Memory: {@code capacity} references plus one counter per distinct shape. Cost of
+ * {@link #record}: one map update and a rebuild of the mix, linear in the number of distinct shapes
+ * in the window (at most {@code capacity}); {@link #mix()} is one volatile read.
+ *
+ * <pre>{@code
+ * RequestSample sample = new RequestSample(1024);
+ * sample.record(RequestShape.of(claim));
+ * RequestMix mix = sample.mix();
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe; {@link #record} is serialised on the sample, {@link #mix()} reads a
+ * published immutable snapshot.
+ */
+public final class RequestSample {
+    /** The capacity of the sample the engine keeps unless told otherwise. */
+    public static final int DEFAULT_CAPACITY = 1024;
+
+    private final RequestShape[] ring;
+    private final Map<RequestShape, Integer> counts = new HashMap<>();
+    private int next;
+    private int size;
+    private volatile RequestMix mix = RequestMix.empty();
+
+    /** A sample of at most {@code capacity} (1..1,000,000) recent shapes. */
+    public RequestSample(int capacity) {
+        Validate.between("requestSample.capacity", capacity, 1, 1_000_000);
+        this.ring = new RequestShape[capacity];
+    }
+
+    /** Adds one shape, dropping the oldest when the sample is full. */
+    public synchronized void record(RequestShape shape) {
+        Validate.notNull("requestSample.shape", shape);
+        RequestShape old = ring[next];
+        if (old != null) {
+            counts.computeIfPresent(old, (k, v) -> v == 1 ? null : v - 1);
+        } else {
+            size++;
+        }
+        ring[next] = shape;
+        next = (next + 1) % ring.length;
+        counts.merge(shape, 1, Integer::sum);
+        Map<RequestShape, Double> w = new HashMap<>(counts.size() * 2);
+        counts.forEach((k, v) -> w.put(k, (double) v));
+        mix = RequestMix.of(w);
+    }
+
+    /** The mix of the shapes now in the sample (empty before the first record). */
+    public RequestMix mix() {
+        return mix;
+    }
+
+    /** How many shapes the sample holds now. */
+    public synchronized int size() {
+        return size;
+    }
+
+    public int capacity() {
+        return ring.length;
+    }
+}

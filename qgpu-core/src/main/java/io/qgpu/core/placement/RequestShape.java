@@ -1,0 +1,55 @@
+package io.qgpu.core.placement;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.Validate;
+import java.util.Set;
+
+/**
+ * The shape of one request as the fragmentation term sees it: how many GPUs, how much of each GPU
+ * (compute percent, 100 for a whole GPU), how much host CPU, and which GPU models it may use.
+ * Memory is not part of the shape: the fragmentation term measures GPU capacity in compute shares,
+ * as the paper it follows measures it in thousandths of a GPU.
+ *
+ * <pre>{@code
+ * RequestShape share = new RequestShape(1, 25, 4000, Set.of());          // a quarter of any GPU, 4 CPUs
+ * RequestShape twoV100 = new RequestShape(2, 100, 16000, Set.of("V100"));  // two whole V100s
+ * RequestShape fromClaim = RequestShape.of(claim);
+ * }</pre>
+ *
+ * @param gpus           GPUs asked for (>= 1)
+ * @param computePercent share of each GPU, 1..100 (100: the whole GPU)
+ * @param cpuMillis      host CPU in millicores (>= 0)
+ * @param models         GPU models it may run on; empty means any
+ *
+ * <p>Thread safety: immutable.
+ */
+public record RequestShape(int gpus, int computePercent, long cpuMillis, Set<String> models) {
+
+    public RequestShape {
+        Validate.between("requestShape.gpus", gpus, 1, 1024);
+        Validate.between("requestShape.computePercent", computePercent, 1, 100);
+        if (cpuMillis < 0) {
+            throw new InvalidValueException("requestShape.cpuMillis", cpuMillis, "must be >= 0");
+        }
+        models = Set.copyOf(Validate.notNull("requestShape.models", models));
+    }
+
+    /**
+     * The shape of a claim: its GPU count, its compute request per GPU (100 when exclusive; a
+     * zero request counts as 1, the least share a tenant holds), its host CPU and its allowed models.
+     * A host-only claim (no GPU) has no shape.
+     */
+    public static RequestShape of(Claim claim) {
+        if (claim.gpuCount() == 0) {
+            throw new InvalidValueException("claim[" + claim.tenantId() + "].gpuCount", 0, "a host-only claim has no GPU request shape");
+        }
+        int share = claim.exclusive() ? 100 : Math.max(1, Math.min(100, claim.computeRequest()));
+        return new RequestShape(claim.gpuCount(), share, claim.host().cpuMillis(), claim.selectors().includeModels());
+    }
+
+    /** Whether a GPU of {@code model} may serve this shape. */
+    boolean allows(String model) {
+        return models.isEmpty() || models.contains(model);
+    }
+}

@@ -1,0 +1,215 @@
+package io.qgpu.cli;
+
+import io.qgpu.cli.replay.Replay;
+import io.qgpu.cli.replay.ReplayChart;
+import io.qgpu.cli.replay.TraceCsv;
+import io.qgpu.cli.replay.TraceNode;
+import io.qgpu.cli.replay.TracePod;
+import io.qgpu.cli.replay.Workload;
+import io.qgpu.core.placement.RequestMix;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * {@code qgpu replay}: replays a GPU cluster trace (a node list and a pod list in the columns of
+ * Alibaba's {@code cluster-trace-gpu-v2023}) through the placement engine under several policies and
+ * seeds, and reports the GPU allocation rate against the arrived workload: a CSV per policy, a
+ * summary CSV, a chart, and a table at the chosen arrived share.
+ */
+final class ReplayCommand implements Subcommand {
+
+    @Override
+    public String name() {
+        return "replay";
+    }
+
+    @Override
+    public String summary() {
+        return "replay a GPU cluster trace (openb node/pod CSVs): allocation rate vs arrived workload per policy";
+    }
+
+    @Override
+    public String usage() {
+        return String.join("\n",
+                "usage: qgpu replay --nodes NODES.csv --pods PODS.csv [--policies P,P] [--seeds 42-51] [--ratio 1.3]",
+                "                   [--at 1.3] [--coverage 0.95] [--threads N] [--out DIR]",
+                "",
+                "Builds the arrival stream as the FGD paper's simulator does (pods sorted by name and shuffled with",
+                "the seed, then copies drawn with the seed until the GPU capacity asked reaches --ratio times the",
+                "cluster's), places each pod once through the placement engine and ledger (host CPU and memory as a",
+                "node filter; pods never leave), and records the share of GPU capacity allocated as the workload arrives.",
+                "",
+                "  --nodes FILE       node list: sn,cpu_milli,memory_mib,gpu,model",
+                "  --pods FILE        pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,qos,...]",
+                "  --policies LIST    comma separated: binpack, spread, default, fragmentation, fragmentation-sample",
+                "                     (default binpack,fragmentation)",
+                "  --seeds S          seeds: a range 42-51 or a list 42,43 (default 42-51)",
+                "  --ratio R          inflate the workload to R times the GPU capacity (default 1.3)",
+                "  --at A             report the allocation rate once A times the capacity has arrived (default: --ratio)",
+                "  --coverage C       typical requests of the fragmentation policy: the most frequent pod shapes",
+                "                     covering C of the pods (default 0.95)",
+                "  --threads N        replays run side by side, one per thread (default: the number of processors);",
+                "                     each replay is sequential and seeded, so the numbers do not depend on N",
+                "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out)");
+    }
+
+    @Override
+    public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
+        Args a = Args.parse(args, Set.of(), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage", "--threads", "--out"));
+        Path nodesFile = Path.of(a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
+        Path podsFile = Path.of(a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
+        List<Replay.Policy> policies = new ArrayList<>();
+        for (String p : a.option("--policies").orElse("binpack,fragmentation").split(",")) {
+            policies.add(Replay.Policy.fromName(p.trim()));
+        }
+        List<Long> seeds = seeds(a.option("--seeds").orElse("42-51"));
+        double ratio = number("--ratio", a.option("--ratio").orElse("1.3"));
+        double at = number("--at", a.option("--at").orElse(Double.toString(ratio)));
+        double coverage = number("--coverage", a.option("--coverage").orElse("0.95"));
+        Path outDir = Path.of(a.option("--out").orElse("qgpu-replay-out"));
+        int threads = (int) number("--threads", a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors())));
+
+        List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
+        List<TracePod> pods = TraceCsv.pods(podsFile);
+        long capacity = 0;
+        for (TraceNode n : nodes) {
+            capacity += 1000L * n.gpus();
+        }
+        RequestMix typical = Workload.typicalMix(pods, coverage);
+        out.printf(Locale.ROOT, "%d nodes, %d GPUs, %d pods; %d typical request shapes; inflating to %.0f%%, reporting at %.0f%%%n",
+                nodes.size(), capacity / 1000, pods.size(), typical.size(), ratio * 100, at * 100);
+        Files.createDirectories(outDir);
+        int maxPercent = (int) Math.floor(ratio * 100 + 1e-9);
+        Map<String, double[]> means = new LinkedHashMap<>();
+        StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
+        out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
+        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, threads);
+        for (Replay.Policy policy : policies) {
+            List<double[]> curves = new ArrayList<>();
+            List<Double> atShare = new ArrayList<>();
+            for (long seed : seeds) {
+                Replay.Result r = results.get(policy.wireName() + "/" + seed);
+                curves.add(ReplayChart.curve(r, maxPercent));
+                double v = 100 * r.allocationAt(at);
+                atShare.add(v);
+                summary.append(String.format(Locale.ROOT, "%s,%d,%.2f,%.3f,%d,%d%n", policy.wireName(), seed,
+                        Math.min(at, r.arrivedShare()) * 100, v, r.placed(), r.refused()));
+            }
+            double[] mean = ReplayChart.mean(curves);
+            means.put(policy.wireName(), mean);
+            writeCurve(outDir.resolve("curve-" + policy.wireName() + ".csv"), seeds, curves, mean);
+            StringBuilder per = new StringBuilder();
+            for (double v : atShare) {
+                per.append(String.format(Locale.ROOT, " %.2f", v));
+            }
+            out.printf(Locale.ROOT, "%-22s %7.2f%% %7.2f%% %7.2f%%  %s%n", policy.wireName(),
+                    atShare.stream().mapToDouble(Double::doubleValue).average().orElse(0),
+                    atShare.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    atShare.stream().mapToDouble(Double::doubleValue).max().orElse(0), per.toString().trim());
+        }
+        Files.writeString(outDir.resolve("summary.csv"), summary);
+        ReplayChart.write(means, String.format(Locale.ROOT, "GPU allocation vs arrived workload (mean of %d seeds)", seeds.size()),
+                outDir.resolve("curve.png"));
+        out.println("wrote " + outDir.resolve("summary.csv") + ", curve-<policy>.csv and curve.png");
+        return 0;
+    }
+
+    /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
+    private static Map<String, Replay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
+                                                     List<Replay.Policy> policies, List<Long> seeds, RequestMix typical,
+                                                     int threads) {
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+        try {
+            Map<String, Future<Replay.Result>> futures = new LinkedHashMap<>();
+            for (Replay.Policy policy : policies) {
+                for (long seed : seeds) {
+                    futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
+                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical)));
+                }
+            }
+            Map<String, Replay.Result> out = new LinkedHashMap<>();
+            for (Map.Entry<String, Future<Replay.Result>> e : futures.entrySet()) {
+                try {
+                    out.put(e.getKey(), e.getValue().get());
+                } catch (ExecutionException ex) {
+                    Throwable c = ex.getCause();
+                    if (c instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new IllegalStateException("replay " + e.getKey() + " failed", c);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while replaying " + e.getKey(), ex);
+                }
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void writeCurve(Path file, List<Long> seeds, List<double[]> curves, double[] mean) throws IOException {
+        StringBuilder sb = new StringBuilder("arrived_percent");
+        for (long s : seeds) {
+            sb.append(",seed_").append(s);
+        }
+        sb.append(",mean\n");
+        for (int i = 0; i < mean.length; i++) {
+            sb.append(i + 1);
+            for (double[] c : curves) {
+                sb.append(String.format(Locale.ROOT, ",%.3f", c[i]));
+            }
+            sb.append(String.format(Locale.ROOT, ",%.3f%n", mean[i]));
+        }
+        Files.writeString(file, sb);
+    }
+
+    static List<Long> seeds(String spec) {
+        List<Long> out = new ArrayList<>();
+        try {
+            for (String part : spec.split(",")) {
+                String p = part.trim();
+                int dash = p.indexOf('-', 1);
+                if (dash > 0) {
+                    long from = Long.parseLong(p.substring(0, dash));
+                    long to = Long.parseLong(p.substring(dash + 1));
+                    if (to < from || to - from > 10_000) {
+                        throw new UsageException("--seeds " + spec + ": a range must go up, by at most 10000 seeds");
+                    }
+                    for (long s = from; s <= to; s++) {
+                        out.add(s);
+                    }
+                } else {
+                    out.add(Long.parseLong(p));
+                }
+            }
+        } catch (NumberFormatException e) {
+            throw new UsageException("--seeds " + spec + ": not a seed list (42-51 or 42,43)");
+        }
+        return out;
+    }
+
+    private static double number(String flag, String v) {
+        try {
+            double d = Double.parseDouble(v);
+            if (!(d > 0) || Double.isInfinite(d)) {
+                throw new UsageException(flag + " " + v + ": must be a number > 0");
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + " " + v + ": not a number");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+package io.qgpu.cli.replay;
+
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.Node;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.PlacementResult;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.FragmentationScorer;
+import io.qgpu.core.placement.PlacementConfig;
+import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.core.placement.RequestMix;
+import io.qgpu.core.placement.RequestSample;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Replays a trace's arrival stream through a real {@link PlacementEngine} and {@link Ledger}: each pod
+ * arrives once, in order, and is placed or refused (a refused pod is not retried); pods never leave.
+ * Host CPU and memory are the nodes' host capacity and the claims' host requests, reserved by the
+ * ledger with the slices; a pod without GPU is a host-only claim placed by the same engine.
+ * After each pod it records the GPU capacity that has arrived and the capacity allocated, both in
+ * thousandths of a GPU, so the allocation rate can be read at any share of arrived workload.
+ *
+ * <p>Thread safety: not thread-safe; a replay runs on one thread.
+ */
+public final class Replay {
+
+    /** The placement policies a replay can run. */
+    public enum Policy {
+        /** Node binpack, GPU binpack. */
+        BINPACK,
+        /** Node spread, GPU spread. */
+        SPREAD,
+        /** qgpu's defaults: node binpack, GPU spread. */
+        DEFAULT,
+        /** Fragmentation-aware, with the workload's typical requests as the mix and every node shortlisted. */
+        FRAGMENTATION,
+        /** Fragmentation-aware, with the engine's sliding sample of the last 1024 requests as the mix. */
+        FRAGMENTATION_SAMPLE;
+
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+
+        public static Policy fromName(String name) {
+            for (Policy p : values()) {
+                if (p.wireName().equals(name)) {
+                    return p;
+                }
+            }
+            throw new InvalidValueException("--policies", name, "must be one of binpack, spread, default, fragmentation, fragmentation-sample");
+        }
+    }
+
+    /** The outcome: per arrived pod, the GPU capacity arrived and allocated so far. */
+    public record Result(Policy policy, long seed, long capacityMilli, long[] arrivedMilli, long[] allocatedMilli,
+                         int placed, int refused) {
+
+        /** The allocation rate (0..1) once {@code share} (e.g. 1.3) of the capacity has arrived: at the last pod within it. */
+        public double allocationAt(double share) {
+            long limit = (long) Math.floor(share * capacityMilli + 1e-6);
+            long alloc = 0;
+            for (int i = 0; i < arrivedMilli.length && arrivedMilli[i] <= limit; i++) {
+                alloc = allocatedMilli[i];
+            }
+            return (double) alloc / capacityMilli;
+        }
+
+        /** The arrived share at the end of the stream. */
+        public double arrivedShare() {
+            return arrivedMilli.length == 0 ? 0 : (double) arrivedMilli[arrivedMilli.length - 1] / capacityMilli;
+        }
+    }
+
+    private Replay() {
+    }
+
+    /** Replays {@code stream} on {@code nodes}; {@code typical} is the mix of the fragmentation policy. */
+    public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical) {
+        List<Node> qnodes = TraceMapping.nodes(nodes);
+        Ledger ledger = Ledger.create(TraceMapping.RULES, qnodes);
+        long smallest = TraceMapping.smallestMemory(nodes);
+        long capacity = 0;
+        for (TraceNode n : nodes) {
+            capacity += 1000L * n.gpus();
+        }
+        PlacementEngine engine = engine(ledger, policy, typical, qnodes.size());
+        long[] arrived = new long[stream.size()];
+        long[] allocated = new long[stream.size()];
+        long a = 0;
+        long got = 0;
+        int placed = 0;
+        for (int i = 0; i < stream.size(); i++) {
+            TracePod p = stream.get(i);
+            a += p.totalMilli();
+            boolean ok = !TraceMapping.asksAnything(p)
+                    || engine.place(TraceMapping.claim(p.name() + "#" + i, p, smallest)) instanceof PlacementResult.Placed;
+            if (ok) {
+                placed++;
+                got += p.totalMilli();
+            }
+            arrived[i] = a;
+            allocated[i] = got;
+        }
+        return new Result(policy, seed, capacity, arrived, allocated, placed, stream.size() - placed);
+    }
+
+    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount) {
+        PlacementConfig.Builder cfg = PlacementConfig.builder();
+        PlacementEngine.Builder b = PlacementEngine.builder(ledger);
+        switch (policy) {
+            case BINPACK -> cfg.nodePolicy(PlacementPolicy.BINPACK).gpuPolicy(PlacementPolicy.BINPACK);
+            case SPREAD -> cfg.nodePolicy(PlacementPolicy.SPREAD).gpuPolicy(PlacementPolicy.SPREAD);
+            case DEFAULT -> { }
+            case FRAGMENTATION, FRAGMENTATION_SAMPLE -> {
+                cfg.nodePolicy(PlacementPolicy.FRAGMENTATION).gpuPolicy(PlacementPolicy.FRAGMENTATION)
+                        .shortlist(Math.max(1, nodeCount));
+                FragmentationScorer s = policy == Policy.FRAGMENTATION ? FragmentationScorer.of(typical)
+                        : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
+                b.fragmentation(s);
+            }
+            default -> throw new IllegalStateException(policy.toString());
+        }
+        return b.config(cfg.build()).build();
+    }
+}
