@@ -105,7 +105,7 @@ public final class Waiting {
         CompletableFuture<Lease> f = new CompletableFuture<>();
         long now = core.ticker.read();
         if (t.tryEnter(now)) {
-            LeaseImpl l = new LeaseImpl(t, null, now);
+            LeaseImpl l = LeaseImpl.unowned(t, now);
             if (core.events.hasListeners()) {
                 core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
             }
@@ -289,7 +289,7 @@ public final class Waiting {
                 if (w.timeoutTask != null) {
                     w.timeoutTask.cancel();
                 }
-                core.events.grant(w, new LeaseImpl(t, null, now));
+                core.events.grant(w, LeaseImpl.unowned(t, now));
                 if (core.events.hasListeners()) {
                     core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, now - w.startedAt));
                 }
