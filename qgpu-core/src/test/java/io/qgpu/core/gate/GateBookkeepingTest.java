@@ -198,8 +198,9 @@ class GateBookkeepingTest {
         AtomicReference<Lease> kept = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
+                gate.acquire(train).close();                   // one closed by its owner
                 kept.set(gate.acquire(train));
-                gate.acquire(train);                           // two leases, neither closed
+                gate.acquire(train);                           // two more, neither closed by it
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
