@@ -221,6 +221,48 @@ class GateBookkeepingTest {
         assertEquals(0, gate.reclaimDeadOwners());
     }
 
+    /**
+     * A thread parks one of its two leases, closes it while parked, and dies holding the other: the
+     * reclaim takes exactly the one still open and leaves no parked count behind.
+     */
+    @Test
+    void aDeadOwnersParkedAndClosedLeaseIsNotReclaimedAgain() throws Exception {
+        java.util.concurrent.CountDownLatch acquired = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch onlineWaits = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                gate.acquire(train);                           // kept open until the thread dies
+                Lease parked = gate.acquire(train);
+                acquired.countDown();
+                onlineWaits.await();
+                CompletableFuture<Lease> f = parked.checkpointAsync();
+                assertFalse(f.isDone(), "online work waits: the lease parks");
+                parked.close();                                // closed by its owner while parked
+                assertTrue(f.isCompletedExceptionally());
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, "parks-then-dies");
+        t.start();
+        acquired.await();
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        onlineWaits.countDown();
+        t.join();
+        assertNull(failure.get());
+        assertEquals(1, train.runningLeases());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        gate.reclaimDeadOwners();
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream().map(GateEvent.LeaseReclaimed::leases)
+                .toList());
+        assertEquals(0, train.runningLeases());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        online.join().close();
+        assertEquals(0, gate.openLeases());
+    }
+
     /** Closing one gate of a registry leaves the shared timer running for the others. */
     @Test
     void aRegistrysTimerOutlivesOneOfItsGates() throws Exception {
