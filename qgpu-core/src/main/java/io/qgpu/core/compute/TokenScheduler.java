@@ -4,6 +4,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
+import io.qgpu.core.internal.Saturating;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -249,7 +250,7 @@ public final class TokenScheduler implements ComputeEngine {
                     "went backwards: before the grant's start " + holder.startNanos());
         }
         long expiry = holder.expiresAtNanos();
-        long end = now <= expiry ? now : Math.min(now, saturatedAdd(expiry, overrunNanos));
+        long end = now <= expiry ? now : Math.min(now, Saturating.add(expiry, overrunNanos));
         long hold = end - holder.startNanos();
         long burst;
         if (burstNanos >= 0) {
@@ -344,11 +345,6 @@ public final class TokenScheduler implements ComputeEngine {
             throw new ComputeStateException(tenant, "is not registered");
         }
         return t;
-    }
-
-    private static long saturatedAdd(long a, long b) {
-        long r = a + b;
-        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
     }
 
     private static final class Tenant {

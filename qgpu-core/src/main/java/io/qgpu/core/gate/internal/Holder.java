@@ -19,6 +19,11 @@ final class Holder {
     int parked;
     /** When a reclaim pass first saw the owner dead with leases open, or {@link Long#MIN_VALUE}. */
     long deadSince = Long.MIN_VALUE;
+    /**
+     * The slot of the last lease the owner thread closed itself, for its next lease (owner reads and
+     * writes only). A slot refers to nothing.
+     */
+    LeaseSlot spare;
     /** Bumped when the gate reclaims this holder's leases; leases of an older epoch are void. */
     volatile int epoch;
 

@@ -11,6 +11,12 @@ abstract class PaddedWordLeft {
 /** The value of {@link PaddedWord}. */
 abstract class PaddedWordValue extends PaddedWordLeft {
     volatile long value;
+    /**
+     * The holder of the thread that last entered through this word (see {@link TenantState#holder()}),
+     * on the word's own line: an entering thread has just written that line with its compare-and-set,
+     * so replacing the reference costs no extra line transfer.
+     */
+    Holder last;
 }
 
 /**
@@ -18,7 +24,8 @@ abstract class PaddedWordValue extends PaddedWordLeft {
  * that the atomic updates of threads entering and leaving leases do not also invalidate the lines of
  * the tenant's permit and books, which every entry reads.
  *
- * <p>Thread safety: thread-safe (atomic operations on one volatile long).
+ * <p>Thread safety: thread-safe (atomic operations on one volatile long; {@code last} is a racy cache
+ * whose readers check it, see {@link TenantState#holder()}).
  */
 final class PaddedWord extends PaddedWordValue {
     long r1, r2, r3, r4, r5, r6, r7;

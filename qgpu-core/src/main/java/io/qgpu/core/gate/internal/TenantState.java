@@ -120,6 +120,22 @@ public final class TenantState implements Tenant {
     }
 
     /**
+     * The calling thread's holder of this tenant's leases. The thread-local lookup is skipped while
+     * the same thread keeps entering: the last holder is cached on the running-lease word (a plain,
+     * racy field; a reader that finds another thread's holder, or none, looks its own up). A holder's
+     * thread is a final field, so a racy read sees it whole, and the other fields of the holder are
+     * used only by its own thread.
+     */
+    Holder holder() {
+        Holder h = word.last;
+        if (h == null || h.thread != Thread.currentThread()) {
+            h = holders.get();
+            word.last = h;
+        }
+        return h;
+    }
+
+    /**
      * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free
      * (once every {@value #RING} busy periods the thread that finds the ring full drains it under the
      * tenant's books lock). A lease that raced with a revocation of the permit is taken back at once

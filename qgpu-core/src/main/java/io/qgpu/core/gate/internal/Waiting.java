@@ -67,7 +67,7 @@ public final class Waiting {
             if (!t.tryEnter(now) && !enterAsProbe(t, now)) {
                 return Optional.empty();
             }
-            LeaseImpl l = LeaseImpl.forOwner(t, t.holders.get(), now);
+            LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now);
             if (core.events.hasListeners()) {
                 core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
             }
@@ -105,7 +105,7 @@ public final class Waiting {
         CompletableFuture<Lease> f = new CompletableFuture<>();
         long now = core.ticker.read();
         if (t.tryEnter(now)) {
-            LeaseImpl l = new LeaseImpl(t, null, now);
+            LeaseImpl l = LeaseImpl.unowned(t, now);
             if (core.events.hasListeners()) {
                 core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
             }
@@ -141,7 +141,7 @@ public final class Waiting {
     }
 
     private Lease granted(TenantState t, long now) {
-        LeaseImpl l = LeaseImpl.forOwner(t, t.holders.get(), now);
+        LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now);
         if (core.events.hasListeners()) {
             core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
         }
@@ -152,7 +152,7 @@ public final class Waiting {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        Holder h = t.holders.get();
+        Holder h = t.holder();
         core.lock.lock();
         Waiter w = null;
         Lease lease = null;
@@ -289,7 +289,7 @@ public final class Waiting {
                 if (w.timeoutTask != null) {
                     w.timeoutTask.cancel();
                 }
-                core.events.grant(w, new LeaseImpl(t, null, now));
+                core.events.grant(w, LeaseImpl.unowned(t, now));
                 if (core.events.hasListeners()) {
                     core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, now - w.startedAt));
                 }

@@ -1,0 +1,193 @@
+package io.qgpu.core.gate;
+
+import static io.qgpu.core.gate.FakeClock.MS;
+import static io.qgpu.core.gate.FakeClock.S;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A lease object stands for one acquire only, although the gate keeps the lease's state in a slot
+ * that the owner thread's next lease uses again (so that an uncontended acquire + close allocates
+ * nothing the JIT cannot remove). An old lease object of a slot, whatever is done with it and from
+ * whichever thread, must never close, park or resume the lease now in its slot.
+ *
+ * <p>The three tests of old lease objects fail on a deliberately broken gate whose slot state ignores
+ * the acquire stamp (the old lease object acts on whatever lease holds its slot now): the two on one
+ * thread on every run, the cross-thread test with pooled threads in 250 of its 500 rounds on every run (a slot whose
+ * lease was ended early is not used again, so every other round meets a fresh slot).
+ */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
+class GateLeaseStampTest {
+
+    private FakeClock clock;
+    private Gate gate;
+    private Tenant chat;
+    private Tenant train;
+
+    @BeforeEach
+    void setUp() {
+        clock = new FakeClock(3 * S);
+        gate = Gate.create("GPU-s", clock.config().usageReportInterval(Duration.ZERO).releaseDelay(Duration.ZERO)
+                .build());
+        chat = gate.register(GateTenantSpec.online("chat").build());
+        train = gate.register(GateTenantSpec.offline("train").build());
+    }
+
+    @AfterEach
+    void tearDown() {
+        gate.close();
+    }
+
+    /** An old lease object, with a later lease of its thread parked and then resumed in its slot. */
+    @Test
+    void anOldLeaseCannotParkResumeOrCloseTheLeaseInItsSlot() throws Exception {
+        Lease first = gate.acquire(train);
+        first.close();
+        Lease second = gate.acquire(train);                  // same thread: takes first's slot
+        assertTrue(first.isClosed());
+        assertTrue(first.shouldYield(), "a closed lease may never go on");
+        assertThrows(GateStateException.class, first::checkpoint);
+        assertThrows(GateStateException.class, first::checkpointAsync);
+        assertFalse(second.isClosed());
+        assertFalse(second.shouldYield());
+
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        assertTrue(second.shouldYield(), "online work claimed the GPU");
+        assertTrue(first.shouldYield());
+        CompletableFuture<Lease> resumed = second.checkpointAsync(); // second parks
+        Lease on = online.join();
+        assertEquals(1, gate.usage(train).parkedLeases());
+        assertThrows(GateStateException.class, first::checkpointAsync, "an old lease asked to resume");
+        first.close();
+        Thread other = new Thread(first::close, "old-closer");
+        other.start();
+        other.join();
+        assertEquals(1, gate.usage(train).parkedLeases(), "an old close ended the parked lease in its slot");
+        assertFalse(second.isClosed());
+
+        clock.advance(10 * MS);
+        on.close();                                          // release delay 0: train resumes
+        assertSame(second, resumed.join());
+        assertEquals(1, train.runningLeases());
+        first.close();
+        assertFalse(second.isClosed(), "an old close ended the resumed lease in its slot");
+        clock.advance(7 * MS);
+        second.close();
+        assertEquals(0, gate.openLeases());
+        assertEquals(7 * MS, gate.usage(train).totalLeaseNanos(), "the resumed lease's time was lost");
+    }
+
+    /** Nested leases of one thread: each closes once, and a slot passed on is not the one still open. */
+    @Test
+    void nestedLeasesOfOneThreadEachEndOnce() throws Exception {
+        Lease outer = gate.acquire(train);
+        Lease inner = gate.acquire(train);
+        assertEquals(2, train.runningLeases());
+        inner.close();
+        Lease next = gate.acquire(train);                    // takes inner's slot
+        inner.close();
+        outer.close();
+        outer.close();
+        assertTrue(outer.isClosed());
+        assertFalse(next.isClosed(), "a second close of another lease ended this one");
+        assertEquals(1, train.runningLeases());
+        Lease fourth = gate.acquire(train);                  // takes outer's slot
+        outer.close();
+        inner.close();
+        assertEquals(2, train.runningLeases());
+        clock.advance(4 * MS);
+        next.close();
+        fourth.close();
+        assertEquals(0, gate.openLeases());
+        assertEquals(4 * MS, gate.usage(train).totalLeaseNanos());
+    }
+
+    /**
+     * A lease that another thread closed is not used again by the owner, however late the owner
+     * closes it too; the owner's next lease works normally.
+     */
+    @Test
+    void aLeaseClosedByAnotherThreadStaysClosedForItsOwner() throws Exception {
+        Lease l = gate.acquire(train);
+        clock.advance(3 * MS);
+        Thread other = new Thread(l::close, "closer");
+        other.start();
+        other.join();
+        assertTrue(l.isClosed());
+        assertEquals(0, train.runningLeases());
+        clock.advance(50 * MS);
+        l.close();                                           // the owner closes too: nothing happens
+        assertEquals(0, train.runningLeases());
+        Lease again = gate.acquire(train);
+        l.close();
+        assertFalse(again.isClosed());
+        clock.advance(2 * MS);
+        again.close();
+        assertEquals(5 * MS, gate.usage(train).totalLeaseNanos());
+        assertEquals(0, gate.openLeases());
+    }
+
+    /**
+     * A pooled thread acquires and closes leases in a loop; in each round, while the current lease is
+     * open, another pooled thread closes the owner's previous (closed) lease object, which refers to
+     * the slot of the current one. The two threads take turns by a handshake (no timing involved),
+     * so every round tests a cross-thread close of an old lease object against a live lease in its
+     * slot: no current lease may end before its owner closes it, and every lease's time counts.
+     */
+    @Test
+    void oldLeasesClosedFromAnotherPooledThreadNeverEndTheCurrentOne() throws Exception {
+        int rounds = 500;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            AtomicReference<Lease> old = new AtomicReference<>();
+            AtomicInteger go = new AtomicInteger(-1);
+            AtomicInteger ack = new AtomicInteger(-1);
+            Future<?> closer = pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    while (go.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    Lease o = old.get();
+                    if (o != null) {
+                        o.close();
+                    }
+                    ack.set(i);
+                }
+            });
+            Future<Integer> owner = pool.submit(() -> {
+                int endedEarly = 0;
+                for (int i = 0; i < rounds; i++) {
+                    Lease l = gate.acquire(train);
+                    clock.advance(20);
+                    go.set(i);                               // the closer closes the old lease now
+                    while (ack.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    if (l.isClosed()) {
+                        endedEarly++;
+                    }
+                    l.close();
+                    old.set(l);
+                }
+                return endedEarly;
+            });
+            assertEquals(0, owner.get(), "current leases ended by a close of an old lease object");
+            closer.get();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, gate.openLeases());
+        assertEquals(rounds * 20L, gate.usage(train).totalLeaseNanos(), "lease time lost");
+    }
+}
