@@ -16,6 +16,11 @@ import org.junit.jupiter.api.Test;
  * slot-aware and refusals were counted from them (main 432f016), so the faster refusals and the
  * stronger summaries change no placement on this stream (1,635 of the claims are refused, so
  * refusals and placements interleave). A change that moves any claim fails here.
+ *
+ * <p>Re-pinned once, on purpose: merging host resources changed the load score of a GPU whose
+ * compute or tenant slots are fully booked to 1 (it used to be its memory share), which moves some
+ * binpack choices on this stream; the count placed (4,365) is unchanged. The new hash was taken from
+ * the merged engine, whose refusal path the fast-refusal agreement property checks against explain.
  */
 class PlacementsUnchangedTest {
 
@@ -35,6 +40,6 @@ class PlacementsUnchangedTest {
             }
         }
         assertEquals(4_365, placed);
-        assertEquals("a7c52e1d550effbb", Long.toHexString(h));
+        assertEquals("ef5fbc4c20017bd1", Long.toHexString(h));
     }
 }
