@@ -3,7 +3,6 @@ package io.qgpu.core.placement;
 import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.api.NodeRejection;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementPolicy;
@@ -21,13 +20,9 @@ import io.qgpu.core.ledger.internal.Admission;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -323,45 +318,7 @@ public final class PlacementEngine {
             return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, List.of(), Map.of(), general,
                     Optional.empty(), ticker.read() - t0);
         }
-        NodeIndex idx = index();
-        rules = idx.feed.rules();
-        List<NodeState> nodes = NodePass.nodesOf(idx.feed);
-        NodePass.Eval e = pass.evaluate(c, idx, nodes, true);
-        Set<NodeSummary> shortlisted = Collections.newSetFromMap(new IdentityHashMap<>());
-        shortlisted.addAll(e.shortlist);
-        Set<NodeState> feasibleStates = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<PlacementExplanation.Candidate> candidates = new ArrayList<>();
-        PlacementExplanation.Candidate chosen = null;
-        for (NodeSummary s : e.feasible) {
-            feasibleStates.add(s.state);
-            SetSearch search = pass.search(s, c);
-            int[] positions;
-            if (e.group != null) {
-                positions = e.group.positions();
-                search.single(positions);
-            } else {
-                SetSearch.Choice best = pass.bestSet(s, c, search);
-                positions = s == e.chosen ? e.positions : best.positions();
-            }
-            PlacementExplanation.Candidate cd = explainer().candidate(s, c, positions, search.maxLeftFor(positions),
-                    shortlisted.contains(s));
-            candidates.add(cd);
-            if (s == e.chosen) {
-                chosen = cd;
-            }
-        }
-        // best total first; the sort is stable, so ties stay in cluster order
-        candidates.sort((a, b) -> Double.compare(b.total(), a.total()));
-        Map<String, NodeRejection> rejected = new LinkedHashMap<>();
-        NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, nodes);
-        for (NodeState ns : nodes) {
-            if (!feasibleStates.contains(ns)) {
-                rejected.put(ns.name(), refusals.rejection(c, ns, rules, group));
-            }
-        }
-        List<Reason> gen = nodes.isEmpty() ? List.of(Refusals.noNodes(c)) : List.of();
-        return new PlacementExplanation(claim.tenantId(), c.nodePolicy, c.gpuPolicy, candidates, rejected, gen,
-                Optional.ofNullable(chosen), ticker.read() - t0);
+        return Explanations.build(c, index(), pass, refusals, explainer(), ticker, t0);
     }
 
     /**
