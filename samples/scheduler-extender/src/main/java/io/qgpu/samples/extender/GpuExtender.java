@@ -17,7 +17,6 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReconcileReport;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
-import io.qgpu.core.placement.NodeFit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -78,6 +77,7 @@ public final class GpuExtender implements Extender {
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final PreemptVerb preemption;
+    private final FitCache checks;
 
     public GpuExtender(Ledger ledger, PlacementConfig config, ClusterApi cluster) {
         this.ledger = Validate.notNull("ledger", ledger);
@@ -89,6 +89,7 @@ public final class GpuExtender implements Extender {
             stripes[i] = new ReentrantLock();
         }
         this.preemption = new PreemptVerb(ledger, engine, claims, uids);
+        this.checks = new FitCache(ledger, config, NodeChecks.of(engine), FitCache.DEFAULT_MAX_ENTRIES);
     }
 
     public Ledger ledger() {
@@ -111,13 +112,14 @@ public final class GpuExtender implements Extender {
         if (claim.isEmpty()) {
             fit.addAll(names);
         } else {
-            for (NodeFit f : engine.check(claim.get(), names)) {
-                String name = f.node();
-                if (f instanceof NodeFit.Fits) {
+            NodeChecks.Checked checked = checks.check(claim.get(), names);
+            for (int j = 0; j < checked.size(); j++) {
+                String name = checked.name(j);
+                if (checked.fits(j)) {
                     fit.add(name);
                     continue;
                 }
-                Reason why = ((NodeFit.Refused) f).reason();
+                Reason why = checked.reason(j);
                 Optional<NodeState> state = why.code() == ReasonCode.UNKNOWN_TARGET ? Optional.empty() : ledger.node(name);
                 if (state.isEmpty()) {
                     unresolvable.put(name, "node has no qgpu inventory (annotation " + QgpuAnnotations.INVENTORY
@@ -145,7 +147,7 @@ public final class GpuExtender implements Extender {
     @Override
     public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);
-        Map<String, Long> scores = claim.isPresent() ? scores(engine.check(claim.get(), args.nodeNames())) : Map.of();
+        Map<String, Long> scores = claim.isPresent() ? scores(checks.check(claim.get(), args.nodeNames())) : Map.of();
         List<ExtenderProtocol.HostPriority> out = new ArrayList<>(args.nodeNames().size());
         for (String name : args.nodeNames()) {
             out.add(new ExtenderProtocol.HostPriority(name, scores.getOrDefault(name, ExtenderProtocol.MIN_PRIORITY)));
@@ -159,23 +161,23 @@ public final class GpuExtender implements Extender {
      * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit are
      * not in the map (they score 0). So the ranking is the engine's, at the scale's resolution.
      */
-    static Map<String, Long> scores(List<NodeFit> checked) {
+    static Map<String, Long> scores(NodeChecks.Checked checked) {
         Map<String, Long> out = new HashMap<>();
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
-        for (NodeFit f : checked) {
-            if (f instanceof NodeFit.Fits c) {
-                min = Math.min(min, c.total());
-                max = Math.max(max, c.total());
+        for (int j = 0; j < checked.size(); j++) {
+            if (checked.fits(j)) {
+                min = Math.min(min, checked.total(j));
+                max = Math.max(max, checked.total(j));
             }
         }
         double range = max - min;
-        for (NodeFit f : checked) {
-            if (f instanceof NodeFit.Fits c) {
+        for (int j = 0; j < checked.size(); j++) {
+            if (checked.fits(j)) {
                 long s = range > 1e-12
-                        ? 1 + Math.round((c.total() - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
+                        ? 1 + Math.round((checked.total(j) - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
                         : ExtenderProtocol.MAX_PRIORITY;
-                out.put(c.node(), s);
+                out.put(checked.name(j), s);
             }
         }
         return out;
@@ -283,8 +285,7 @@ public final class GpuExtender implements Extender {
         PlacementResult result = engine.placeOn(claim.get(), args.node());
         if (result instanceof PlacementResult.Unschedulable u) {
             uids.remove(tenant);
-            String why = u.nodes().containsKey(args.node()) ? u.nodes().get(args.node()).summary() : u.summary();
-            return error("node " + args.node() + " cannot take pod " + tenant + ": " + why);
+            return BindErrors.refused(tenant, args.node(), u);
         }
         Placement placement = ((PlacementResult.Placed) result).placement();
         boolean bound = false;
@@ -319,8 +320,7 @@ public final class GpuExtender implements Extender {
     }
 
     private static ExtenderProtocol.BindingResult error(String message) {
-        LOG.warn("bind: {}", message);
-        return new ExtenderProtocol.BindingResult(message);
+        return BindErrors.error(message);
     }
 
     private ReentrantLock stripe(String tenant) {
