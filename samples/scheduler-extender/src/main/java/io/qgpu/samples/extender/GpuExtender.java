@@ -100,6 +100,11 @@ public final class GpuExtender implements Extender {
         return inventory;
     }
 
+    /** Node checks of filter and prioritize answered from the memo, and by the engine, so far. */
+    long[] checkCounts() {
+        return checks.counts();
+    }
+
     // ------------------------------------------------------------------ filter and prioritize
 
     @Override

@@ -9,11 +9,7 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -67,10 +63,11 @@ public final class LoadGenerator {
 
     /**
      * What a run did: pods scheduled (bound without error), pods that no node could take, bind
-     * answers with an error, HTTP failures (status other than 200 or no answer), and the latencies.
+     * answers with an error, HTTP failures (status other than 200 or no answer), the latencies, and how
+     * many node checks of filter and prioritize the extender answered from its memo and how many the engine computed.
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
-                         Map<String, Latency> latency) {
+                         Map<String, Latency> latency, long memoHits, long memoMisses) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -111,6 +108,8 @@ public final class LoadGenerator {
                 o.pods(), o.nodes(), o.candidates(), o.concurrency(), o.serverThreads(), Runtime.getRuntime().availableProcessors());
         out.printf(Locale.ROOT, "bound %d, unschedulable %d, bind errors %d, HTTP failures %d in %.2f s: %.0f pods/s%n",
                 r.bound(), r.unschedulable(), r.bindErrors(), r.httpFailures(), r.seconds(), r.podsPerSecond());
+        out.printf(Locale.ROOT, "node checks: %d from the memo, %d by the engine (%.1f%% from the memo)%n", r.memoHits(), r.memoMisses(),
+                100.0 * r.memoHits() / Math.max(1, r.memoHits() + r.memoMisses()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
@@ -126,18 +125,15 @@ public final class LoadGenerator {
                 new DemoCluster());
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
                 .threads(o.serverThreads()).build().start();
-        ExecutorService clients = Executors.newFixedThreadPool(o.concurrency(), r -> {
-            Thread t = new Thread(r, "qgpu-load");
-            t.setDaemon(true);
-            return t;
-        });
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clients)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-        Run run = new Run(o, server.baseUrl(), http, requests);
+        Run run = new Run(o, server.address(), requests);
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
-            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency());
+            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency(), r -> {
+                Thread t = new Thread(r, "qgpu-load");
+                t.setDaemon(true);
+                return t;
+            });
             for (int i = 0; i < o.concurrency(); i++) {
                 drivers.execute(() -> run.drive(deadline));
             }
@@ -147,21 +143,21 @@ public final class LoadGenerator {
             }
         } finally {
             server.stop();
-            clients.shutdownNow();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         Map<String, Latency> latency = new LinkedHashMap<>();
         for (int v = 0; v < VERBS.length; v++) {
             latency.put(VERBS[v], run.latency(v));
         }
-        return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency);
+        long[] memo = extender.checkCounts();
+        return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
+                memo[0], memo[1]);
     }
 
     /** One run's shared state: the next pod, the counters and the latencies. */
     private static final class Run {
         final Options o;
-        final URI[] uris;
-        final HttpClient http;
+        final InetSocketAddress address;
         final LoadRequests requests;
         final AtomicInteger next = new AtomicInteger();
         final AtomicInteger bound = new AtomicInteger();
@@ -171,34 +167,35 @@ public final class LoadGenerator {
         final long[][] nanos;
         final AtomicInteger[] count = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
 
-        Run(Options o, String url, HttpClient http, LoadRequests requests) {
+        Run(Options o, InetSocketAddress address, LoadRequests requests) {
             this.o = o;
-            this.uris = new URI[VERBS.length];
-            for (int v = 0; v < VERBS.length; v++) {
-                uris[v] = URI.create(url + "/" + VERBS[v]);
-            }
-            this.http = http;
+            this.address = address;
             this.requests = requests;
             this.nanos = new long[][] {new long[o.pods()], new long[o.pods()], new long[o.pods()]};
         }
 
         void drive(long deadline) {
             int i;
-            while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
-                try {
-                    schedule(i);
-                } catch (IOException | RuntimeException e) {
-                    httpFailures.incrementAndGet();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
+            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
+                while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
+                    once(client, i);
                 }
             }
         }
 
-        private void schedule(int i) throws IOException, InterruptedException {
+        /** Pod {@code i} through the three verbs; a failure is counted, never thrown. */
+        private void once(LoopbackClient client, int i) {
+            try {
+                schedule(client, i);
+            } catch (IOException | RuntimeException e) {
+                httpFailures.incrementAndGet();
+                client.close();   // start the next pod on a new connection
+            }
+        }
+
+        private void schedule(LoopbackClient client, int i) throws IOException {
             byte[] pod = LoadRequests.pod(i);
-            byte[] filtered = call(0, requests.filter(i, pod));
+            byte[] filtered = call(client, 0, requests.filter(i, pod));
             if (filtered == null) {
                 return;
             }
@@ -207,12 +204,12 @@ public final class LoadGenerator {
                 unschedulable.incrementAndGet();
                 return;
             }
-            byte[] scores = call(1, LoadRequests.args(pod, LoadRequests.namesArray(fit)));
+            byte[] scores = call(client, 1, LoadRequests.args(pod, LoadRequests.namesArray(fit)));
             if (scores == null) {
                 return;
             }
             String best = LoadRequests.best(scores);
-            byte[] b = call(2, LoadRequests.binding(i, best));
+            byte[] b = call(client, 2, LoadRequests.binding(i, best));
             if (b == null) {
                 return;
             }
@@ -224,14 +221,13 @@ public final class LoadGenerator {
         }
 
         /** One POST; records its latency; null (and a failure counted) unless it answered 200. */
-        private byte[] call(int verb, byte[] body) throws IOException, InterruptedException {
-            HttpRequest req = HttpRequest.newBuilder(uris[verb]).timeout(Duration.ofSeconds(30))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        private byte[] call(LoopbackClient client, int verb, byte[] body) throws IOException {
+            byte[] head = LoopbackClient.head("127.0.0.1:" + address.getPort(), "/qgpu/" + VERBS[verb], body.length);
             long t0 = System.nanoTime();
-            HttpResponse<byte[]> r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
+            LoopbackClient.Answer r = client.post(head, body);
             long took = System.nanoTime() - t0;
             nanos[verb][count[verb].getAndIncrement()] = took;
-            if (r.statusCode() != 200) {
+            if (r.status() != 200) {
                 httpFailures.incrementAndGet();
                 return null;
             }
