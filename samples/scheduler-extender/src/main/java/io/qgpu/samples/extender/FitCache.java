@@ -211,9 +211,7 @@ final class FitCache implements NodeChecks {
      * structure that is no longer current, a throw-away table nobody else sees.
      */
     private Shape shape(Claim claim, Nodes n) {
-        Claim key = new Claim(KEY_TENANT, claim.gpuCount(), claim.memoryPerGpuBytes(), claim.computeRequest(),
-                claim.computeLimit(), claim.priority(), claim.exclusive(), claim.selectors(), claim.locality(),
-                claim.nodePolicy(), claim.gpuPolicy(), claim.numa(), claim.priorityWithinClass(), claim.host());
+        Claim key = claim.toBuilder().tenantId(KEY_TENANT).build();
         int perShape = Math.max(1, n.feed.size());
         int maxShapes = Math.max(1, maxEntries / perShape);
         synchronized (shapes) {

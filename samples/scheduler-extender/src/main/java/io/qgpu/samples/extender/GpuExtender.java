@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
  *       {@code FailedAndUnresolvableNodes} when it could not take the pod even if it were empty (too
  *       few GPUs that are healthy, of a selected model, open to the pod's class and large enough; no
  *       qgpu inventory at all), else to {@code FailedNodes} with the engine's one reason for the node,
- *       from the node's summaries (what was short, by how much).</li>
+ *       from the node's summaries (what was short, by how much). Each node's answer comes from a memo
+ *       ({@code FitCache}) while the node's state is unchanged since the same claim shape was last
+ *       checked on it, else from the engine; the memo answers what the engine would.</li>
  *   <li><b>prioritize</b>: each feasible candidate's engine total from the same check (node policy
  *       term plus its best GPU set's topology and load terms), min-max normalised over the feasible
  *       candidates to 1..10 ({@link #scores}); 0 for nodes that do not fit.</li>
