@@ -36,15 +36,25 @@ final class BindErrors {
 
     /** The answer when the chosen node cannot take the pod (another pod took the room since filter, most often). */
     static ExtenderProtocol.BindingResult refused(String tenant, String node, PlacementResult.Unschedulable u) {
+        String answer = refusal(tenant, node, u);
+        LOG.warn("bind: {}", warnLine(tenant, node, u));
+        LOG.debug("bind: {}", answer);
+        return new ExtenderProtocol.BindingResult(answer);
+    }
+
+    /** The whole reason: the node's refusal with every GPU's reasons. */
+    static String refusal(String tenant, String node, PlacementResult.Unschedulable u) {
         NodeRejection r = u.nodes().get(node);
-        String head = "node " + node + " cannot take pod " + tenant;
-        String why = r != null ? r.summary() : u.summary();
+        return "node " + node + " cannot take pod " + tenant + ": " + (r != null ? r.summary() : u.summary());
+    }
+
+    /** The WARN line's text: the node's first reason (bounded) and how many more there are. */
+    static String warnLine(String tenant, String node, PlacementResult.Unschedulable u) {
+        NodeRejection r = u.nodes().get(node);
         List<Reason> all = r != null ? r.all() : List.of();
-        String brief = all.isEmpty() ? bounded(why)
-                : bounded(all.get(0).message()) + (all.size() > 1 ? " (and " + (all.size() - 1) + " more reason(s), at DEBUG)" : "");
-        LOG.warn("bind: {}: {}", head, brief);
-        LOG.debug("bind: {}: {}", head, why);
-        return new ExtenderProtocol.BindingResult(head + ": " + why);
+        String head = "node " + node + " cannot take pod " + tenant + ": ";
+        return all.isEmpty() ? head + bounded(u.summary())
+                : head + bounded(all.get(0).message()) + (all.size() > 1 ? " (and " + (all.size() - 1) + " more reason(s), at DEBUG)" : "");
     }
 
     /** At most {@link #WARN_CHARS} characters, with how many were left out. */

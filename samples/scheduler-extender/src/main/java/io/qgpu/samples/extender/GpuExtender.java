@@ -154,10 +154,11 @@ public final class GpuExtender implements Extender {
     @Override
     public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);
-        Map<String, Long> scores = claim.isPresent() ? scores(checks.check(claim.get(), args.nodeNames())) : Map.of();
-        List<ExtenderProtocol.HostPriority> out = new ArrayList<>(args.nodeNames().size());
-        for (String name : args.nodeNames()) {
-            out.add(new ExtenderProtocol.HostPriority(name, scores.getOrDefault(name, ExtenderProtocol.MIN_PRIORITY)));
+        List<String> names = args.nodeNames();
+        long[] scores = claim.isPresent() ? scores(checks.check(claim.get(), names)) : new long[names.size()];
+        List<ExtenderProtocol.HostPriority> out = new ArrayList<>(names.size());
+        for (int j = 0; j < names.size(); j++) {
+            out.add(new ExtenderProtocol.HostPriority(names.get(j), scores[j]));
         }
         return out;
     }
@@ -165,11 +166,12 @@ public final class GpuExtender implements Extender {
     /**
      * The engine's totals on the extender's 0..10 scale, min-max normalised over the feasible
      * candidates: the best total scores 10, the worst feasible one 1, the others in proportion
-     * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit are
-     * not in the map (they score 0). So the ranking is the engine's, at the scale's resolution.
+     * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit
+     * score {@link ExtenderProtocol#MIN_PRIORITY} (0). So the ranking is the engine's, at the scale's
+     * resolution. By the index of the name asked.
      */
-    static Map<String, Long> scores(NodeChecks.Checked checked) {
-        Map<String, Long> out = new HashMap<>();
+    static long[] scores(NodeChecks.Checked checked) {
+        long[] out = new long[checked.size()];   // MIN_PRIORITY is 0
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
         for (int j = 0; j < checked.size(); j++) {
@@ -184,7 +186,7 @@ public final class GpuExtender implements Extender {
                 long s = range > 1e-12
                         ? 1 + Math.round((checked.total(j) - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
                         : ExtenderProtocol.MAX_PRIORITY;
-                out.put(checked.name(j), s);
+                out[j] = s;
             }
         }
         return out;
