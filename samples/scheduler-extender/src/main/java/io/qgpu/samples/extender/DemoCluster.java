@@ -24,31 +24,46 @@ public final class DemoCluster implements ClusterApi {
     /** How many pods are remembered (least recently seen dropped first). */
     public static final int CAPACITY = 10_000;
 
-    private final Map<String, Pod> pods = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+    /** A pod as seen, and the decision bind recorded on it (null node until bound). */
+    private record Entry(Pod pod, String node, Map<String, String> annotations) {
+        /** The pod as the API server would now return it: with the bind's annotations and node. */
+        Pod current() {
+            if (node == null) {
+                return pod;
+            }
+            return new io.fabric8.kubernetes.api.model.PodBuilder(pod)
+                    .editMetadata().addToAnnotations(annotations).endMetadata()
+                    .editOrNewSpec().withNodeName(node).endSpec()
+                    .build();
+        }
+    }
+
+    private final Map<String, Entry> pods = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Pod> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
             return size() > CAPACITY;
         }
     });
 
     /** Remembers a pod the scheduler showed, so that a later bind finds it. */
     public void remember(Pod pod) {
-        pods.put(PodClaims.tenantOf(pod), pod);
+        pods.put(PodClaims.tenantOf(pod), new Entry(pod, null, Map.of()));
     }
 
     @Override
     public Optional<Pod> pod(String namespace, String name) {
-        return Optional.ofNullable(pods.get(PodClaims.tenantOf(namespace, name)));
+        Entry e = pods.get(PodClaims.tenantOf(namespace, name));
+        return e == null ? Optional.empty() : Optional.of(e.current());
     }
 
+    /**
+     * Records the decision. The bound copy of the pod (annotations and node added) is made when the pod
+     * is next read, not here: bind is on the scheduler's critical path, a read after it is not.
+     */
     @Override
     public void bind(Pod pod, String node, Map<String, String> annotations) {
-        Pod copy = new io.fabric8.kubernetes.api.model.PodBuilder(pod)
-                .editMetadata().addToAnnotations(annotations).endMetadata()
-                .editOrNewSpec().withNodeName(node).endSpec()
-                .build();
-        pods.put(PodClaims.tenantOf(pod), copy);
+        pods.put(PodClaims.tenantOf(pod), new Entry(pod, node, Collections.unmodifiableMap(new LinkedHashMap<>(annotations))));
     }
 }

@@ -241,14 +241,20 @@ public final class ExtenderServer implements AutoCloseable {
                 throw new BadRequestException(400, "Content-Length " + length + " is not a number");
             }
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] buf = new byte[16384];
+        byte[] buf = new byte[declared >= 0 && declared <= maxBodyBytes ? (int) Math.max(1, declared) : 16384];
         try (InputStream in = ex.getRequestBody()) {
             if (declared > maxBodyBytes) {
                 discard(in, buf);
                 throw new BadRequestException(413, "request body of " + declared + " bytes is over the limit of "
                         + maxBodyBytes + " bytes (--max-body-bytes)");
             }
+            if (declared >= 0) {
+                // the usual case: the body is read straight into an array of the declared length
+                // (a body cut short is returned as far as it came, and the JSON reader refuses it)
+                int n = in.readNBytes(buf, 0, (int) declared);
+                return n == buf.length ? buf : java.util.Arrays.copyOf(buf, n);
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
             int r;
             while ((r = in.read(buf)) >= 0) {
                 if (out.size() + r > maxBodyBytes) {
@@ -258,8 +264,8 @@ public final class ExtenderServer implements AutoCloseable {
                 }
                 out.write(buf, 0, r);
             }
+            return out.toByteArray();
         }
-        return out.toByteArray();
     }
 
     /**

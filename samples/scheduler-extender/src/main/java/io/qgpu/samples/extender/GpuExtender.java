@@ -17,7 +17,6 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReconcileReport;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
-import io.qgpu.core.placement.NodeFit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -41,7 +40,9 @@ import org.slf4j.LoggerFactory;
  *       {@code FailedAndUnresolvableNodes} when it could not take the pod even if it were empty (too
  *       few GPUs that are healthy, of a selected model, open to the pod's class and large enough; no
  *       qgpu inventory at all), else to {@code FailedNodes} with the engine's one reason for the node,
- *       from the node's summaries (what was short, by how much).</li>
+ *       from the node's summaries (what was short, by how much). Each node's answer comes from a memo
+ *       ({@code FitCache}) while the node's state is unchanged since the same claim shape was last
+ *       checked on it, else from the engine; the memo answers what the engine would.</li>
  *   <li><b>prioritize</b>: each feasible candidate's engine total from the same check (node policy
  *       term plus its best GPU set's topology and load terms), min-max normalised over the feasible
  *       candidates to 1..10 ({@link #scores}); 0 for nodes that do not fit.</li>
@@ -78,6 +79,7 @@ public final class GpuExtender implements Extender {
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final PreemptVerb preemption;
+    private final FitCache checks;
 
     public GpuExtender(Ledger ledger, PlacementConfig config, ClusterApi cluster) {
         this.ledger = Validate.notNull("ledger", ledger);
@@ -89,6 +91,7 @@ public final class GpuExtender implements Extender {
             stripes[i] = new ReentrantLock();
         }
         this.preemption = new PreemptVerb(ledger, engine, claims, uids);
+        this.checks = new FitCache(ledger, config, NodeChecks.of(engine), FitCache.DEFAULT_MAX_ENTRIES);
     }
 
     public Ledger ledger() {
@@ -97,6 +100,11 @@ public final class GpuExtender implements Extender {
 
     public NodeInventory inventory() {
         return inventory;
+    }
+
+    /** Node checks of filter and prioritize answered from the memo, and by the engine, so far. */
+    long[] checkCounts() {
+        return checks.counts();
     }
 
     // ------------------------------------------------------------------ filter and prioritize
@@ -111,13 +119,14 @@ public final class GpuExtender implements Extender {
         if (claim.isEmpty()) {
             fit.addAll(names);
         } else {
-            for (NodeFit f : engine.check(claim.get(), names)) {
-                String name = f.node();
-                if (f instanceof NodeFit.Fits) {
+            NodeChecks.Checked checked = checks.check(claim.get(), names);
+            for (int j = 0; j < checked.size(); j++) {
+                String name = checked.name(j);
+                if (checked.fits(j)) {
                     fit.add(name);
                     continue;
                 }
-                Reason why = ((NodeFit.Refused) f).reason();
+                Reason why = checked.reason(j);
                 Optional<NodeState> state = why.code() == ReasonCode.UNKNOWN_TARGET ? Optional.empty() : ledger.node(name);
                 if (state.isEmpty()) {
                     unresolvable.put(name, "node has no qgpu inventory (annotation " + QgpuAnnotations.INVENTORY
@@ -145,10 +154,11 @@ public final class GpuExtender implements Extender {
     @Override
     public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);
-        Map<String, Long> scores = claim.isPresent() ? scores(engine.check(claim.get(), args.nodeNames())) : Map.of();
-        List<ExtenderProtocol.HostPriority> out = new ArrayList<>(args.nodeNames().size());
-        for (String name : args.nodeNames()) {
-            out.add(new ExtenderProtocol.HostPriority(name, scores.getOrDefault(name, ExtenderProtocol.MIN_PRIORITY)));
+        List<String> names = args.nodeNames();
+        long[] scores = claim.isPresent() ? scores(checks.check(claim.get(), names)) : new long[names.size()];
+        List<ExtenderProtocol.HostPriority> out = new ArrayList<>(names.size());
+        for (int j = 0; j < names.size(); j++) {
+            out.add(new ExtenderProtocol.HostPriority(names.get(j), scores[j]));
         }
         return out;
     }
@@ -156,26 +166,27 @@ public final class GpuExtender implements Extender {
     /**
      * The engine's totals on the extender's 0..10 scale, min-max normalised over the feasible
      * candidates: the best total scores 10, the worst feasible one 1, the others in proportion
-     * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit are
-     * not in the map (they score 0). So the ranking is the engine's, at the scale's resolution.
+     * (rounded); when every candidate has the same total, all score 10. Nodes that do not fit
+     * score {@link ExtenderProtocol#MIN_PRIORITY} (0). So the ranking is the engine's, at the scale's
+     * resolution. By the index of the name asked.
      */
-    static Map<String, Long> scores(List<NodeFit> checked) {
-        Map<String, Long> out = new HashMap<>();
+    static long[] scores(NodeChecks.Checked checked) {
+        long[] out = new long[checked.size()];   // MIN_PRIORITY is 0
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
-        for (NodeFit f : checked) {
-            if (f instanceof NodeFit.Fits c) {
-                min = Math.min(min, c.total());
-                max = Math.max(max, c.total());
+        for (int j = 0; j < checked.size(); j++) {
+            if (checked.fits(j)) {
+                min = Math.min(min, checked.total(j));
+                max = Math.max(max, checked.total(j));
             }
         }
         double range = max - min;
-        for (NodeFit f : checked) {
-            if (f instanceof NodeFit.Fits c) {
+        for (int j = 0; j < checked.size(); j++) {
+            if (checked.fits(j)) {
                 long s = range > 1e-12
-                        ? 1 + Math.round((c.total() - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
+                        ? 1 + Math.round((checked.total(j) - min) / range * (ExtenderProtocol.MAX_PRIORITY - 1))
                         : ExtenderProtocol.MAX_PRIORITY;
-                out.put(c.node(), s);
+                out[j] = s;
             }
         }
         return out;
@@ -283,8 +294,7 @@ public final class GpuExtender implements Extender {
         PlacementResult result = engine.placeOn(claim.get(), args.node());
         if (result instanceof PlacementResult.Unschedulable u) {
             uids.remove(tenant);
-            String why = u.nodes().containsKey(args.node()) ? u.nodes().get(args.node()).summary() : u.summary();
-            return error("node " + args.node() + " cannot take pod " + tenant + ": " + why);
+            return BindErrors.refused(tenant, args.node(), u);
         }
         Placement placement = ((PlacementResult.Placed) result).placement();
         boolean bound = false;
@@ -319,8 +329,7 @@ public final class GpuExtender implements Extender {
     }
 
     private static ExtenderProtocol.BindingResult error(String message) {
-        LOG.warn("bind: {}", message);
-        return new ExtenderProtocol.BindingResult(message);
+        return BindErrors.error(message);
     }
 
     private ReentrantLock stripe(String tenant) {

@@ -1,9 +1,5 @@
 package io.qgpu.samples.extender;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
@@ -13,18 +9,13 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -46,14 +37,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *      --pods 20000 --nodes 5000 --candidates 500 --concurrency 64 --max-seconds 120 --threads 8
  * </pre>
  *
- * <p>Pods: a seeded mix (seed 7) of 1-GPU shared slices (1..8 GiB, 0..20% compute; 90%), 2-GPU
- * shared slices (5%) and whole GPUs (5%), online and offline; each carries a realistic pod object
- * (labels, owner reference, two containers, tolerations).
+ * <p>Pods and request bodies: see {@link LoadRequests} (the candidate windows are written before the
+ * clock starts, as kube-scheduler builds its requests on its own machine).
  *
  * <p>Thread safety: a program entry point; {@link #run} is not meant to be called concurrently.
  */
 public final class LoadGenerator {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] VERBS = {"filter", "prioritize", "bind"};
 
     /** The knobs; see the class comment. */
@@ -74,10 +63,11 @@ public final class LoadGenerator {
 
     /**
      * What a run did: pods scheduled (bound without error), pods that no node could take, bind
-     * answers with an error, HTTP failures (status other than 200 or no answer), and the latencies.
+     * answers with an error, HTTP failures (status other than 200 or no answer), the latencies, and how
+     * many node checks of filter and prioritize the extender answered from its memo and how many the engine computed.
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
-                         Map<String, Latency> latency) {
+                         Map<String, Latency> latency, long memoHits, long memoMisses) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -118,34 +108,32 @@ public final class LoadGenerator {
                 o.pods(), o.nodes(), o.candidates(), o.concurrency(), o.serverThreads(), Runtime.getRuntime().availableProcessors());
         out.printf(Locale.ROOT, "bound %d, unschedulable %d, bind errors %d, HTTP failures %d in %.2f s: %.0f pods/s%n",
                 r.bound(), r.unschedulable(), r.bindErrors(), r.httpFailures(), r.seconds(), r.podsPerSecond());
+        out.printf(Locale.ROOT, "node checks: %d from the memo, %d by the engine (%.1f%% from the memo)%n", r.memoHits(), r.memoMisses(),
+                100.0 * r.memoHits() / Math.max(1, r.memoHits() + r.memoMisses()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
 
     /** Starts the extender on loopback, drives it, stops it, and reports. */
     public static Report run(Options o) throws IOException, InterruptedException {
-        List<String> names = new ArrayList<>(o.nodes());
         List<Node> nodes = new ArrayList<>(o.nodes());
         for (int i = 0; i < o.nodes(); i++) {
-            names.add("node-" + i);
-            nodes.add(h100(names.get(i)));
+            nodes.add(h100(LoadRequests.nodeName(i)));
         }
+        LoadRequests requests = new LoadRequests(o.nodes(), o.candidates());   // before the clock starts
         GpuExtender extender = new GpuExtender(Ledger.create(GranularityRules.ofDefaults(), nodes), PlacementConfig.defaults(),
                 new DemoCluster());
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
                 .threads(o.serverThreads()).build().start();
-        ExecutorService clients = Executors.newFixedThreadPool(o.concurrency(), r -> {
-            Thread t = new Thread(r, "qgpu-load");
-            t.setDaemon(true);
-            return t;
-        });
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clients)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-        Run run = new Run(o, server.baseUrl(), http, names);
+        Run run = new Run(o, server.address(), requests);
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
-            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency());
+            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency(), r -> {
+                Thread t = new Thread(r, "qgpu-load");
+                t.setDaemon(true);
+                return t;
+            });
             for (int i = 0; i < o.concurrency(); i++) {
                 drivers.execute(() -> run.drive(deadline));
             }
@@ -155,22 +143,22 @@ public final class LoadGenerator {
             }
         } finally {
             server.stop();
-            clients.shutdownNow();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         Map<String, Latency> latency = new LinkedHashMap<>();
         for (int v = 0; v < VERBS.length; v++) {
             latency.put(VERBS[v], run.latency(v));
         }
-        return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency);
+        long[] memo = extender.checkCounts();
+        return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
+                memo[0], memo[1]);
     }
 
     /** One run's shared state: the next pod, the counters and the latencies. */
     private static final class Run {
         final Options o;
-        final String url;
-        final HttpClient http;
-        final List<String> names;
+        final InetSocketAddress address;
+        final LoadRequests requests;
         final AtomicInteger next = new AtomicInteger();
         final AtomicInteger bound = new AtomicInteger();
         final AtomicInteger unschedulable = new AtomicInteger();
@@ -179,67 +167,53 @@ public final class LoadGenerator {
         final long[][] nanos;
         final AtomicInteger[] count = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
 
-        Run(Options o, String url, HttpClient http, List<String> names) {
+        Run(Options o, InetSocketAddress address, LoadRequests requests) {
             this.o = o;
-            this.url = url;
-            this.http = http;
-            this.names = names;
+            this.address = address;
+            this.requests = requests;
             this.nanos = new long[][] {new long[o.pods()], new long[o.pods()], new long[o.pods()]};
         }
 
         void drive(long deadline) {
             int i;
-            while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
-                try {
-                    schedule(i);
-                } catch (IOException | RuntimeException e) {
-                    httpFailures.incrementAndGet();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
+            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
+                while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
+                    once(client, i);
                 }
             }
         }
 
-        private void schedule(int i) throws IOException, InterruptedException {
-            ObjectNode pod = pod(i);
-            ArrayNode candidates = JSON.createArrayNode();
-            int start = (int) ((long) i * o.candidates() % o.nodes());
-            for (int k = 0; k < o.candidates(); k++) {
-                candidates.add(names.get((start + k) % o.nodes()));
+        /** Pod {@code i} through the three verbs; a failure is counted, never thrown. */
+        private void once(LoopbackClient client, int i) {
+            try {
+                schedule(client, i);
+            } catch (IOException | RuntimeException e) {
+                httpFailures.incrementAndGet();
+                client.close();   // start the next pod on a new connection
             }
-            ObjectNode args = JSON.createObjectNode();
-            args.set("Pod", pod);
-            args.set("NodeNames", candidates);
-            JsonNode filtered = call(0, "filter", args);
+        }
+
+        private void schedule(LoopbackClient client, int i) throws IOException {
+            byte[] pod = LoadRequests.pod(i);
+            byte[] filtered = call(client, 0, requests.filter(i, pod));
             if (filtered == null) {
                 return;
             }
-            JsonNode fit = filtered.path("NodeNames");
-            if (!fit.isArray() || fit.isEmpty()) {
+            List<String> fit = LoadRequests.fitNames(filtered);
+            if (fit.isEmpty()) {
                 unschedulable.incrementAndGet();
                 return;
             }
-            args.set("NodeNames", fit);
-            JsonNode scores = call(1, "prioritize", args);
+            byte[] scores = call(client, 1, LoadRequests.args(pod, LoadRequests.namesArray(fit)));
             if (scores == null) {
                 return;
             }
-            String best = null;
-            long top = -1;
-            for (JsonNode h : scores) {
-                if (h.path("Score").asLong() > top) {
-                    top = h.path("Score").asLong();
-                    best = h.path("Host").asText();
-                }
-            }
-            ObjectNode binding = JSON.createObjectNode().put("PodName", "load-" + i).put("PodNamespace", "load")
-                    .put("PodUID", "uid-" + i).put("Node", best);
-            JsonNode b = call(2, "bind", binding);
+            String best = LoadRequests.best(scores);
+            byte[] b = call(client, 2, LoadRequests.binding(i, best));
             if (b == null) {
                 return;
             }
-            if (b.path("Error").asText("").isEmpty()) {
+            if (LoadRequests.bindError(b).isEmpty()) {
                 bound.incrementAndGet();
             } else {
                 bindErrors.incrementAndGet();
@@ -247,19 +221,17 @@ public final class LoadGenerator {
         }
 
         /** One POST; records its latency; null (and a failure counted) unless it answered 200. */
-        private JsonNode call(int verb, String path, JsonNode body) throws IOException, InterruptedException {
-            byte[] bytes = JSON.writeValueAsBytes(body);
-            HttpRequest req = HttpRequest.newBuilder(URI.create(url + "/" + path)).timeout(Duration.ofSeconds(30))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build();
+        private byte[] call(LoopbackClient client, int verb, byte[] body) throws IOException {
+            byte[] head = LoopbackClient.head("127.0.0.1:" + address.getPort(), "/qgpu/" + VERBS[verb], body.length);
             long t0 = System.nanoTime();
-            HttpResponse<byte[]> r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
+            LoopbackClient.Answer r = client.post(head, body);
             long took = System.nanoTime() - t0;
             nanos[verb][count[verb].getAndIncrement()] = took;
-            if (r.statusCode() != 200) {
+            if (r.status() != 200) {
                 httpFailures.incrementAndGet();
                 return null;
             }
-            return JSON.readTree(r.body());
+            return r.body();
         }
 
         Latency latency(int verb) {
@@ -272,38 +244,6 @@ public final class LoadGenerator {
 
         private static double ms(long nanos) {
             return nanos / 1e6;
-        }
-
-        /** A pod as kube-scheduler sends it; the mix of the class comment, seeded per pod. */
-        private static ObjectNode pod(int i) {
-            SplittableRandom rnd = new SplittableRandom(7L * 1_000_003 + i);
-            int kind = rnd.nextInt(100);
-            ObjectNode limits = JSON.createObjectNode().put("cpu", "2").put("memory", "8Gi");
-            limits.put("qgpu.io/gpu", kind < 90 ? "1" : "2");
-            if (kind < 95) {
-                limits.put("qgpu.io/gpu-memory", String.valueOf(1 + rnd.nextInt(8)));
-                limits.put("qgpu.io/gpu-core", String.valueOf(5 * rnd.nextInt(5)));
-            } else {
-                limits.put("qgpu.io/gpu", "1");
-            }
-            ObjectNode pod = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
-            ObjectNode meta = pod.putObject("metadata").put("name", "load-" + i).put("generateName", "load-")
-                    .put("namespace", "load").put("uid", "uid-" + i).put("resourceVersion", String.valueOf(100_000 + i));
-            meta.putObject("labels").put("app", "load").put("pod-template-hash", "7d9f8c6b5");
-            meta.putObject("annotations").put("qgpu.io/priority", rnd.nextInt(10) < 4 ? "online" : "offline");
-            meta.putArray("ownerReferences").addObject().put("apiVersion", "apps/v1").put("kind", "ReplicaSet")
-                    .put("name", "load-7d9f8c6b5").put("uid", "0d9b8c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e").put("controller", true);
-            ObjectNode spec = pod.putObject("spec");
-            ArrayNode containers = spec.putArray("containers");
-            ObjectNode main = containers.addObject().put("name", "main").put("image", "registry.example.com/infer:1.4.2");
-            main.putObject("resources").<ObjectNode>set("limits", limits).set("requests", limits.deepCopy());
-            containers.addObject().put("name", "metrics-sidecar").put("image", "registry.example.com/exporter:0.9")
-                    .putObject("resources").putObject("limits").put("cpu", "100m").put("memory", "64Mi");
-            spec.put("schedulerName", "default-scheduler").put("priority", 0).put("restartPolicy", "Always");
-            spec.putArray("tolerations").addObject().put("key", "node.kubernetes.io/not-ready").put("operator", "Exists")
-                    .put("effect", "NoExecute").put("tolerationSeconds", 300);
-            pod.putObject("status").put("phase", "Pending");
-            return pod;
         }
     }
 
