@@ -1,6 +1,5 @@
 package io.qgpu.core.placement;
 
-import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeState;
@@ -15,7 +14,6 @@ import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
-import io.qgpu.api.placement.Score;
 import io.qgpu.core.ledger.internal.Admission;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
@@ -169,6 +167,7 @@ public final class PlacementEngine {
     private final NodePass pass;
     private final Refusals refusals;
     private final int refusalDetail;
+    private final Decisions decisions;
     private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
@@ -191,6 +190,7 @@ public final class PlacementEngine {
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
                 setScorerWeights);
         this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
+        this.decisions = new Decisions(pass, refusals, refusalDetail);
     }
 
     /** An engine with the default configuration and no extra filters or scorers. */
@@ -228,32 +228,7 @@ public final class PlacementEngine {
      *         race {@code maxCommitAttempts} times)
      */
     public PlacementResult place(Claim claim) {
-        return decideAndCommit(claim, this::decideAnywhere);
-    }
-
-    /** The decision of {@link #place} on one view: a placement to commit, or the refusal. */
-    private Object decideAnywhere(ClaimShape c, NodeIndex idx, GranularityRules rules) {
-        long settled = idx.settled();
-        NodePass.Eval e = pass.evaluate(c, idx, null, false);
-        if (e.chosen == null) {
-            // the fast pass found nothing: its own counts prove it when no key could lag behind
-            // its node, else a scan over every node's current summary does (RefusalScan)
-            RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
-            if (t == null) {
-                t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
-            }
-            if (t.feasible != null) {
-                // a key lagged behind its node: decide exactly on every node, as explain does
-                e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
-                if (e.chosen == null) {
-                    t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
-                }
-            }
-            if (e.chosen == null) {
-                return refusals.unschedulable(c, idx, t, rules, refusalDetail);
-            }
-        }
-        return NodePass.placementOf(c, e.chosen, e.positions);
+        return decideAndCommit(claim, decisions::anywhere);
     }
 
     /** One decision on a fresh view: a {@link Placement} to commit, or the final {@link PlacementResult}. */
@@ -353,22 +328,7 @@ public final class PlacementEngine {
         Validate.notNull("nodeNames", nodeNames);
         NodeIndex idx = index();
         GranularityRules rules = idx.feed.rules();
-        ClaimShape c = new ClaimShape(claim, config, rules);
-        List<Reason> general = refusals.generalReasons(claim, rules).stream()
-                .filter(r -> r.code() == ReasonCode.GRANULARITY).toList();
-        NodePass.Group group = general.isEmpty() && c.affinity != null ? NodePass.findGroup(c, idx, null) : null;
-        List<NodeFit> out = new ArrayList<>(nodeNames.size());
-        for (String name : nodeNames) {
-            int i = idx.positionOf(Validate.notNull("nodeNames[]", name));
-            if (!general.isEmpty()) {
-                out.add(new NodeFit.Refused(name, general.get(0)));
-            } else if (i < 0) {
-                out.add(new NodeFit.Refused(name, Reason.of(ReasonCode.UNKNOWN_TARGET, name, "no such node in the ledger")));
-            } else {
-                out.add(pass.fit(c, idx.summary(i, idx.feed.nodeAt(i)), group));
-            }
-        }
-        return out;
+        return decisions.check(claim, new ClaimShape(claim, config, rules), nodeNames, idx, rules);
     }
 
     /**
@@ -379,30 +339,13 @@ public final class PlacementEngine {
      */
     public PlacementResult placeOn(Claim claim, String nodeName) {
         Validate.notBlank("nodeName", nodeName);
-        return decideAndCommit(claim, (c, idx, rules) -> {
-            int i = idx.positionOf(nodeName);
-            if (i < 0) {
-                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(),
-                        List.of(Reason.of(ReasonCode.UNKNOWN_TARGET, nodeName, "no such node in the ledger")));
-            }
-            NodeState ns = idx.feed.nodeAt(i);
-            NodeSummary s = idx.summary(i, ns);
-            NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
-            NodeFit fit = pass.fit(c, s, group);
-            if (fit instanceof NodeFit.Refused no) {
-                return new PlacementResult.Unschedulable(claim.tenantId(),
-                        Map.of(nodeName, refusals.rejection(c, ns, rules, group)), List.of(),
-                        List.of(new CauseCount(no.reason().code(), 1)), 1);
-            }
-            return NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
-        });
+        return decideAndCommit(claim, (c, idx, rules) -> decisions.onNode(c, nodeName, idx, rules));
     }
 
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
     public Optional<Placement> release(String tenantId) {
         return ledger.release(tenantId);
     }
-
 
     /**
      * The index of the ledger's current structure, brought up to date: only the nodes changed since
