@@ -5,13 +5,15 @@ import io.qgpu.api.Topology;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Link tables of one topology, shared by every {@link NodeSummary} of nodes with that topology
  * instance: pair link scores, NVLink and PCIe closeness, each GPU's partners from best to worst link,
  * and the maximal NVLink cliques, for the GPU-set score and the look-ahead ({@link #left}).
  *
- * <p>Thread safety: immutable (arrays never written after construction), shared between threads.
+ * <p>Thread safety: shared between threads; immutable but for the memo of {@link #left}, whose
+ * entries are written at most once per value (racing writers write the same bits; a reader sees 0 or them).
  */
 final class NodeTopo {
     final Topology topology;
@@ -31,6 +33,12 @@ final class NodeTopo {
     final long[] cliques;
     /** The size of the largest NVLink clique (1 when none is listed). */
     final int maxClique;
+    /**
+     * {@link #left} of each mask already asked for, on nodes of at most {@value #MEMO_GPUS} GPUs (null
+     * on larger ones): the set search asks for the same few masks over and over while a node fills.
+     */
+    private final AtomicLongArray leftMemo;
+    static final int MEMO_GPUS = 8;
 
     NodeTopo(Topology t) {
         this.topology = t;
@@ -81,6 +89,7 @@ final class NodeTopo {
             max = Math.max(max, Long.bitCount(c));
         }
         this.maxClique = max;
+        this.leftMemo = size <= MEMO_GPUS ? new AtomicLongArray(1 << size) : null;
     }
 
     static final int MAX_CLIQUES = 256;
@@ -141,7 +150,17 @@ final class NodeTopo {
         if (count < 2) {
             return 0.0;
         }
-        return 0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask);
+        if (leftMemo == null) {
+            return 0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask);
+        }
+        // the same value, computed once per mask: its bits plus one (0: not computed yet)
+        int m = (int) mask;
+        long bits = leftMemo.getOpaque(m);
+        if (bits == 0) {
+            bits = Double.doubleToRawLongBits(0.5 * partnerLeft(mask, count) + 0.5 * cliqueLeft(mask)) + 1;
+            leftMemo.setOpaque(m, bits);
+        }
+        return Double.longBitsToDouble(bits - 1);
     }
 
     /** Mean over the GPUs of {@code mask} of the link score to their best partner in it. */
