@@ -207,21 +207,22 @@ final class NodePass {
      * The fast pass without a scan of every key, for a claim with GPUs and no registered node scorer:
      * the shortlist is the first {@code cap} feasible nodes that {@link RoomTree#visit} hands out, which
      * come in the order of the scan's rank (the key's load under the node policy, ties in cluster order),
-     * so it is the scan's shortlist. Null when it finds no node to choose: then the scan decides and
-     * counts the causes of the refusal.
+     * so it is the scan's shortlist. Null when it finds no node to choose (then the scan decides and
+     * counts the causes of the refusal) or gives up past its budget (then the scan is cheaper).
      */
     private Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
         NodeSummary[] topS = new NodeSummary[cap];
         int[] top = new int[1];
         Ledger.NodeFeed feed = idx.feed;
-        idx.room(c.online).visit(c, config.nodeWeight(), (i, key, rank) -> {
+        RoomTree room = idx.room(c.online);
+        boolean done = room.visit(c, config.nodeWeight(), room.budget(cap), (i, key, rank) -> {
             NodeSummary s = idx.summary(i, feed.nodeAt(i));
             if (feasible(s, c)) {
                 topS[top[0]++] = s;
             }
             return top[0] < cap;
         });
-        if (top[0] == 0) {
+        if (!done || top[0] == 0) {
             return null;
         }
         Eval e = new Eval();

@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * scan sorted by rank: the caller sees the same shortlist as a scan of every key would build.
  *
  * <p>Cost: an update rewrites one leaf and its {@code log2(n)} ancestors; a visit that stops after
- * {@code m} nodes touches about {@code m log2(n)} entries plus the subtrees it prunes at their root.
+ * {@code m} nodes touches about {@code m log2(n)} entries plus the subtrees it prunes at their root,
+ * when the field-wise maxima are tight; it gives up past a budget ({@link #budget}) when they are
+ * not (nodes whose fields each pass somewhere, but never together), and the caller scans instead.
  *
  * <p>Thread safety: updates are serialised on the tree and rewrite each ancestor from its two
  * children, so once updates stop every entry is exactly the combination of the leaves below it.
@@ -49,8 +51,15 @@ class RoomTree {
         }
     }
 
-    /** Sets the key of node {@code i} and rewrites its ancestors. */
-    final synchronized void update(int i, long key) {
+    /** Sets the key of node {@code i} and rewrites its ancestors, serialised with every other update. */
+    void update(int i, long key) {
+        synchronized (this) {
+            write(i, key);
+        }
+    }
+
+    /** {@link #update} without the lock (for one thread at a time). */
+    final void write(int i, long key) {
         int t = leaves + i;
         maxKey.setOpaque(t, key);
         minLoad.setOpaque(t, (int) (key & LOAD_MASK));
@@ -59,6 +68,21 @@ class RoomTree {
             maxKey.setOpaque(t, combine(maxKey.getOpaque(l), maxKey.getOpaque(l + 1)));
             minLoad.setOpaque(t, Math.min(minLoad.getOpaque(l), minLoad.getOpaque(l + 1)));
         }
+    }
+
+    /**
+     * Whether every entry is the combination of its two children ({@link #combine}, and the lower
+     * load): what holds once no update is under way.
+     */
+    final boolean consistent() {
+        for (int t = 1; t < leaves; t++) {
+            int l = 2 * t;
+            if (maxKey.getOpaque(t) != combine(maxKey.getOpaque(l), maxKey.getOpaque(l + 1))
+                    || minLoad.getOpaque(t) != Math.min(minLoad.getOpaque(l), minLoad.getOpaque(l + 1))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -83,12 +107,15 @@ class RoomTree {
     /**
      * Hands out every node whose key lets the claim through ({@link NodeIndex#cause} is null), best
      * rank first ({@code nodeWeight * (binpack ? load : 1 - load)} with {@code load} the key's,
-     * ties: lower position first), until the visitor says stop. Not for host-only claims (the keys
-     * know GPUs only).
+     * ties: lower position first), until the visitor says stop or the tree has no more; true then.
+     * False when it gave up after taking {@code budget} entries off its queue (subtrees and nodes):
+     * the field-wise maxima of a subtree can let a claim through that none of its nodes' keys does,
+     * and on such a cluster a scan of every key is cheaper. Not for host-only claims (the keys know
+     * GPUs only).
      */
-    final void visit(ClaimShape c, double nodeWeight, Visitor v) {
+    final boolean visit(ClaimShape c, double nodeWeight, int budget, Visitor v) {
         if (size == 0 || NodeIndex.cause(maxKey.getOpaque(1), c) != null) {
-            return;
+            return true;
         }
         boolean binpack = c.nodeBinpack;
         int[] heap = new int[32];
@@ -96,7 +123,10 @@ class RoomTree {
         int n = 0;
         heap[n] = 1;
         rank[n++] = rank(1, binpack, nodeWeight);
-        while (n > 0) {
+        for (int taken = 0; n > 0; taken++) {
+            if (taken == budget) {
+                return false;
+            }
             int t = heap[0];
             double r = rank[0];
             n--;
@@ -106,7 +136,7 @@ class RoomTree {
             if (t >= leaves) {
                 int i = t - leaves;
                 if (!v.node(i, maxKey.getOpaque(t), r)) {
-                    return;
+                    return true;
                 }
                 continue;
             }
@@ -123,6 +153,16 @@ class RoomTree {
                 up(heap, rank, n++);
             }
         }
+        return true;
+    }
+
+    /**
+     * The budget of a visit that wants {@code wanted} nodes: twice what a walk down to each of them
+     * takes ({@code 2 * wanted * (depth + 1)} entries), where the scan of every key costs about as
+     * much as that many entries on a few hundred nodes and much more on thousands.
+     */
+    int budget(int wanted) {
+        return 2 * wanted * (Integer.numberOfTrailingZeros(leaves) + 1);
     }
 
     /** The optimistic rank of entry {@code t}: the pass's rank of its best load. */

@@ -83,10 +83,21 @@ class RoomTreeTest {
                 }
                 expected.sort(Comparator.comparingDouble((Integer i) -> -rank(keys[i], c, w)).thenComparingInt(i -> i));
                 List<Integer> got = new ArrayList<>();
-                tree.visit(c, w, (i, key, rank) -> {
+                boolean done = tree.visit(c, w, Integer.MAX_VALUE, (i, key, rank) -> {
                     got.add(i);
                     return true;
                 });
+                // a budget that runs out is said so, never a shortened answer taken for the whole
+                List<Integer> part = new ArrayList<>();
+                int budget = rnd.nextInt(1, 2 * n + 2);
+                boolean whole = tree.visit(c, w, budget, (i, key, rank) -> {
+                    part.add(i);
+                    return true;
+                });
+                if (!done || whole && !part.equals(got) || !whole && !got.subList(0, part.size()).equals(part)) {
+                    violations.add("seed " + (seed + k) + " budget " + budget + ": visit said " + whole + " after " + part
+                            + ", the unbounded one gave " + got);
+                }
                 if (!expected.equals(got)) {
                     violations.add("seed " + (seed + k) + " claim " + claim + " weight " + w + ": visit handed out " + got
                             + ", the nodes whose key fits in rank order are " + expected);
