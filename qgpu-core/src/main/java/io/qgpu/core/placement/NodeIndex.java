@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * through a few hundred kilobytes instead of chasing a pointer per node. It mirrors one ledger
  * structure ({@link Ledger.NodeFeed}) and is kept current from the feed's change stamps: a
  * placement refreshes only the positions that changed since the last drain ({@link #sync}), and
- * re-reads every node only when the feed overflowed.
+ * re-reads every node only when the feed overflowed. The same keys are also indexed by free room,
+ * one {@link RoomTree} per class ({@link #room}), updated with every refresh.
  *
  * <p>Key of a node for one class (64 bits; counts saturate, memory is rounded down, so a key never
  * rejects a node that has room):

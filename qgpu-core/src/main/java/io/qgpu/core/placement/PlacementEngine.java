@@ -118,14 +118,18 @@ import org.slf4j.LoggerFactory;
  * engine default), separately at node and GPU level.
  *
  * <h2>Cost</h2>
- * One pass over the nodes that streams through a contiguous array of per-node keys (open GPUs, the
- * largest free memory and compute of each class, and the quantised node load; see
- * {@code NodeIndex}): a node's flattened state is read only when its key shows it may fit and its
- * score would enter the shortlist, and its GPUs only then. The keys are kept current from the
+ * Each node has a key per class (open GPUs, the largest free memory and compute of each class, and
+ * the quantised node load; see {@code NodeIndex}). For a claim with GPUs and no registered
+ * {@link NodeScorer}, the shortlist comes from an index of the keys by free room ({@code RoomTree}):
+ * it hands out only nodes whose key may fit, best rank first, and the pass stops at the
+ * {@code shortlist}-th feasible one (the same shortlist as a scan of every key; a visit that passes
+ * its budget gives way to the scan). Otherwise the pass streams through a contiguous array of the
+ * keys: a node's flattened state is read only when its key shows it may fit and its score would
+ * enter the shortlist, and its GPUs only then. The keys are kept current from the
  * ledger's change feed ({@link Ledger#feed()}): a placement refreshes only the nodes changed since
  * the last one, and re-reads every node only after a structural change or when more than
  * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
- * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
+ * nodes at worst (the scan); GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
  * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
  * node, the pass itself has looked at every node (each refused by its key's or its summary's first
  * shortage, see {@code NodeVerdicts}) and counts the causes; otherwise a scan over every node's own
@@ -134,8 +138,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Thread safety</h2>
  * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called from any number of
  * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
- * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
- * refreshed from the ledger's change feed (so it also follows changes made directly on the ledger
+ * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s
+ * (with their keys also indexed by free room, whose updates are serialised), refreshed from the
+ * ledger's change feed (so it also follows changes made directly on the ledger
  * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
  * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
  * before it decides anything, the keys only pre-filter and rank, and an unschedulable answer relies on
