@@ -210,7 +210,7 @@ final class NodePass {
      * so it is the scan's shortlist. Null when it finds no node to choose (then the scan decides and
      * counts the causes of the refusal) or gives up past its budget (then the scan is cheaper).
      */
-    private Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
+    Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
         NodeSummary[] topS = new NodeSummary[cap];
         int[] top = new int[1];
         Ledger.NodeFeed feed = idx.feed;
