@@ -134,7 +134,17 @@ public class SchedulingPassBenchmark {
         return b.build();
     }
 
-    /** Plain main: {@code [warmups=2] [passes=5] [nodes=4000] [claims=140000]}, seed 13. */
+    /** CPU time of the whole process so far, in nanoseconds, or -1 when the JVM does not tell. */
+    private static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1;
+    }
+
+    /**
+     * Plain main: {@code [warmups=2] [passes=5] [nodes=4000] [claims=140000]}, seed 13. Prints per pass
+     * the wall time, claims per second, placed and refused, and the CPU time of the pass's thread and
+     * of the whole process during the pass.
+     */
     public static void main(String[] args) {
         int warmups = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 5;
@@ -144,13 +154,22 @@ public class SchedulingPassBenchmark {
         List<Claim> mix = claims(c, 13);
         System.out.printf(Locale.ROOT, "scheduling pass: %d nodes x 8 GPUs, %d claims, %d warm-up + %d measured passes, %d CPUs%n",
                 n, c, warmups, passes, Runtime.getRuntime().availableProcessors());
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         for (int i = 0; i < warmups + passes; i++) {
             PlacementEngine engine = PlacementEngine.create(Ledger.create(GranularityRules.ofDefaults(), cluster));
+            long cpu0 = threads.getCurrentThreadCpuTime();
+            long process0 = processCpuNanos();
             long t0 = System.nanoTime();
             Outcome o = pass(engine, mix);
             double s = (System.nanoTime() - t0) / 1e9;
-            System.out.printf(Locale.ROOT, "%s %d: %.3f s, %.0f claims/s, placed %d, refused %d%n",
-                    i < warmups ? "warm-up" : "pass", i < warmups ? i + 1 : i - warmups + 1, s, c / s, o.placed(), o.refused());
+            double cpu = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
+            double process = (processCpuNanos() - process0) / 1e9;
+            // CPU seconds besides the wall time: on a shared machine the wall time also counts the
+            // time other processes held the cores; the pass's own CPU time does not
+            System.out.printf(Locale.ROOT, "%s %d: %.3f s, %.0f claims/s, placed %d, refused %d; CPU %.3f s on the pass's thread,"
+                    + " %.3f s in the whole process (GC and JIT included)%n",
+                    i < warmups ? "warm-up" : "pass", i < warmups ? i + 1 : i - warmups + 1, s, c / s, o.placed(), o.refused(),
+                    cpu, process);
         }
     }
 }

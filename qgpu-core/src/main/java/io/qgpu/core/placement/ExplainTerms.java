@@ -123,7 +123,7 @@ final class ExplainTerms {
             terms.add(new PlacementExplanation.Term(SET, "numa", 1.0, config.numaWeight(), "single GPU"));
             return;
         }
-        NodeSummary.Topo t = s.topo;
+        NodeTopo t = s.topo;
         boolean all = true;
         double linkSum = 0;
         double pcieSum = 0;

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * through a few hundred kilobytes instead of chasing a pointer per node. It mirrors one ledger
  * structure ({@link Ledger.NodeFeed}) and is kept current from the feed's change stamps: a
  * placement refreshes only the positions that changed since the last drain ({@link #sync}), and
- * re-reads every node only when the feed overflowed.
+ * re-reads every node only when the feed overflowed. The same keys are also indexed by free room,
+ * one {@link RoomTree} per class ({@link #room}), updated with every refresh.
  *
  * <p>Key of a node for one class (64 bits; counts saturate, memory is rounded down, so a key never
  * rejects a node that has room):
@@ -49,6 +50,9 @@ final class NodeIndex {
     /** One array per class, so the scan reads 8 contiguous bytes per node. */
     private final AtomicLongArray onlineKeys;
     private final AtomicLongArray offlineKeys;
+    /** The same keys indexed by free room ({@link #room}). */
+    private final RoomTree onlineRoom;
+    private final RoomTree offlineRoom;
     /** Every change stamp below this sequence is reflected in the keys. */
     private final AtomicLong drained = new AtomicLong();
     /** Refreshes begun and ended: equal when none is under way ({@link #settled}). */
@@ -68,6 +72,8 @@ final class NodeIndex {
         this.summaries = new AtomicReferenceArray<>(n);
         this.onlineKeys = new AtomicLongArray(n);
         this.offlineKeys = new AtomicLongArray(n);
+        this.onlineRoom = new RoomTree(n);
+        this.offlineRoom = new RoomTree(n);
         refreshAll();
     }
 
@@ -103,6 +109,11 @@ final class NodeIndex {
         return (online ? onlineKeys : offlineKeys).getOpaque(i);
     }
 
+    /** The index of the keys of the claim's class by free room. */
+    RoomTree room(boolean online) {
+        return online ? onlineRoom : offlineRoom;
+    }
+
     /** The summary of node {@code i} made from exactly {@code ns}. */
     NodeSummary summary(int i, NodeState ns) {
         NodeSummary s = summaries.getAcquire(i);
@@ -133,6 +144,8 @@ final class NodeIndex {
             summaries.setRelease(i, s);
             onlineKeys.setOpaque(i, s.key(true));
             offlineKeys.setOpaque(i, s.key(false));
+            onlineRoom.update(i, s.key(true));
+            offlineRoom.update(i, s.key(false));
             states.setRelease(i, ns);
             NodeState now = feed.nodeAt(i);
             if (now == ns) {

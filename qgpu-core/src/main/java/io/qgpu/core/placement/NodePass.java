@@ -4,6 +4,7 @@ import io.qgpu.api.Claim;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.placement.GpuSet;
@@ -33,6 +34,13 @@ final class NodePass {
     private final double[] nodeScorerWeights;
     private final GpuSetScorer[] setScorers;
     private final double[] setScorerWeights;
+    /**
+     * The set scorers for a claim whose node policy is not {@code fragmentation}: the same without a
+     * trailing {@link FragmentationScorer} (the engine's own term, which scores exactly 0 for such a
+     * claim, so leaving it out changes no score and saves building a {@link GpuSet} per set tried).
+     */
+    private final GpuSetScorer[] plainSetScorers;
+    private final double[] plainSetScorerWeights;
     final NodeVerdicts verdicts;
 
     NodePass(Ledger ledger, PlacementConfig config, NodeFilter[] nodeFilters, GpuFilter[] gpuFilters,
@@ -44,6 +52,10 @@ final class NodePass {
         this.nodeScorerWeights = nodeScorerWeights;
         this.setScorers = setScorers;
         this.setScorerWeights = setScorerWeights;
+        int plain = setScorers.length > 0 && setScorers[setScorers.length - 1] instanceof FragmentationScorer
+                ? setScorers.length - 1 : setScorers.length;
+        this.plainSetScorers = java.util.Arrays.copyOf(setScorers, plain);
+        this.plainSetScorerWeights = java.util.Arrays.copyOf(setScorerWeights, plain);
         this.verdicts = new NodeVerdicts(ledger, nodeFilters, gpuFilters);
     }
 
@@ -119,9 +131,15 @@ final class NodePass {
             }
         }
         int n = idx.size;
+        int cap = Math.min(config.shortlist(), Math.max(1, n));
+        if (!exact && nodeScorers.length == 0 && !c.hostOnly) {
+            Eval fast = byRoom(c, idx, cap, explain);
+            if (fast != null) {
+                return fast;
+            }
+        }
         int[] keyCauses = exact ? null : new int[CAUSES];
         e.keyCauses = keyCauses;
-        int cap = Math.min(config.shortlist(), Math.max(1, n));
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
         int top = 0;
@@ -181,6 +199,39 @@ final class NodePass {
                 topS[j] = s;
             }
         }
+        choose(e, topS, top, c, explain);
+        return e;
+    }
+
+    /**
+     * The fast pass without a scan of every key, for a claim with GPUs and no registered node scorer:
+     * the shortlist is the first {@code cap} feasible nodes that {@link RoomTree#visit} hands out, which
+     * come in the order of the scan's rank (the key's load under the node policy, ties in cluster order),
+     * so it is the scan's shortlist. Null when it finds no node to choose (then the scan decides and
+     * counts the causes of the refusal) or gives up past its budget (then the scan is cheaper).
+     */
+    Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
+        NodeSummary[] topS = new NodeSummary[cap];
+        int[] top = new int[1];
+        Ledger.NodeFeed feed = idx.feed;
+        RoomTree room = idx.room(c.online);
+        boolean done = room.visit(c, config.nodeWeight(), room.budget(cap), (i, key, rank) -> {
+            NodeSummary s = idx.summary(i, feed.nodeAt(i));
+            if (feasible(s, c)) {
+                topS[top[0]++] = s;
+            }
+            return top[0] < cap;
+        });
+        if (!done || top[0] == 0) {
+            return null;
+        }
+        Eval e = new Eval();
+        choose(e, topS, top[0], c, explain);
+        return e.chosen == null ? null : e;
+    }
+
+    /** The best node and set of the shortlist {@code topS[0..top)}, in shortlist order (ties: the earlier). */
+    private void choose(Eval e, NodeSummary[] topS, int top, ClaimShape c, boolean explain) {
         for (int j = 0; j < top; j++) {
             NodeSummary s = topS[j];
             SetSearch.Choice choice = bestSet(s, c, search(s, c));
@@ -197,7 +248,6 @@ final class NodePass {
                 e.shortlist.add(s);
             }
         }
-        return e;
     }
 
 
@@ -259,7 +309,9 @@ final class NodePass {
     private static final int CAUSES = io.qgpu.api.ReasonCode.values().length;
 
     SetSearch search(NodeSummary s, ClaimShape c) {
-        return new SetSearch(s, c, config, setScorers, setScorerWeights, ledger);
+        return c.nodePolicy == PlacementPolicy.FRAGMENTATION
+                ? new SetSearch(s, c, config, setScorers, setScorerWeights, ledger)
+                : new SetSearch(s, c, config, plainSetScorers, plainSetScorerWeights, ledger);
     }
 
     /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */

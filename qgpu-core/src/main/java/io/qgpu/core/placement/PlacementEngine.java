@@ -1,6 +1,5 @@
 package io.qgpu.core.placement;
 
-import io.qgpu.api.CauseCount;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeState;
@@ -15,7 +14,6 @@ import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
-import io.qgpu.api.placement.Score;
 import io.qgpu.core.ledger.internal.Admission;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
@@ -120,14 +118,18 @@ import org.slf4j.LoggerFactory;
  * engine default), separately at node and GPU level.
  *
  * <h2>Cost</h2>
- * One pass over the nodes that streams through a contiguous array of per-node keys (open GPUs, the
- * largest free memory and compute of each class, and the quantised node load; see
- * {@code NodeIndex}): a node's flattened state is read only when its key shows it may fit and its
- * score would enter the shortlist, and its GPUs only then. The keys are kept current from the
+ * Each node has a key per class (open GPUs, the largest free memory and compute of each class, and
+ * the quantised node load; see {@code NodeIndex}). For a claim with GPUs and no registered
+ * {@link NodeScorer}, the shortlist comes from an index of the keys by free room ({@code RoomTree}):
+ * it hands out only nodes whose key may fit, best rank first, and the pass stops at the
+ * {@code shortlist}-th feasible one (the same shortlist as a scan of every key; a visit that passes
+ * its budget gives way to the scan). Otherwise the pass streams through a contiguous array of the
+ * keys: a node's flattened state is read only when its key shows it may fit and its score would
+ * enter the shortlist, and its GPUs only then. The keys are kept current from the
  * ledger's change feed ({@link Ledger#feed()}): a placement refreshes only the nodes changed since
  * the last one, and re-reads every node only after a structural change or when more than
  * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
- * nodes; GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
+ * nodes at worst (the scan); GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
  * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
  * node, the pass itself has looked at every node (each refused by its key's or its summary's first
  * shortage, see {@code NodeVerdicts}) and counts the causes; otherwise a scan over every node's own
@@ -136,8 +138,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Thread safety</h2>
  * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called from any number of
  * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
- * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s,
- * refreshed from the ledger's change feed (so it also follows changes made directly on the ledger
+ * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s
+ * (with their keys also indexed by free room, whose updates are serialised), refreshed from the
+ * ledger's change feed (so it also follows changes made directly on the ledger
  * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
  * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
  * before it decides anything, the keys only pre-filter and rank, and an unschedulable answer relies on
@@ -169,6 +172,7 @@ public final class PlacementEngine {
     private final NodePass pass;
     private final Refusals refusals;
     private final int refusalDetail;
+    private final Decisions decisions;
     private volatile NodeIndex index;
 
     private PlacementEngine(Builder b) {
@@ -191,6 +195,7 @@ public final class PlacementEngine {
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
                 setScorerWeights);
         this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
+        this.decisions = new Decisions(pass, refusals, refusalDetail);
     }
 
     /** An engine with the default configuration and no extra filters or scorers. */
@@ -228,32 +233,7 @@ public final class PlacementEngine {
      *         race {@code maxCommitAttempts} times)
      */
     public PlacementResult place(Claim claim) {
-        return decideAndCommit(claim, this::decideAnywhere);
-    }
-
-    /** The decision of {@link #place} on one view: a placement to commit, or the refusal. */
-    private Object decideAnywhere(ClaimShape c, NodeIndex idx, GranularityRules rules) {
-        long settled = idx.settled();
-        NodePass.Eval e = pass.evaluate(c, idx, null, false);
-        if (e.chosen == null) {
-            // the fast pass found nothing: its own counts prove it when no key could lag behind
-            // its node, else a scan over every node's current summary does (RefusalScan)
-            RefusalScan.Tally t = settled < 0 ? null : RefusalScan.fromPass(c, idx, pass, e, refusalDetail, settled);
-            if (t == null) {
-                t = RefusalScan.scan(c, idx, pass, refusalDetail, false);
-            }
-            if (t.feasible != null) {
-                // a key lagged behind its node: decide exactly on every node, as explain does
-                e = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);
-                if (e.chosen == null) {
-                    t = RefusalScan.scan(c, idx, pass, refusalDetail, true);
-                }
-            }
-            if (e.chosen == null) {
-                return refusals.unschedulable(c, idx, t, rules, refusalDetail);
-            }
-        }
-        return NodePass.placementOf(c, e.chosen, e.positions);
+        return decideAndCommit(claim, decisions::anywhere);
     }
 
     /** One decision on a fresh view: a {@link Placement} to commit, or the final {@link PlacementResult}. */
@@ -353,22 +333,7 @@ public final class PlacementEngine {
         Validate.notNull("nodeNames", nodeNames);
         NodeIndex idx = index();
         GranularityRules rules = idx.feed.rules();
-        ClaimShape c = new ClaimShape(claim, config, rules);
-        List<Reason> general = refusals.generalReasons(claim, rules).stream()
-                .filter(r -> r.code() == ReasonCode.GRANULARITY).toList();
-        NodePass.Group group = general.isEmpty() && c.affinity != null ? NodePass.findGroup(c, idx, null) : null;
-        List<NodeFit> out = new ArrayList<>(nodeNames.size());
-        for (String name : nodeNames) {
-            int i = idx.positionOf(Validate.notNull("nodeNames[]", name));
-            if (!general.isEmpty()) {
-                out.add(new NodeFit.Refused(name, general.get(0)));
-            } else if (i < 0) {
-                out.add(new NodeFit.Refused(name, Reason.of(ReasonCode.UNKNOWN_TARGET, name, "no such node in the ledger")));
-            } else {
-                out.add(pass.fit(c, idx.summary(i, idx.feed.nodeAt(i)), group));
-            }
-        }
-        return out;
+        return decisions.check(claim, new ClaimShape(claim, config, rules), nodeNames, idx, rules);
     }
 
     /**
@@ -379,30 +344,13 @@ public final class PlacementEngine {
      */
     public PlacementResult placeOn(Claim claim, String nodeName) {
         Validate.notBlank("nodeName", nodeName);
-        return decideAndCommit(claim, (c, idx, rules) -> {
-            int i = idx.positionOf(nodeName);
-            if (i < 0) {
-                return new PlacementResult.Unschedulable(claim.tenantId(), Map.of(),
-                        List.of(Reason.of(ReasonCode.UNKNOWN_TARGET, nodeName, "no such node in the ledger")));
-            }
-            NodeState ns = idx.feed.nodeAt(i);
-            NodeSummary s = idx.summary(i, ns);
-            NodePass.Group group = c.affinity == null ? null : NodePass.findGroup(c, idx, null);
-            NodeFit fit = pass.fit(c, s, group);
-            if (fit instanceof NodeFit.Refused no) {
-                return new PlacementResult.Unschedulable(claim.tenantId(),
-                        Map.of(nodeName, refusals.rejection(c, ns, rules, group)), List.of(),
-                        List.of(new CauseCount(no.reason().code(), 1)), 1);
-            }
-            return NodePass.placementOf(c, s, ((NodeFit.Fits) fit).gpus().positions());
-        });
+        return decideAndCommit(claim, (c, idx, rules) -> decisions.onNode(c, nodeName, idx, rules));
     }
 
     /** Releases a tenant through the ledger ({@link Ledger#release}); idempotent. */
     public Optional<Placement> release(String tenantId) {
         return ledger.release(tenantId);
     }
-
 
     /**
      * The index of the ledger's current structure, brought up to date: only the nodes changed since

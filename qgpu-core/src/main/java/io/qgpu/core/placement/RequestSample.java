@@ -11,8 +11,9 @@ import java.util.Map;
  * demand, not what fitted).
  *
  * <p>Memory: {@code capacity} references plus one counter per distinct shape. Cost of
- * {@link #record}: one map update and a rebuild of the mix, linear in the number of distinct shapes
- * in the window (at most {@code capacity}); {@link #mix()} is one volatile read.
+ * {@link #record}: two map updates; {@link #mix()} is one volatile read, plus a rebuild of the mix
+ * (linear in the number of distinct shapes in the window, at most {@code capacity}) when a shape
+ * was recorded since the last read.
  *
  * <pre>{@code
  * RequestSample sample = new RequestSample(1024);
@@ -20,8 +21,8 @@ import java.util.Map;
  * RequestMix mix = sample.mix();
  * }</pre>
  *
- * <p>Thread safety: thread-safe; {@link #record} is serialised on the sample, {@link #mix()} reads a
- * published immutable snapshot.
+ * <p>Thread safety: thread-safe; {@link #record} and the rebuild are serialised on the sample,
+ * {@link #mix()} reads a published immutable snapshot (rebuilt first when a record made it stale).
  */
 public final class RequestSample {
     /** The capacity of the sample the engine keeps unless told otherwise. */
@@ -51,14 +52,24 @@ public final class RequestSample {
         ring[next] = shape;
         next = (next + 1) % ring.length;
         counts.merge(shape, 1, Integer::sum);
-        Map<RequestShape, Double> w = new HashMap<>(counts.size() * 2);
-        counts.forEach((k, v) -> w.put(k, (double) v));
-        mix = RequestMix.of(w);
+        mix = null;   // made again on the next read: a sample that is only recorded into costs no rebuild
     }
 
     /** The mix of the shapes now in the sample (empty before the first record). */
     public RequestMix mix() {
-        return mix;
+        RequestMix m = mix;
+        return m != null ? m : rebuild();
+    }
+
+    private synchronized RequestMix rebuild() {
+        RequestMix m = mix;
+        if (m == null) {
+            Map<RequestShape, Double> w = new HashMap<>(counts.size() * 2);
+            counts.forEach((k, v) -> w.put(k, (double) v));
+            m = RequestMix.of(w);
+            mix = m;
+        }
+        return m;
     }
 
     /** How many shapes the sample holds now. */

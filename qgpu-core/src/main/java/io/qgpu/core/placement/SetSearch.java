@@ -343,7 +343,7 @@ final class SetSearch {
         }
         double v = cfg.loadWeight() * policy(loadSum / len);
         if (len > 1) {
-            NodeSummary.Topo t = s.topo;
+            NodeTopo t = s.topo;
             int n = t.size;
             double link = 0;
             double pcie = 0;
