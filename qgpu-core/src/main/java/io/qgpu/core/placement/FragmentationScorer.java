@@ -166,16 +166,23 @@ public final class FragmentationScorer implements GpuSetScorer {
     }
 
     /**
-     * Called by the engine for each claim it is asked to place: adds it to the sample, if any. Host-only
-     * claims are not sampled: they take no GPU, so they leave the same GPU capacity free wherever they
-     * go and shift every candidate's fragmentation alike.
+     * Called by the engine for each claim it is asked to place: adds it to the sample, if any. At the
+     * exact resolution host-only claims are not sampled: as a {@link RequestShape#hostOnly host-only shape}
+     * they would add the same amount (their probability times the capacity a claim takes) to every
+     * candidate's delta and change no ranking, only dilute the others. At a coarser resolution that shift
+     * moves deltas across steps, so they are sampled, as the paper counts CPU-only pods among its typical pods.
      */
     void record(Claim claim) {
-        if (sample != null && claim.gpuCount() > 0) {
-            RequestShape s = RequestShape.of(claim);
-            long cpu = cpuAsked.applyAsLong(claim);
-            sample.record(cpu == 0 ? s : new RequestShape(s.gpus(), s.computePercent(), cpu, s.models()));
+        if (sample == null || (claim.gpuCount() == 0 && resolution == EXACT)) {
+            return;
         }
+        long cpu = cpuAsked.applyAsLong(claim);
+        if (claim.gpuCount() == 0) {
+            sample.record(RequestShape.hostOnly(cpu));
+            return;
+        }
+        RequestShape s = RequestShape.of(claim);
+        sample.record(cpu == s.cpuMillis() ? s : new RequestShape(s.gpus(), s.computePercent(), cpu, s.models()));
     }
 
     /** Called by the engine when it is built: claims whose node policy resolves to fragmentation are scored. */

@@ -123,6 +123,22 @@ class FragmentationResolutionTest {
         assertEquals(0.25 * 170 + 0.75 * 70, Fragmentation.of(n, Long.MAX_VALUE, both), 1e-9);
     }
 
+    /** The sample takes host-only claims only at a resolution, where their shift can move deltas across steps. */
+    @Test
+    void theSampleRecordsHostOnlyClaimsOnlyWhenTheScoreHasAResolution() {
+        Claim etl = Claim.builder("etl").hostOnly().cpuMillis(1500).build();
+        Claim share = Claim.builder("s").memoryGiB(1).compute(30, 100).build();
+        for (int steps : new int[] {FragmentationScorer.EXACT, FragmentationScorer.PAPER_RESOLUTION}) {
+            FragmentationScorer f = FragmentationScorer.sampling(8).withResolution(steps);
+            f.record(etl);
+            f.record(share);
+            RequestSample sample = f.sample().orElseThrow();
+            assertEquals(steps == FragmentationScorer.EXACT ? 1 : 2, sample.size(), "steps " + steps);
+            assertEquals(steps != FragmentationScorer.EXACT,
+                    java.util.stream.IntStream.range(0, f.mix().size()).anyMatch(i -> f.mix().shape(i).equals(RequestShape.hostOnly(1500))));
+        }
+    }
+
     @Test
     void aHostOnlyShapeHasNoGpuNoShareAndNoModel() {
         RequestShape s = RequestShape.hostOnly(1500);
