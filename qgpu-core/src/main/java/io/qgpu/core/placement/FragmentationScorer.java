@@ -169,8 +169,9 @@ public final class FragmentationScorer implements GpuSetScorer {
      * Called by the engine for each claim it is asked to place: adds it to the sample, if any. At the
      * exact resolution host-only claims are not sampled: as a {@link RequestShape#hostOnly host-only shape}
      * they would add their probability times the capacity a claim takes to each candidate's delta, the
-     * same wherever the claim's share is free in this measure, and mostly dilute the other shapes. At a coarser resolution that shift
-     * moves deltas across steps, so they are sampled, as the paper counts CPU-only pods among its typical pods.
+     * same wherever the claim's share is free in this measure, and mostly dilute the other shapes. At a
+     * coarser resolution that shift moves deltas across steps, so they are sampled, as the paper counts
+     * CPU-only pods among its typical pods.
      */
     void record(Claim claim) {
         if (sample == null || (claim.gpuCount() == 0 && resolution == EXACT)) {
