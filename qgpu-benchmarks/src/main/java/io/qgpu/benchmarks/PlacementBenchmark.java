@@ -15,6 +15,7 @@ import io.qgpu.api.Slice;
 import io.qgpu.api.TopologyLevel;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
+import io.qgpu.core.placement.FragmentationScorer;
 import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.core.placement.RequestSample;
 import io.qgpu.core.placement.RequestShape;
@@ -72,6 +73,13 @@ public class PlacementBenchmark {
     @Param({"default", "fragmentation"})
     public String policy;
 
+    /**
+     * The fragmentation scorer's resolution ({@code FragmentationScorer.withResolution}): 0 the exact score
+     * (the engine's default), 100 the paper's integer score. Only read when {@code policy} is fragmentation.
+     */
+    @Param({"0"})
+    public int resolution;
+
     private Ledger ledger;
     private PlacementEngine engine;
     private Claim one;
@@ -88,7 +96,8 @@ public class PlacementBenchmark {
         ledger = Ledger.create(rules, all);
         fill(ledger, all, new SplittableRandom(42));
         if (policy.equals("fragmentation")) {
-            engine = PlacementEngine.builder(ledger).policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION).build();
+            engine = PlacementEngine.builder(ledger).policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION)
+                    .fragmentation(FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY).withResolution(resolution)).build();
             RequestSample sample = engine.fragmentation().sample().orElseThrow();
             SplittableRandom r = new SplittableRandom(7);
             int[] whole = {1, 2, 4, 8};

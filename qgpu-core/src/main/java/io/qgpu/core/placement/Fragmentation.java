@@ -13,6 +13,7 @@ import io.qgpu.api.PriorityClass;
  * of the two classes' guaranteed compute; 0 when a tenant holds it whole) and free host CPU {@code C},
  * and a shape {@code m} asking {@code k} GPUs of {@code c} percent each and {@code cpu} millicores:
  * <pre>
+ *   frag(n, m) = sum of f(g) over all g                 if m is host-only (k = 0: it uses no GPU capacity)
  *   frag(n, m) = sum of f(g) over all g                 if C &lt; cpu, or fewer than k GPUs of an allowed
  *                                                       model have f(g) &gt;= c (m cannot run here at all)
  *   frag(n, m) = sum of f(g) over g with f(g) &lt; c     otherwise (GPUs too full for m, or of a model m may
@@ -117,7 +118,7 @@ public final class Fragmentation {
         }
 
         private static long frag(RequestShape shape, int fitting, long unusable, long cpu, long total) {
-            if (cpu < shape.cpuMillis() || fitting < shape.gpus()) {
+            if (shape.isHostOnly() || cpu < shape.cpuMillis() || fitting < shape.gpus()) {
                 return total;
             }
             return unusable;

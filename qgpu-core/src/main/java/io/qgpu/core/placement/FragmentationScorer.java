@@ -2,6 +2,7 @@ package io.qgpu.core.placement;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.ClusterView;
+import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Validate;
@@ -28,6 +29,13 @@ import java.util.function.ToLongFunction;
  * GPUs stay inside the clamp). With the default weight of 100 the fragmentation term decides unless two
  * candidates differ by less than about 5% of one GPU, where the other terms (binpack load, link quality,
  * what a set leaves behind; about 5 points together) break the tie.
+ *
+ * <p><b>Resolution</b> ({@link #withResolution}): at {@code r} steps the score is
+ * {@code floor(r x sigmoid(-delta(n, S) / 100)) / r}, with the same weight, so one step is worth
+ * {@code fragmentationWeight x 128 / r} points (128 at the defaults and {@code r = 100}) and outweighs
+ * every other term: candidates whose deltas land in the same step are ranked by binpack load, then
+ * cluster order. {@code r = 100} ({@link #PAPER_RESOLUTION}) is the paper's reference scorer (an integer
+ * out of 100); there a delta within a few percent of one GPU of another lands in the same step.
  *
  * <h2>Where the mix comes from</h2>
  * {@link #sampling(int)}: a {@link RequestSample} of the most recent claims the engine was asked to
@@ -65,8 +73,16 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** The engine registers this scorer with weight {@code fragmentationWeight x WEIGHT_SCALE}. */
     public static final double WEIGHT_SCALE = 2.0 * SCALE_GPUS;
 
+    /** {@link #withResolution} value for the exact, linear score (the default). */
+    public static final int EXACT = 0;
+    /** The resolution of the paper's reference scorer: an integer score out of 100. */
+    public static final int PAPER_RESOLUTION = 100;
+    /** The largest resolution {@link #withResolution} accepts. */
+    public static final int MAX_RESOLUTION = 1_000_000;
+
     private final RequestSample sample;
     private final Supplier<RequestMix> mix;
+    private final int resolution;
     private final ToLongFunction<NodeState> cpuFree;
     private final ToLongFunction<Claim> cpuAsked;
     private volatile PlacementConfig config = PlacementConfig.defaults();
@@ -76,9 +92,10 @@ public final class FragmentationScorer implements GpuSetScorer {
     }
 
     private FragmentationScorer(RequestSample sample, Supplier<RequestMix> mix, ToLongFunction<NodeState> cpuFree,
-                                ToLongFunction<Claim> cpuAsked) {
+                                ToLongFunction<Claim> cpuAsked, int resolution) {
         this.sample = sample;
         this.mix = mix;
+        this.resolution = resolution;
         this.cpuFree = cpuFree;
         this.cpuAsked = cpuAsked;
     }
@@ -86,13 +103,13 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A scorer whose mix is a sliding sample of the last {@code capacity} claims. */
     public static FragmentationScorer sampling(int capacity) {
         RequestSample s = new RequestSample(capacity);
-        return new FragmentationScorer(s, s::mix, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu);
+        return new FragmentationScorer(s, s::mix, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT);
     }
 
     /** A scorer with a fixed mix. */
     public static FragmentationScorer of(RequestMix fixed) {
         Validate.notNull("fragmentationScorer.mix", fixed);
-        return new FragmentationScorer(null, () -> fixed, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu);
+        return new FragmentationScorer(null, () -> fixed, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT);
     }
 
     private static long nodeCpuFree(NodeState n) {
@@ -106,13 +123,36 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A copy that knows each node's free host CPU and each claim's CPU request, in millicores. */
     public FragmentationScorer withHostCpu(ToLongFunction<NodeState> free, ToLongFunction<Claim> asked) {
         return new FragmentationScorer(sample, mix, Validate.notNull("fragmentationScorer.cpuFree", free),
-                Validate.notNull("fragmentationScorer.cpuAsked", asked));
+                Validate.notNull("fragmentationScorer.cpuAsked", asked), resolution);
+    }
+
+    /**
+     * A copy that scores at a coarser resolution: {@code floor(steps x sigmoid(-delta / 100)) / steps}, so
+     * candidates whose deltas fall in the same step tie on this term and the other terms (binpack load,
+     * then cluster order) rank them. {@link #PAPER_RESOLUTION} (100) is the paper's reference scorer: an
+     * integer score out of 100 of the sigmoid of the reduction in GPUs, in which deltas within a few percent
+     * of one GPU tie. {@link #EXACT} (0, the default) is the exact linear score.
+     *
+     * @param steps {@link #EXACT}, or 1..{@link #MAX_RESOLUTION}
+     * @throws InvalidValueException naming {@code fragmentationScorer.resolution} for any other value
+     */
+    public FragmentationScorer withResolution(int steps) {
+        if (steps < 0 || steps > MAX_RESOLUTION) {
+            throw new InvalidValueException("fragmentationScorer.resolution", steps,
+                    "must be 0 (exact) or 1.." + MAX_RESOLUTION + " steps");
+        }
+        return new FragmentationScorer(sample, mix, cpuFree, cpuAsked, steps);
+    }
+
+    /** The resolution of the score: {@link #EXACT} or the number of steps. */
+    public int resolution() {
+        return resolution;
     }
 
     /** A copy that scores with today's mix, fixed, and records nothing (for trial placements on a scratch copy). */
     FragmentationScorer frozen() {
         RequestMix now = mix.get();
-        return new FragmentationScorer(null, () -> now, cpuFree, cpuAsked);
+        return new FragmentationScorer(null, () -> now, cpuFree, cpuAsked, resolution);
     }
 
     /** The sliding sample, when this scorer samples. */
@@ -126,16 +166,24 @@ public final class FragmentationScorer implements GpuSetScorer {
     }
 
     /**
-     * Called by the engine for each claim it is asked to place: adds it to the sample, if any. Host-only
-     * claims are not sampled: they take no GPU, so they leave the same GPU capacity free wherever they
-     * go and shift every candidate's fragmentation alike.
+     * Called by the engine for each claim it is asked to place: adds it to the sample, if any. At the
+     * exact resolution host-only claims are not sampled: as a {@link RequestShape#hostOnly host-only shape}
+     * they would add their probability times the capacity a claim takes to each candidate's delta, the
+     * same wherever the claim's share is free in this measure, and mostly dilute the other shapes. At a
+     * coarser resolution that shift moves deltas across steps, so they are sampled, as the paper counts
+     * CPU-only pods among its typical pods.
      */
     void record(Claim claim) {
-        if (sample != null && claim.gpuCount() > 0) {
-            RequestShape s = RequestShape.of(claim);
-            long cpu = cpuAsked.applyAsLong(claim);
-            sample.record(cpu == 0 ? s : new RequestShape(s.gpus(), s.computePercent(), cpu, s.models()));
+        if (sample == null || (claim.gpuCount() == 0 && resolution == EXACT)) {
+            return;
         }
+        long cpu = cpuAsked.applyAsLong(claim);
+        if (claim.gpuCount() == 0) {
+            sample.record(RequestShape.hostOnly(cpu));
+            return;
+        }
+        RequestShape s = RequestShape.of(claim);
+        sample.record(cpu == s.cpuMillis() ? s : new RequestShape(s.gpus(), s.computePercent(), cpu, s.models()));
     }
 
     /** Called by the engine when it is built: claims whose node policy resolves to fragmentation are scored. */
@@ -153,7 +201,7 @@ public final class FragmentationScorer implements GpuSetScorer {
         if (config.nodePolicyFor(claim) != PlacementPolicy.FRAGMENTATION) {
             return 0.0;
         }
-        return toScore(delta(claim, node, gpus));
+        return toScore(delta(claim, node, gpus), resolution);
     }
 
     /** {@code delta(n, S)} for this claim on {@code gpus} of {@code node}, with the current mix. */
@@ -170,11 +218,23 @@ public final class FragmentationScorer implements GpuSetScorer {
         if (config.nodePolicyFor(claim) != PlacementPolicy.FRAGMENTATION) {
             return 0.0;
         }
-        return toScore(profile(node).delta(new int[0], 0, cpuAsked.applyAsLong(claim)));
+        return toScore(profile(node).delta(new int[0], 0, cpuAsked.applyAsLong(claim)), resolution);
     }
 
+    /** The exact score of a delta: {@code clamp01(0.5 - delta / (200 x 64))}. */
     static double toScore(double delta) {
         return Math.max(0.0, Math.min(1.0, 0.5 - delta / (200.0 * SCALE_GPUS)));
+    }
+
+    /**
+     * The score of a delta at a resolution: {@link #toScore(double)} when {@code resolution} is 0, else
+     * {@code floor(resolution x sigmoid(-delta / 100)) / resolution}.
+     */
+    static double toScore(double delta, int resolution) {
+        if (resolution == EXACT) {
+            return toScore(delta);
+        }
+        return Math.floor(resolution / (1.0 + Math.exp(delta / 100.0))) / resolution;
     }
 
     private Fragmentation.Profile profile(NodeState node) {
@@ -196,8 +256,10 @@ public final class FragmentationScorer implements GpuSetScorer {
         }
         Fragmentation.Profile p = profile(node);
         double d = delta(claim, node, gpus);
-        return new Score(toScore(d), String.format(Locale.ROOT,
-                "expected fragmentation %.1f%% of a GPU now, %+.1f with this set (%d request shapes); score = 0.5 - delta / %d",
-                p.fragmentation(), d, mix.get().size(), 200 * SCALE_GPUS));
+        String rule = resolution == EXACT ? "score = 0.5 - delta / " + (200 * SCALE_GPUS)
+                : "score = floor(" + resolution + " x sigmoid(-delta / 100)) / " + resolution;
+        return new Score(toScore(d, resolution), String.format(Locale.ROOT,
+                "expected fragmentation %.1f%% of a GPU now, %+.1f with this set (%d request shapes); %s",
+                p.fragmentation(), d, mix.get().size(), rule));
     }
 }

@@ -6,6 +6,7 @@ import io.qgpu.cli.replay.TraceCsv;
 import io.qgpu.cli.replay.TraceNode;
 import io.qgpu.cli.replay.TracePod;
 import io.qgpu.cli.replay.Workload;
+import io.qgpu.core.placement.FragmentationScorer;
 import io.qgpu.core.placement.RequestMix;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -44,7 +45,7 @@ final class ReplayCommand implements Subcommand {
     public String usage() {
         return String.join("\n",
                 "usage: qgpu replay --nodes NODES.csv --pods PODS.csv [--policies P,P] [--seeds 42-51] [--ratio 1.3]",
-                "                   [--at 1.3] [--coverage 0.95] [--threads N] [--out DIR]",
+                "                   [--at 1.3] [--coverage 0.95] [--no-cpu-pods] [--resolution 100] [--threads N] [--out DIR]",
                 "",
                 "Builds the arrival stream as the FGD paper's simulator does (pods sorted by name and shuffled with",
                 "the seed, then copies drawn with the seed until the GPU capacity asked reaches --ratio times the",
@@ -60,6 +61,10 @@ final class ReplayCommand implements Subcommand {
                 "  --at A             report the allocation rate once A times the capacity has arrived (default: --ratio)",
                 "  --coverage C       typical requests of the fragmentation policy: the most frequent pod shapes",
                 "                     covering C of the pods (default 0.95)",
+                "  --no-cpu-pods      leave CPU-only pods out of the typical requests (the paper keeps them: all free GPU",
+                "                     capacity counts as fragmentation for them)",
+                "  --resolution R     the fragmentation score's resolution: R steps of the sigmoid of the delta, as the",
+                "                     paper's integer score out of 100 (default 100); 0 for the exact linear score",
                 "  --threads N        replays run side by side, one per thread (default: the number of processors);",
                 "                     each replay is sequential and seeded, so the numbers do not depend on N",
                 "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out)");
@@ -67,7 +72,8 @@ final class ReplayCommand implements Subcommand {
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
-        Args a = Args.parse(args, Set.of(), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage", "--threads", "--out"));
+        Args a = Args.parse(args, Set.of("--no-cpu-pods"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
+                "--resolution", "--threads", "--out"));
         Path nodesFile = Path.of(a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
         Path podsFile = Path.of(a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
         List<Replay.Policy> policies = new ArrayList<>();
@@ -78,6 +84,12 @@ final class ReplayCommand implements Subcommand {
         double ratio = number("--ratio", a.option("--ratio").orElse("1.3"));
         double at = number("--at", a.option("--at").orElse(Double.toString(ratio)));
         double coverage = number("--coverage", a.option("--coverage").orElse("0.95"));
+        double res = number("--resolution", a.option("--resolution").orElse(Integer.toString(FragmentationScorer.PAPER_RESOLUTION)));
+        if (res != Math.rint(res) || res < 0 || res > FragmentationScorer.MAX_RESOLUTION) {
+            throw new UsageException("--resolution " + a.option("--resolution").orElse("") + ": must be 0 or a whole number of steps 1.."
+                    + FragmentationScorer.MAX_RESOLUTION);
+        }
+        int resolution = (int) res;
         Path outDir = Path.of(a.option("--out").orElse("qgpu-replay-out"));
         int threads = (int) number("--threads", a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors())));
 
@@ -87,7 +99,7 @@ final class ReplayCommand implements Subcommand {
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        RequestMix typical = Workload.typicalMix(pods, coverage);
+        RequestMix typical = Workload.typicalMix(pods, coverage, !a.flag("--no-cpu-pods"));
         out.printf(Locale.ROOT, "%d nodes, %d GPUs, %d pods; %d typical request shapes; inflating to %.0f%%, reporting at %.0f%%%n",
                 nodes.size(), capacity / 1000, pods.size(), typical.size(), ratio * 100, at * 100);
         Files.createDirectories(outDir);
@@ -95,7 +107,7 @@ final class ReplayCommand implements Subcommand {
         Map<String, double[]> means = new LinkedHashMap<>();
         StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
         out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
-        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, threads);
+        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution, threads);
         for (Replay.Policy policy : policies) {
             List<double[]> curves = new ArrayList<>();
             List<Double> atShare = new ArrayList<>();
@@ -129,14 +141,14 @@ final class ReplayCommand implements Subcommand {
     /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
     private static Map<String, Replay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
                                                      List<Replay.Policy> policies, List<Long> seeds, RequestMix typical,
-                                                     int threads) {
+                                                     int resolution, int threads) {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         try {
             Map<String, Future<Replay.Result>> futures = new LinkedHashMap<>();
             for (Replay.Policy policy : policies) {
                 for (long seed : seeds) {
                     futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
-                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical)));
+                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution)));
                 }
             }
             Map<String, Replay.Result> out = new LinkedHashMap<>();

@@ -75,8 +75,21 @@ public final class Replay {
     private Replay() {
     }
 
-    /** Replays {@code stream} on {@code nodes}; {@code typical} is the mix of the fragmentation policy. */
+    /**
+     * {@link #run(List, List, Policy, long, RequestMix, int)} with the fragmentation policies scoring at the
+     * paper's resolution ({@link FragmentationScorer#PAPER_RESOLUTION}).
+     */
     public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical) {
+        return run(nodes, stream, policy, seed, typical, FragmentationScorer.PAPER_RESOLUTION);
+    }
+
+    /**
+     * Replays {@code stream} on {@code nodes}; {@code typical} is the mix of the fragmentation policy and
+     * {@code resolution} the resolution of both fragmentation policies' scorer
+     * ({@link FragmentationScorer#withResolution}; 0 for the exact score).
+     */
+    public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
+                             int resolution) {
         List<Node> qnodes = TraceMapping.nodes(nodes);
         Ledger ledger = Ledger.create(TraceMapping.RULES, qnodes);
         long smallest = TraceMapping.smallestMemory(nodes);
@@ -84,7 +97,7 @@ public final class Replay {
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        PlacementEngine engine = engine(ledger, policy, typical, qnodes.size());
+        PlacementEngine engine = engine(ledger, policy, typical, qnodes.size(), resolution);
         long[] arrived = new long[stream.size()];
         long[] allocated = new long[stream.size()];
         long a = 0;
@@ -105,7 +118,7 @@ public final class Replay {
         return new Result(policy, seed, capacity, arrived, allocated, placed, stream.size() - placed);
     }
 
-    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount) {
+    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount, int resolution) {
         PlacementConfig.Builder cfg = PlacementConfig.builder();
         PlacementEngine.Builder b = PlacementEngine.builder(ledger);
         switch (policy) {
@@ -117,7 +130,7 @@ public final class Replay {
                         .shortlist(Math.max(1, nodeCount));
                 FragmentationScorer s = policy == Policy.FRAGMENTATION ? FragmentationScorer.of(typical)
                         : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
-                b.fragmentation(s);
+                b.fragmentation(s.withResolution(resolution));
             }
             default -> throw new IllegalStateException(policy.toString());
         }

@@ -56,13 +56,20 @@ public final class Workload {
         return out;
     }
 
+    /** {@link #typicalMix(List, double, boolean)} with the CPU-only shapes kept, as the paper's experiments keep them. */
+    public static RequestMix typicalMix(List<TracePod> pods, double coverage) {
+        return typicalMix(pods, coverage, true);
+    }
+
     /**
      * The typical requests of a workload, as the paper takes them: pods grouped by shape (GPUs, share,
      * CPU, models), the most frequent shapes kept until they cover {@code coverage} of all pods (CPU-only
-     * pods included in the count), then the CPU-only shapes dropped (they leave the same GPU capacity
-     * free wherever they go, so they shift every candidate's fragmentation alike) and the rest normalised.
+     * pods included in the count), then normalised. With {@code hostOnly} the CPU-only shapes stay in the
+     * mix as host-only shapes ({@link RequestShape#hostOnly}: all free GPU capacity is fragmentation for
+     * them), as the paper's experiments count CPU-only pods among the typical pods; without, they are
+     * dropped before normalising.
      */
-    public static RequestMix typicalMix(List<TracePod> pods, double coverage) {
+    public static RequestMix typicalMix(List<TracePod> pods, double coverage, boolean hostOnly) {
         if (!(coverage > 0) || coverage > 1) {
             throw new InvalidValueException("replay.coverage", coverage, "must be in (0, 1]");
         }
@@ -84,10 +91,15 @@ public final class Workload {
             }
             covered += e.getValue();
             TracePod p = example.get(e.getKey());
+            RequestShape shape;
             if (p.gpus() > 0) {
-                int share = Math.max(1, Math.min(100, p.gpuMilli() / 10));
-                kept.merge(new RequestShape(p.gpus(), share, p.cpuMillis(), p.models()), (double) e.getValue(), Double::sum);
+                shape = new RequestShape(p.gpus(), Math.max(1, Math.min(100, p.gpuMilli() / 10)), p.cpuMillis(), p.models());
+            } else if (hostOnly) {
+                shape = RequestShape.hostOnly(p.cpuMillis());
+            } else {
+                continue;
             }
+            kept.merge(shape, (double) e.getValue(), Double::sum);
         }
         return RequestMix.of(kept);
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.core.placement.RequestMix;
+import io.qgpu.core.placement.RequestShape;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,6 +52,26 @@ class TraceReplayTest {
         assertEquals(1.00, frag.allocationAt(1.0), 1e-9);
         assertEquals(4, frag.placed());
         assertEquals(1, binpack.refused());
+    }
+
+    /**
+     * The typical requests count CPU-only pods towards the coverage and, as the paper's experiments do,
+     * keep them as host-only shapes; without them the GPU shapes are renormalised among themselves.
+     */
+    @Test
+    void theTypicalRequestsKeepCpuOnlyPodsAsHostOnlyShapesUnlessTold() throws IOException {
+        List<TracePod> pods = TraceCsv.pods(write("p.csv", POD_HEADER
+                + pod("a", 1000, 1024, 1, 500, "", "LS") + pod("b", 1000, 1024, 1, 500, "", "LS")
+                + pod("c", 2000, 1024, 0, 0, "", "BE") + pod("d", 8000, 1024, 8, 1000, "", "LS")));
+        RequestMix with = Workload.typicalMix(pods, 0.75);
+        assertEquals(2, with.size(), "the 95%-style cut keeps the two most frequent shapes: " + with);
+        assertEquals(new RequestShape(1, 50, 1000, Set.of()), with.shape(0));
+        assertEquals(RequestShape.hostOnly(2000), with.shape(1));
+        assertEquals(1.0 / 3, with.probability(1), 1e-12);
+        RequestMix without = Workload.typicalMix(pods, 0.75, false);
+        assertEquals(1, without.size());
+        assertEquals(1.0, without.probability(0), 1e-12);
+        assertEquals(3, Workload.typicalMix(pods, 1.0).size());
     }
 
     @Test
