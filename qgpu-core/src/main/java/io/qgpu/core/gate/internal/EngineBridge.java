@@ -76,13 +76,14 @@ public final class EngineBridge {
         }
     }
 
-    /** The tenant's phase in the machine's current state (cached per state version). */
+    /**
+     * The tenant's phase in the machine's current state, cached per state: a state is an immutable
+     * value and every transition that changes a phase yields a new one, so its identity is the key.
+     */
     TenantPhase phase(TenantState t) {
-        long v = pstate.version();
-        if (t.phaseVersion != v || t.phaseState != pstate) {
+        if (t.phaseState != pstate) {
             t.phase = pstate.phase(t.name).orElseThrow(
                     () -> new IllegalStateException("tenant " + t.name + " unknown to the machine"));
-            t.phaseVersion = v;
             t.phaseState = pstate;
         }
         return t.phase;
@@ -312,12 +313,9 @@ public final class EngineBridge {
     /**
      * Revokes the permit and confirms the tenant has no running lease (a fast-path entry racing with
      * the revocation sees it and backs out); then drains its periods. Restores the permit if a lease
-     * is running.
+     * is running. Callers have seen no running lease just before.
      */
     private boolean quiesced(TenantState t) {
-        if (t.running() != 0) {
-            return false;
-        }
         long p = t.permitUntil;
         t.permitUntil = TenantState.NO_PERMIT;
         if (t.running() != 0) {

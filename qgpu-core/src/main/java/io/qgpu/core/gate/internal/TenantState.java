@@ -77,7 +77,6 @@ public final class TenantState implements Tenant {
     long quotaWakeAt = Long.MAX_VALUE;
     /** The gate's cache of this tenant's machine phase, valid for {@link #phaseState}. */
     io.qgpu.core.preempt.TenantPhase phase;
-    long phaseVersion = -1;
     io.qgpu.core.preempt.PreemptionState phaseState;
     boolean quotaReported;
 
