@@ -294,10 +294,15 @@ public final class EngineBridge {
         return false;
     }
 
+    /**
+     * Gives the token back at {@code stamp} (never before the grant or the engine's clock). The gate
+     * measured the hold itself, overrun included, so the whole of it counts: the overrun allowance
+     * passed is unbounded and the scheduler counts the hold until the release.
+     */
     private void releaseToken(TenantState t, long stamp) {
         long s = Math.max(Math.max(stamp, t.grantStart), engineClock.read());
         engineClock.advanceTo(s);
-        engine.release(t.name, Math.max(0, s - t.grantExpiry));
+        engine.release(t.name, Long.MAX_VALUE);
         t.holdsToken = false;
     }
 
