@@ -149,7 +149,7 @@ public final class EngineBridge {
         long wake = Math.min(pstate.nextTimerNanos(), engineWaitUntil);
         for (TenantState t : core.tenants.values()) {
             refreshPermit(t, now);
-            if ((!t.waiters.isEmpty() || t.parked > 0) && t.quotaWakeAt != NONE) {
+            if (t.hasWork() && t.quotaWakeAt != NONE) {
                 wake = Math.min(wake, t.quotaWakeAt);
             }
         }
@@ -171,9 +171,9 @@ public final class EngineBridge {
     /** First pass: report what tenants stopped doing (idle, suspended, stopped), with the time they did. */
     private boolean settle(TenantState t, long now) {
         TenantPhase p = phase(t);
-        int work = t.waiters.size() + t.parked;
+        boolean work = t.hasWork();
         if (t.online) {
-            if (p == TenantPhase.RUNNING && t.running() == 0 && (work == 0 || !core.quota.quotaOk(t, now))
+            if (p == TenantPhase.RUNNING && t.running() == 0 && (!work || !core.quota.quotaOk(t, now))
                     && quiesced(t)) {
                 apply(new PreemptionEvent.Idle(idleStamp(t), t.name));
                 return true;
@@ -189,12 +189,12 @@ public final class EngineBridge {
                 if (t.running() != 0) {
                     return false;
                 }
-                boolean stop = work == 0
+                boolean stop = !work
                         || (now >= t.grantExpiry && otherOfflineDemand(t)) || !core.quota.quotaOk(t, now);
                 if (stop && quiesced(t)) {
                     long s = idleStamp(t);
                     releaseToken(t, t.idleAt);
-                    apply(work == 0 ? new PreemptionEvent.Idle(s, t.name) : new PreemptionEvent.Stop(s, t.name));
+                    apply(work ? new PreemptionEvent.Stop(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                     return true;
                 }
                 return false;
@@ -205,13 +205,13 @@ public final class EngineBridge {
                     if (t.holdsToken) {
                         releaseToken(t, t.idleAt);
                     }
-                    apply(work > 0 ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
+                    apply(work ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                     return true;
                 }
                 return false;
             }
             case READY -> {
-                if (work == 0 && t.running() == 0) {
+                if (!work && t.running() == 0) {
                     withdraw(t);
                     apply(new PreemptionEvent.Idle(at(now), t.name));
                     return true;
@@ -238,7 +238,7 @@ public final class EngineBridge {
     /** Second pass: report new work (submit) and ask for the token. */
     private boolean demand(TenantState t, long now) {
         TenantPhase p = phase(t);
-        boolean work = !t.waiters.isEmpty() || t.parked > 0;
+        boolean work = t.hasWork();
         if (t.online) {
             if (p == TenantPhase.IDLE && !t.waiters.isEmpty() && core.quota.quotaOk(t, now)) {
                 apply(new PreemptionEvent.Submit(at(now), t.name));

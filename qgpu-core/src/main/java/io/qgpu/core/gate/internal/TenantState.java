@@ -118,6 +118,11 @@ public final class TenantState implements Tenant {
         return (int) word.get();
     }
 
+    /** Whether work waits to run: an acquire in the queue or a lease parked at a checkpoint. Under the lock. */
+    boolean hasWork() {
+        return !waiters.isEmpty() || parked != 0;
+    }
+
     /**
      * The calling thread's holder of this tenant's leases. The thread-local lookup is skipped while
      * the same thread keeps entering: the last holder is cached on the running-lease word (a plain,
