@@ -124,6 +124,20 @@ class GateTokenTurnsTest {
     }
 
     @Test
+    void unregisteringATenantRightAfterItsLastCloseHandsTheTokenOn() {
+        Lease la = gate.tryAcquire(a).orElseThrow();
+        clock.at(T0 + 30 * MS);
+        la.close();                                     // the owner's fast path: nobody waits, no pump
+        gate.unregister(a);
+        Lease lb = gate.tryAcquire(b).orElseThrow();
+        assertEquals(List.of("b"), gate.tenants().stream().map(Tenant::name).toList());
+        clock.at(T0 + 10 * GRANT);
+        assertFalse(lb.shouldYield());
+        lb.close();
+        assertEquals(List.of(), gate.preemptionState().invariantViolations());
+    }
+
+    @Test
     void theGateKeepsOneTimerTaskAndCancelsTheOneAnEarlierDeadlineReplaces() {
         FakeClock c = new FakeClock(T0);
         try (Gate g = Gate.create("GPU-1", c.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))

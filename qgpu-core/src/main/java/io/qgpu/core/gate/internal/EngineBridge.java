@@ -66,10 +66,8 @@ public final class EngineBridge {
         apply(new PreemptionEvent.Register(at(now), t.name, t.spec.priority()));
     }
 
+    /** The token scheduler frees the token if the tenant holds it; its accounting leaves with it. */
     void deregister(TenantState t, long now) {
-        if (t.holdsToken) {
-            releaseToken(t, idleStamp(t));
-        }
         apply(new PreemptionEvent.Deregister(at(now), t.name));
         if (!t.online) {
             engine.removeTenant(t.name);
