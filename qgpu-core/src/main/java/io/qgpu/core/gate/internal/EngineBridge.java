@@ -251,8 +251,7 @@ public final class EngineBridge {
         if (p == TenantPhase.READY) {
             boolean ok = core.quota.quotaOk(t, now);
             if (ok && !t.requested) {
-                engineClock.advanceTo(now);
-                engine.request(t.name);
+                engine.request(t.name); // takes no time: the scheduler reads its clock when it schedules
                 t.requested = true;
                 return true;
             }
