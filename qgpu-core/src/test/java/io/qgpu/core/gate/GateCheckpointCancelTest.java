@@ -49,7 +49,10 @@ class GateCheckpointCancelTest {
             assertEquals(List.of(
                     new GateEvent.Suspended("GPU-c", "train", T0, GateEvent.SuspendReason.PREEMPTED),
                     new GateEvent.Suspended("GPU-c", "train", T0 + 110 * MS, GateEvent.SuspendReason.CHECKPOINT_CANCELLED)), s);
-            assertEquals(0, gate.usage(train).runningLeases(), "parked again, not running");
+            TenantUsage u = gate.usage(train);
+            assertEquals(0, u.runningLeases(), "parked again, not running");
+            assertEquals(1, u.parkedLeases());
+            assertEquals(1, u.openLeases());
             assertEquals(1, gate.openLeases());
 
             toCancel.set(null);
