@@ -280,9 +280,9 @@ public final class EngineBridge {
             t.requested = false;
             t.grantStart = g.grant().startNanos();
             t.grantExpiry = g.grant().expiresAtNanos();
-            if (!apply(new PreemptionEvent.Start(at(now), t.name))) {
-                releaseToken(t, now); // a timer fired first and the tenant is no longer ready
-            }
+            // never dropped: the machine keeps no timer in mode OFFLINE (an invariant it checks), the
+            // only mode in which the token is scheduled
+            apply(new PreemptionEvent.Start(at(now), t.name));
             return true;
         }
         if (d instanceof TokenDecision.WaitUntil w) {
@@ -340,14 +340,14 @@ public final class EngineBridge {
     /**
      * Feeds one event to the machine and carries out its actions. If a timer of the machine is due
      * by the event's time (the timer thread is late), the timers fire first, with a Tick at that time,
-     * and a tenant event is dropped (false): the caller's pump round re-decides from the new phases.
+     * and a tenant event is dropped: the caller's pump round re-decides from the new phases.
      * Register and Deregister are always applied.
      */
-    private boolean apply(PreemptionEvent e) {
+    private void apply(PreemptionEvent e) {
         if (!(e instanceof PreemptionEvent.Tick) && pstate.nextTimerNanos() <= e.at()) {
             apply(new PreemptionEvent.Tick(e.at()));
             if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)) {
-                return false;
+                return;
             }
         }
         Transition tr = machine.next(pstate, e);
@@ -377,7 +377,6 @@ public final class EngineBridge {
                 }
             }
         }
-        return true;
     }
 
     private void refreshPermit(TenantState t, long now) {
