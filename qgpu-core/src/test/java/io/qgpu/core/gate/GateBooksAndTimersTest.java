@@ -23,14 +23,14 @@ class GateBooksAndTimersTest {
 
     private static final long T0 = 11 * S;
 
-    private static Gate gate(FakeClock clock, GateConfig.Builder b) { // clock: the builder's ticker and timer
+    private static Gate gate(GateConfig.Builder b) {
         return Gate.create("GPU-b", b.build());
     }
 
     @Test
     void aTenantAllowedTheWholeWindowNeverHasToYield() {
         FakeClock clock = new FakeClock(T0);
-        try (Gate gate = gate(clock, clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
+        try (Gate gate = gate(clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
                 .deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO))) {
             Tenant chat = gate.register(GateTenantSpec.online("chat").limit(100).build());
             Lease l = gate.tryAcquire(chat).orElseThrow();
@@ -47,7 +47,7 @@ class GateBooksAndTimersTest {
     @Test
     void quotaExhaustionIsReportedOncePerEpisode() {
         FakeClock clock = new FakeClock(T0);
-        try (Gate gate = gate(clock, clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
+        try (Gate gate = gate(clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
                 .minSlice(Duration.ofMillis(1)).deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO))) {
             RecordingListener events = new RecordingListener();
             gate.addListener(events);
@@ -72,7 +72,7 @@ class GateBooksAndTimersTest {
     @Test
     void usageReportsKeepTheirScheduleWhileNobodyListens() {
         FakeClock clock = new FakeClock(T0);
-        try (Gate gate = gate(clock, clock.config().deadOwnerTimeout(Duration.ofHours(1))
+        try (Gate gate = gate(clock.config().deadOwnerTimeout(Duration.ofHours(1))
                 .usageReportInterval(Duration.ofSeconds(1)))) {
             gate.register(GateTenantSpec.offline("train").build());
             clock.at(T0 + 2 * S);                            // two report ticks with no listener
@@ -87,7 +87,7 @@ class GateBooksAndTimersTest {
     @Test
     void aGrantedAsyncAcquireLeavesNoTimeoutTaskAndEachFailureCarriesItsOwnCause() {
         FakeClock clock = new FakeClock(T0);
-        Gate gate = gate(clock, clock.config().deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO));
+        Gate gate = gate(clock.config().deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO));
         Tenant chat = gate.register(GateTenantSpec.online("chat").build());
         Tenant train = gate.register(GateTenantSpec.offline("train").build());
         Lease on = gate.tryAcquire(chat).orElseThrow();
@@ -116,7 +116,7 @@ class GateBooksAndTimersTest {
     @Test
     void closingTheGateEndsACheckpointThatBlocks() throws Exception {
         FakeClock clock = new FakeClock(T0);
-        Gate gate = gate(clock, clock.config().deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO));
+        Gate gate = gate(clock.config().deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO));
         Tenant chat = gate.register(GateTenantSpec.online("chat").build());
         Tenant train = gate.register(GateTenantSpec.offline("train").build());
         AtomicReference<Throwable> outcome = new AtomicReference<>();
