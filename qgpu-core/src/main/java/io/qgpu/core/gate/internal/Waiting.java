@@ -60,8 +60,7 @@ public final class Waiting {
         }
         core.lock.lock();
         try {
-            core.checkOpen();
-            core.known(t);
+            core.known(t); // also fails if the gate closed meanwhile
             now = core.nowLocked();
             core.engines.pump(now);
             if (!t.tryEnter(now) && !enterAsProbe(t, now)) {
