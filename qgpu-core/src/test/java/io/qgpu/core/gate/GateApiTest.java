@@ -225,6 +225,24 @@ class GateApiTest {
     }
 
     @Test
+    void systemTimerThreadsAreDaemonsAndItsTasksCanBeCancelled() throws Exception {
+        SystemGateTimer timer = new SystemGateTimer(System::nanoTime);
+        try {
+            AtomicInteger never = new AtomicInteger();
+            GateTimer.Task far = timer.schedule(System.nanoTime() + 3_600_000_000_000L, never::incrementAndGet);
+            far.cancel();
+            CompletableFuture<Thread> ranOn = new CompletableFuture<>();
+            timer.schedule(System.nanoTime(), () -> ranOn.complete(Thread.currentThread()));
+            Thread t = ranOn.get(10, TimeUnit.SECONDS);    // a hang guard only
+            assertTrue(t.isDaemon(), "a timer thread must not keep the JVM alive");
+            assertTrue(t.getName().startsWith("qgpu-gate-timer-"), t.getName());
+            assertEquals(0, never.get());
+        } finally {
+            timer.shutdown();
+        }
+    }
+
+    @Test
     void systemTimerRunsTasksAndItsViewsDropTasksAfterShutdown() throws Exception {
         SystemGateTimer timer = new SystemGateTimer(System::nanoTime);
         CountDownLatch ran = new CountDownLatch(2);

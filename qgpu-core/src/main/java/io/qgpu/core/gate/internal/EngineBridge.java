@@ -66,23 +66,22 @@ public final class EngineBridge {
         apply(new PreemptionEvent.Register(at(now), t.name, t.spec.priority()));
     }
 
+    /** The token scheduler frees the token if the tenant holds it; its accounting leaves with it. */
     void deregister(TenantState t, long now) {
-        if (t.holdsToken) {
-            releaseToken(t, idleStamp(t));
-        }
         apply(new PreemptionEvent.Deregister(at(now), t.name));
         if (!t.online) {
             engine.removeTenant(t.name);
         }
     }
 
-    /** The tenant's phase in the machine's current state (cached per state version). */
+    /**
+     * The tenant's phase in the machine's current state, cached per state: a state is an immutable
+     * value and every transition that changes a phase yields a new one, so its identity is the key.
+     */
     TenantPhase phase(TenantState t) {
-        long v = pstate.version();
-        if (t.phaseVersion != v || t.phaseState != pstate) {
+        if (t.phaseState != pstate) {
             t.phase = pstate.phase(t.name).orElseThrow(
                     () -> new IllegalStateException("tenant " + t.name + " unknown to the machine"));
-            t.phaseVersion = v;
             t.phaseState = pstate;
         }
         return t.phase;
@@ -148,7 +147,7 @@ public final class EngineBridge {
         long wake = Math.min(pstate.nextTimerNanos(), engineWaitUntil);
         for (TenantState t : core.tenants.values()) {
             refreshPermit(t, now);
-            if ((!t.waiters.isEmpty() || t.parked > 0) && t.quotaWakeAt != NONE) {
+            if (t.hasWork() && t.quotaWakeAt != NONE) {
                 wake = Math.min(wake, t.quotaWakeAt);
             }
         }
@@ -170,9 +169,9 @@ public final class EngineBridge {
     /** First pass: report what tenants stopped doing (idle, suspended, stopped), with the time they did. */
     private boolean settle(TenantState t, long now) {
         TenantPhase p = phase(t);
-        int work = t.waiters.size() + t.parked;
+        boolean work = t.hasWork();
         if (t.online) {
-            if (p == TenantPhase.RUNNING && t.running() == 0 && (work == 0 || !core.quota.quotaOk(t, now))
+            if (p == TenantPhase.RUNNING && t.running() == 0 && (!work || !core.quota.quotaOk(t, now))
                     && quiesced(t)) {
                 apply(new PreemptionEvent.Idle(idleStamp(t), t.name));
                 return true;
@@ -188,12 +187,12 @@ public final class EngineBridge {
                 if (t.running() != 0) {
                     return false;
                 }
-                boolean stop = work == 0
+                boolean stop = !work
                         || (now >= t.grantExpiry && otherOfflineDemand(t)) || !core.quota.quotaOk(t, now);
                 if (stop && quiesced(t)) {
                     long s = idleStamp(t);
                     releaseToken(t, t.idleAt);
-                    apply(work == 0 ? new PreemptionEvent.Idle(s, t.name) : new PreemptionEvent.Stop(s, t.name));
+                    apply(work ? new PreemptionEvent.Stop(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                     return true;
                 }
                 return false;
@@ -204,13 +203,13 @@ public final class EngineBridge {
                     if (t.holdsToken) {
                         releaseToken(t, t.idleAt);
                     }
-                    apply(work > 0 ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
+                    apply(work ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                     return true;
                 }
                 return false;
             }
             case READY -> {
-                if (work == 0 && t.running() == 0) {
+                if (!work && t.running() == 0) {
                     withdraw(t);
                     apply(new PreemptionEvent.Idle(at(now), t.name));
                     return true;
@@ -237,7 +236,7 @@ public final class EngineBridge {
     /** Second pass: report new work (submit) and ask for the token. */
     private boolean demand(TenantState t, long now) {
         TenantPhase p = phase(t);
-        boolean work = !t.waiters.isEmpty() || t.parked > 0;
+        boolean work = t.hasWork();
         if (t.online) {
             if (p == TenantPhase.IDLE && !t.waiters.isEmpty() && core.quota.quotaOk(t, now)) {
                 apply(new PreemptionEvent.Submit(at(now), t.name));
@@ -252,8 +251,7 @@ public final class EngineBridge {
         if (p == TenantPhase.READY) {
             boolean ok = core.quota.quotaOk(t, now);
             if (ok && !t.requested) {
-                engineClock.advanceTo(now);
-                engine.request(t.name);
+                engine.request(t.name); // takes no time: the scheduler reads its clock when it schedules
                 t.requested = true;
                 return true;
             }
@@ -282,9 +280,9 @@ public final class EngineBridge {
             t.requested = false;
             t.grantStart = g.grant().startNanos();
             t.grantExpiry = g.grant().expiresAtNanos();
-            if (!apply(new PreemptionEvent.Start(at(now), t.name))) {
-                releaseToken(t, now); // a timer fired first and the tenant is no longer ready
-            }
+            // never dropped: the machine keeps no timer in mode OFFLINE (an invariant it checks), the
+            // only mode in which the token is scheduled
+            apply(new PreemptionEvent.Start(at(now), t.name));
             return true;
         }
         if (d instanceof TokenDecision.WaitUntil w) {
@@ -293,10 +291,15 @@ public final class EngineBridge {
         return false;
     }
 
+    /**
+     * Gives the token back at {@code stamp} (never before the grant or the engine's clock). The gate
+     * measured the hold itself, overrun included, so the whole of it counts: the overrun allowance
+     * passed is unbounded and the scheduler counts the hold until the release.
+     */
     private void releaseToken(TenantState t, long stamp) {
         long s = Math.max(Math.max(stamp, t.grantStart), engineClock.read());
         engineClock.advanceTo(s);
-        engine.release(t.name, Math.max(0, s - t.grantExpiry));
+        engine.release(t.name, Long.MAX_VALUE);
         t.holdsToken = false;
     }
 
@@ -312,12 +315,9 @@ public final class EngineBridge {
     /**
      * Revokes the permit and confirms the tenant has no running lease (a fast-path entry racing with
      * the revocation sees it and backs out); then drains its periods. Restores the permit if a lease
-     * is running.
+     * is running. Callers have seen no running lease just before.
      */
     private boolean quiesced(TenantState t) {
-        if (t.running() != 0) {
-            return false;
-        }
         long p = t.permitUntil;
         t.permitUntil = TenantState.NO_PERMIT;
         if (t.running() != 0) {
@@ -340,14 +340,14 @@ public final class EngineBridge {
     /**
      * Feeds one event to the machine and carries out its actions. If a timer of the machine is due
      * by the event's time (the timer thread is late), the timers fire first, with a Tick at that time,
-     * and a tenant event is dropped (false): the caller's pump round re-decides from the new phases.
+     * and a tenant event is dropped: the caller's pump round re-decides from the new phases.
      * Register and Deregister are always applied.
      */
-    private boolean apply(PreemptionEvent e) {
+    private void apply(PreemptionEvent e) {
         if (!(e instanceof PreemptionEvent.Tick) && pstate.nextTimerNanos() <= e.at()) {
             apply(new PreemptionEvent.Tick(e.at()));
             if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)) {
-                return false;
+                return;
             }
         }
         Transition tr = machine.next(pstate, e);
@@ -377,7 +377,6 @@ public final class EngineBridge {
                 }
             }
         }
-        return true;
     }
 
     private void refreshPermit(TenantState t, long now) {

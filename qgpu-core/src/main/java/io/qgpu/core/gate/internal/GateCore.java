@@ -163,7 +163,7 @@ public final class GateCore {
         lock.lock();
         try {
             TenantState t = known(tenant);
-            if (t.running() > 0 || t.parked > 0 || !t.waiters.isEmpty()) {
+            if (t.running() > 0 || t.hasWork()) {
                 throw new GateStateException(gpu, t.name, "has " + (t.running() + t.parked) + " open leases and "
                         + t.waiters.size() + " waiting acquires; close them first");
             }

@@ -48,8 +48,7 @@ public final class QuotaBooks {
         if (factor == 1.0) {
             return t.limitNanos;
         }
-        double eff = t.limitNanos / factor;
-        return eff >= core.windowNanos ? core.windowNanos : (long) eff;
+        return Math.min((long) (t.limitNanos / factor), core.windowNanos);
     }
 
     /** Until when {@code t} may run without passing its limit, if it runs from now on. */

@@ -77,7 +77,6 @@ public final class TenantState implements Tenant {
     long quotaWakeAt = Long.MAX_VALUE;
     /** The gate's cache of this tenant's machine phase, valid for {@link #phaseState}. */
     io.qgpu.core.preempt.TenantPhase phase;
-    long phaseVersion = -1;
     io.qgpu.core.preempt.PreemptionState phaseState;
     boolean quotaReported;
 
@@ -117,6 +116,11 @@ public final class TenantState implements Tenant {
 
     int running() {
         return (int) word.get();
+    }
+
+    /** Whether work waits to run: an acquire in the queue or a lease parked at a checkpoint. Under the lock. */
+    boolean hasWork() {
+        return !waiters.isEmpty() || parked != 0;
     }
 
     /**

@@ -60,8 +60,7 @@ public final class Waiting {
         }
         core.lock.lock();
         try {
-            core.checkOpen();
-            core.known(t);
+            core.known(t); // also fails if the gate closed meanwhile
             now = core.nowLocked();
             core.engines.pump(now);
             if (!t.tryEnter(now) && !enterAsProbe(t, now)) {
@@ -271,7 +270,7 @@ public final class Waiting {
     /** Under the lock, after the permits were set: grants async waiters and resumes parked leases. */
     void wakeWaiters(long now) {
         for (TenantState t : core.tenants.values()) {
-            if (now >= t.permitUntil || (t.waiters.isEmpty() && t.parked == 0)) {
+            if (now >= t.permitUntil || !t.hasWork()) {
                 continue;
             }
             boolean sync = t.parked > 0;
