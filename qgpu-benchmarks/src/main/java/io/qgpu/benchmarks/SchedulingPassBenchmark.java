@@ -42,10 +42,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Two ways to run it:
  * <pre>
  *   ./mvnw -q package -pl qgpu-benchmarks -am -DskipTests
- *   # JMH single shot: 2 warm-up passes, 5 measured passes, 1 fork, -Xmx6g
+ *   # JMH single shot: 2 warm-up passes, 5 measured passes, 1 fork, -Xms6g -Xmx6g -XX:+AlwaysPreTouch (a fixed, pre-touched heap)
  *   java -jar qgpu-benchmarks/target/benchmarks.jar SchedulingPassBenchmark
  *   # the plain main: same pass, prints time, claims per second, placed and refused per pass
- *   java -Xmx6g -cp qgpu-benchmarks/target/benchmarks.jar io.qgpu.benchmarks.SchedulingPassBenchmark [warmups] [passes] [nodes] [claims]
+ *   java -Xms6g -Xmx6g -XX:+AlwaysPreTouch -cp qgpu-benchmarks/target/benchmarks.jar io.qgpu.benchmarks.SchedulingPassBenchmark [warmups] [passes] [nodes] [claims]
  * </pre>
  */
 @State(Scope.Benchmark)
@@ -53,7 +53,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 2)
 @Measurement(iterations = 5)
-@Fork(value = 1, jvmArgsAppend = {"-Xmx6g"})
+@Fork(value = 1, jvmArgsAppend = {"-Xms6g", "-Xmx6g", "-XX:+AlwaysPreTouch"})
 public class SchedulingPassBenchmark {
 
     @Param("4000")
