@@ -320,6 +320,50 @@ class GateBookkeepingTest {
         assertEquals(List.of(), events.of(GateEvent.LeaseReclaimed.class));
     }
 
+    /**
+     * A thread parks its lease for online work and dies before it resumes: the reclaim fails the
+     * checkpoint's future, takes the parked lease out of the books (no waiter, no parked lease
+     * left), and the offline tenant runs nothing when the online work finishes.
+     */
+    @Test
+    void aDeadOwnersParkedLeaseIsReclaimedOutOfTheBooks() throws Exception {
+        java.util.concurrent.CountDownLatch acquired = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch onlineWaits = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<CompletableFuture<Lease>> resumed = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                Lease l = gate.acquire(train);
+                acquired.countDown();
+                onlineWaits.await();
+                resumed.set(l.checkpointAsync());              // parks; the thread then dies
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }, "parks-and-dies");
+        t.start();
+        acquired.await();
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        onlineWaits.countDown();
+        t.join();
+        assertFalse(resumed.get().isDone(), "parked while online work runs");
+        Lease on = online.join();
+        assertEquals(1, gate.usage(train).parkedLeases());
+        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        gate.reclaimDeadOwners();
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream().map(GateEvent.LeaseReclaimed::leases)
+                .toList());
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> resumed.get().get(0, TimeUnit.SECONDS));
+        assertInstanceOf(GateStateException.class, failed.getCause());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount(), "no waiter left");
+        on.close();
+        assertEquals(0, train.runningLeases(), "the reclaimed lease does not resume");
+        assertEquals(0, gate.openLeases());
+        assertEquals(0, gate.core().waiterCount());
+    }
+
     /** Closing one gate of a registry leaves the shared timer running for the others. */
     @Test
     void aRegistrysTimerOutlivesOneOfItsGates() throws Exception {
