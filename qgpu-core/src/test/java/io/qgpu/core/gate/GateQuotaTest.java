@@ -217,32 +217,4 @@ class GateQuotaTest {
         assertEquals(0.30, shareB, 0.03);
         gate.close();
     }
-
-    /**
-     * A limit of 100% equals the window: it never binds. The tenant runs past a whole window without
-     * being asked to yield, starts again at once after using the whole window, and no quota event fires.
-     */
-    @Test
-    void aLimitEqualToTheWindowNeverBinds() throws Exception {
-        FakeClock clock = new FakeClock(T0);
-        Gate gate = gate(clock, IsolationPolicy.ELASTIC);
-        RecordingListener events = new RecordingListener();
-        gate.addListener(events);
-        Tenant train = gate.register(GateTenantSpec.offline("train").request(10).limit(100).build());
-
-        Lease lease = gate.acquire(train);
-        for (int i = 1; i <= 25; i++) {                 // slices of 1 s up to 2.5 windows
-            clock.at(T0 + i * S);
-            assertFalse(lease.shouldYield(), "asked to yield at " + i + " s");
-            lease.checkpoint();
-        }
-        lease.close();
-        assertEquals(10 * S, gate.usage(train).usageNanos(), "the whole window used");
-        Lease again = gate.tryAcquire(train).orElseThrow(() -> new AssertionError("refused after a full window"));
-        clock.at(T0 + 26 * S);
-        assertFalse(again.shouldYield());
-        again.close();
-        assertEquals(java.util.List.of(), events.of(GateEvent.QuotaExhausted.class));
-        gate.close();
-    }
 }
