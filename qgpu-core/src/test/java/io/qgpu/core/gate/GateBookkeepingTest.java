@@ -263,6 +263,107 @@ class GateBookkeepingTest {
         assertEquals(0, gate.openLeases());
     }
 
+    /** Runs {@code body} on a thread named {@code name} and waits for the thread to die. */
+    private static void onDeadThread(String name, ThrowingRunnable body) throws InterruptedException {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, name);
+        t.start();
+        t.join();
+        assertNull(failure.get());
+    }
+
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    /**
+     * An acquire that waits makes a reclaim pass once a reclaim interval (half the dead-owner
+     * timeout, 250 ms here) has passed since the last pass, not sooner; the pass notes when the
+     * owner was first seen dead, which fixes when its lease is reclaimed. The timer is kept late
+     * ({@code jump}) so that only these passes run.
+     */
+    @Test
+    void aWaitingAcquirePassesOncePerReclaimInterval() throws Exception {
+        onDeadThread("dies-holding-one", () -> gate.acquire(train));
+        clock.jump(T0 + 250 * MS - 1);
+        CompletableFuture<Lease> early = gate.acquireAsync(chat);   // too soon for a pass
+        assertFalse(early.isDone(), "online work waits for the offline lease");
+        clock.jump(T0 + 250 * MS);
+        CompletableFuture<Lease> late = gate.acquireAsync(chat);    // a pass: seen dead now
+        clock.jump(T0 + 750 * MS - 1);
+        assertEquals(0, gate.reclaimDeadOwners(), "dead for less than the timeout since the waiting pass");
+        assertFalse(early.isDone());
+        clock.jump(T0 + 750 * MS);
+        assertEquals(1, gate.reclaimDeadOwners(), "dead for the timeout since the waiting pass");
+        assertEquals(0, train.runningLeases());
+        assertTrue(early.isDone(), "the reclaim hands the GPU to the waiting online work at once");
+        early.join().close();
+        late.join().close();
+        assertEquals(0, gate.openLeases());
+    }
+
+    /** A dead thread that closed every lease it took has nothing to reclaim, then or later. */
+    @Test
+    void aDeadOwnerWithNoOpenLeaseIsNeverReported() throws Exception {
+        onDeadThread("closes-all", () -> gate.acquire(train).close());
+        assertEquals(0, gate.reclaimDeadOwners());
+        clock.advance(500 * MS);
+        assertEquals(0, gate.reclaimDeadOwners());
+        clock.advance(500 * MS);
+        assertEquals(0, gate.reclaimDeadOwners());
+        assertEquals(List.of(), events.of(GateEvent.LeaseReclaimed.class));
+    }
+
+    /**
+     * A thread parks its lease for online work and dies before it resumes: the reclaim fails the
+     * checkpoint's future, takes the parked lease out of the books (no waiter, no parked lease
+     * left), and the offline tenant runs nothing when the online work finishes.
+     */
+    @Test
+    void aDeadOwnersParkedLeaseIsReclaimedOutOfTheBooks() throws Exception {
+        java.util.concurrent.CountDownLatch acquired = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch onlineWaits = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<CompletableFuture<Lease>> resumed = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                Lease l = gate.acquire(train);
+                acquired.countDown();
+                onlineWaits.await();
+                resumed.set(l.checkpointAsync());              // parks; the thread then dies
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }, "parks-and-dies");
+        t.start();
+        acquired.await();
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        onlineWaits.countDown();
+        t.join();
+        assertFalse(resumed.get().isDone(), "parked while online work runs");
+        Lease on = online.join();
+        assertEquals(1, gate.usage(train).parkedLeases());
+        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        gate.reclaimDeadOwners();
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream().map(GateEvent.LeaseReclaimed::leases)
+                .toList());
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> resumed.get().get(0, TimeUnit.SECONDS));
+        assertInstanceOf(GateStateException.class, failed.getCause());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount(), "no waiter left");
+        on.close();
+        assertEquals(0, train.runningLeases(), "the reclaimed lease does not resume");
+        assertEquals(0, gate.openLeases());
+        assertEquals(0, gate.core().waiterCount());
+    }
+
     /** Closing one gate of a registry leaves the shared timer running for the others. */
     @Test
     void aRegistrysTimerOutlivesOneOfItsGates() throws Exception {
