@@ -95,19 +95,17 @@ public final class Owners {
                     continue;
                 }
                 int open = h.open - h.foreignClosed;
-                if (open <= 0) {
-                    it.remove();
-                    continue;
+                if (open > 0) {
+                    if (h.deadSince == Long.MIN_VALUE) {
+                        h.deadSince = now;
+                    }
+                    if (now - h.deadSince < core.config.deadOwnerTimeoutNanos()) {
+                        continue;
+                    }
+                    reclaim(t, h, open, now);
+                    reclaimed += open;
                 }
-                if (h.deadSince == Long.MIN_VALUE) {
-                    h.deadSince = now;
-                }
-                if (now - h.deadSince < core.config.deadOwnerTimeoutNanos()) {
-                    continue;
-                }
-                reclaim(t, h, open, now);
-                it.remove();
-                reclaimed += open;
+                it.remove(); // a dead thread's holder with nothing (left) open
             }
         }
         if (reclaimed > 0) {

@@ -173,11 +173,7 @@ public final class Waiting {
                     lease = LeaseImpl.forOwner(t, h, now);
                     break;
                 }
-                if (deadline != NONE && (now >= deadline || (w != null && w.timedOut))) {
-                    abandon = GateEvent.Abandon.TIMEOUT;
-                    throw new GateTimeoutException(core.gpu, t.name, timeout);
-                }
-                if (w == null) {
+                if (w == null) { // the engines hear of the acquire before its timeout is checked
                     w = new Waiter(null, startedAt);
                     t.waiters.add(w);
                     core.waiters++;
@@ -187,6 +183,10 @@ public final class Waiting {
                     }
                     core.engines.pump(now);
                     continue;
+                }
+                if (deadline != NONE && (now >= deadline || w.timedOut)) {
+                    abandon = GateEvent.Abandon.TIMEOUT;
+                    throw new GateTimeoutException(core.gpu, t.name, timeout);
                 }
                 if (core.events.flushBeforeWait()) {
                     continue;
@@ -273,11 +273,9 @@ public final class Waiting {
             if (now >= t.permitUntil || !t.hasWork()) {
                 continue;
             }
-            boolean sync = t.parked > 0;
             for (Iterator<Waiter> it = t.waiters.iterator(); it.hasNext(); ) {
                 Waiter w = it.next();
                 if (!w.isAsync()) {
-                    sync = true;
                     continue;
                 }
                 if (!t.tryEnter(now)) {
@@ -294,9 +292,7 @@ public final class Waiting {
                 }
             }
             core.checkpoints.resumeWaiting(t, now);
-            if (sync) {
-                t.cond.signalAll();
-            }
+            t.cond.signalAll(); // blocked acquires and checkpoints re-check; with none, a read of the queue
         }
     }
 }

@@ -1,0 +1,235 @@
+package io.qgpu.core.gate;
+
+import static io.qgpu.core.gate.DeadThreads.onDeadThread;
+import static io.qgpu.core.gate.FakeClock.MS;
+import static io.qgpu.core.gate.FakeClock.S;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.qgpu.api.IsolationPolicy;
+import io.qgpu.core.preempt.TenantPhase;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Waiting for the GPU and coming back to it, on the manual clock: a blocking acquire with a zero
+ * timeout, the dead-owner pass of a blocking acquire, the timeout tasks acquires leave behind (none),
+ * an online acquire that gives up, a checkpoint at the end of a permit whose window has freed time,
+ * and a blocking checkpoint that hands out events.
+ * Threads are used only where the API blocks; each is awaited on its state, never on wall time.
+ */
+@Timeout(60) // a hang guard only; no test depends on wall time for its verdict
+class GateWaitAndResumeTest {
+
+    private static final long T0 = 9 * S;
+    private FakeClock clock;
+    private Gate gate;
+    private Tenant chat;
+    private Tenant train;
+    private RecordingListener events;
+
+    @BeforeEach
+    void setUp() {
+        GateFixture f = new GateFixture("GPU-w", T0,
+                b -> b.deadOwnerTimeout(Duration.ofMillis(500)).preemptionBound(Duration.ofSeconds(1)));
+        clock = f.clock;
+        gate = f.gate;
+        chat = f.chat;
+        train = f.train;
+        events = f.events;
+    }
+
+    @AfterEach
+    void tearDown() {
+        gate.close();
+    }
+
+    /**
+     * A zero timeout means "only if the GPU is free": with nothing else running, the offline and
+     * then the online tenant get their lease, although neither was running before (the engines must
+     * hear of the acquire before its timeout is checked; they once did not, and both timed out).
+     */
+    @Test
+    void aBlockingAcquireWithAZeroTimeoutGetsAFreeGpu() throws Exception {
+        Lease off = gate.acquire(train, Duration.ZERO);
+        assertEquals(1, train.runningLeases());
+        off.close();
+        clock.advance(MS);
+        Lease on = gate.acquire(chat, Duration.ZERO);
+        assertEquals(1, chat.runningLeases());
+        on.close();
+        assertEquals(List.of(), events.of(GateEvent.AcquireAbandoned.class));
+        assertEquals(0, gate.waitingAcquires());
+        assertEquals(0, gate.core().waiterCount());
+    }
+
+    /**
+     * A blocking acquire makes a dead-owner pass before it waits: the offline lease of a thread dead
+     * for the dead-owner timeout is reclaimed, and the online acquire (zero timeout) gets the GPU at
+     * once. The timer is kept late ({@code jump}) so that only the acquire's pass runs.
+     */
+    @Test
+    void aBlockingAcquireReclaimsADeadOwnersLeaseBeforeItWaits() throws Exception {
+        onDeadThread("dies-holding-train", () -> gate.acquire(train));
+        assertEquals(0, gate.reclaimDeadOwners(), "seen dead");
+        clock.jump(T0 + 500 * MS);
+        Lease on = gate.acquire(chat, Duration.ZERO);
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream()
+                .map(GateEvent.LeaseReclaimed::leases).toList());
+        assertEquals(0, train.runningLeases());
+        assertEquals(1, chat.runningLeases());
+        on.close();
+    }
+
+    /**
+     * A timeout task lives only as long as its acquire waits: a blocking acquire granted after a
+     * wait and an async acquire cancelled while it waits leave no task on the gate's timer (a
+     * shared timer would otherwise keep the gate and the waiter until the timeout).
+     */
+    @Test
+    void acquiresThatEndBeforeTheirTimeoutLeaveNoTimerTask() throws Exception {
+        int idle = clock.timer.pending();                     // the dead-owner pass
+        Lease on = gate.acquire(chat);
+        CompletableFuture<Lease> cancelled = gate.acquireAsync(train, Duration.ofSeconds(5));
+        assertEquals(idle + 1, clock.timer.pending());
+        assertTrue(cancelled.cancel(false));
+        assertEquals(idle, clock.timer.pending(), "the cancelled acquire's timeout task is gone");
+        assertEquals(GateEvent.Abandon.CANCELLED,
+                events.of(GateEvent.AcquireAbandoned.class).get(0).reason());
+
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                got.set(gate.acquire(train, Duration.ofSeconds(5)));
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }, "waits-with-timeout");
+        waiter.start();
+        Await.until("the acquire waits", () -> gate.waitingAcquires() == 1);
+        Await.blocked(waiter);
+        on.close();
+        clock.advance(100 * MS);                               // the release delay: train runs
+        waiter.join();
+        assertEquals(1, train.runningLeases());
+        assertEquals(idle, clock.timer.pending(), "the granted acquire's timeout task is gone");
+        got.get().close();
+    }
+
+    /**
+     * An online acquire that gives up (its timeout passes while the offline lease it preempts has
+     * not yet reached a checkpoint) is withdrawn from the preemption machine at once: the online
+     * tenant is idle again, not left waiting until the gate's next timer call.
+     */
+    @Test
+    void anOnlineAcquireThatTimesOutIsWithdrawnAtOnce() throws Exception {
+        Lease off = gate.tryAcquire(train).orElseThrow();
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread online = new Thread(() -> {
+            try {
+                gate.acquire(chat, Duration.ofMillis(10)).close();
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        }, "gives-up");
+        online.start();
+        Await.until("the acquire waits", () -> gate.waitingAcquires() == 1);
+        Await.blocked(online);
+        assertEquals(TenantPhase.WAITING, gate.preemptionState().phase("chat").orElseThrow());
+        clock.advance(10 * MS);                                // the timeout passes
+        online.join();
+        assertInstanceOf(GateTimeoutException.class, outcome.get());
+        assertEquals(TenantPhase.IDLE, gate.preemptionState().phase("chat").orElseThrow());
+        assertEquals(0, gate.waitingAcquires());
+        assertEquals(0, gate.core().waiterCount());
+        off.close();
+    }
+
+    /**
+     * A lease whose permit ends at its tenant's limit goes on through a checkpoint, without being
+     * suspended, when older use has left the window meanwhile: 10% of a 10 s window, 500 ms used
+     * at the start, a lease from 9.6 s gets a permit to 10.1 s, when 100 ms more have left the window.
+     */
+    @Test
+    void aCheckpointAtTheLimitGoesOnWhenTheWindowHasFreedTime() throws Exception {
+        FakeClock c = new FakeClock(T0);
+        try (Gate g = Gate.create("GPU-q", c.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
+                .usageReportInterval(Duration.ZERO).deadOwnerTimeout(Duration.ofHours(1)).build())) {
+            RecordingListener ev = new RecordingListener();
+            g.addListener(ev);
+            Tenant t = g.register(GateTenantSpec.online("chat").limit(10).build());
+            Lease first = g.tryAcquire(t).orElseThrow();
+            c.at(T0 + 500 * MS);
+            first.close();
+            c.at(T0 + 9_600 * MS);
+            Lease l = g.tryAcquire(t).orElseThrow();
+            c.at(T0 + 10_100 * MS - 1);
+            assertFalse(l.shouldYield());
+            c.at(T0 + 10_100 * MS);
+            assertTrue(l.shouldYield(), "the permit ends at the limit as counted at the acquire");
+            l.checkpoint();
+            assertFalse(l.shouldYield(), "100 ms left the window: the lease goes on");
+            assertEquals(List.of(), ev.of(GateEvent.Suspended.class));
+            c.at(T0 + 10_200 * MS);
+            assertTrue(l.shouldYield());
+            assertEquals(900 * MS, g.usage(t).usageNanos());
+            l.close();
+        }
+    }
+
+    /**
+     * A blocking checkpoint parks at the end of its token grant, and hands out the events it
+     * collected before it waits; a listener of its suspension cancels the other offline tenant's
+     * pending acquire, whose lease the gate then closes, so the token comes back at once. The
+     * checkpoint sees this without another wake-up: it returns with its lease running, and its
+     * thread never blocks (the wake-up of that change was given while the thread ran the listener).
+     */
+    @Test
+    void aBlockingCheckpointSeesWhatItsOwnListenersChanged() throws Exception {
+        Tenant batch = gate.register(GateTenantSpec.offline("batch").build());
+        AtomicReference<CompletableFuture<Lease>> other = new AtomicReference<>();
+        gate.addListener(e -> {
+            if (e instanceof GateEvent.Suspended s && s.tenant().equals("train")) {
+                other.get().cancel(false);
+            }
+        });
+        AtomicBoolean grantEnded = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<Lease> lease = new AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            try {
+                Lease l = gate.acquire(train);
+                lease.set(l);
+                while (!grantEnded.get()) {                    // runnable, so that only the checkpoint can block
+                    Thread.onSpinWait();
+                }
+                l.checkpoint();
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, "checkpoints");
+        worker.start();
+        Await.until("train runs", () -> lease.get() != null);
+        other.set(gate.acquireAsync(batch));
+        clock.at(T0 + 250 * MS);                               // train's grant ends: batch's turn
+        assertTrue(lease.get().shouldYield());
+        grantEnded.set(true);
+        Await.blocked(worker);                                 // returns once it ended, or if it waits
+        assertFalse(worker.isAlive(), "the checkpoint waited for a wake-up that was already given");
+        assertNull(failure.get());
+        assertTrue(other.get().isCancelled());
+        assertEquals(1, train.runningLeases(), "train runs again");
+        assertEquals(0, batch.runningLeases(), "the cancelled acquire left no lease");
+        assertEquals(List.of(new GateEvent.Suspended("GPU-w", "train", T0 + 250 * MS,
+                GateEvent.SuspendReason.GRANT_ENDED)), events.of(GateEvent.Suspended.class));
+        assertEquals(T0 + 250 * MS, events.of(GateEvent.Resumed.class).get(0).atNanos());
+        lease.get().close();
+        assertEquals(0, gate.openLeases());
+    }
+}
