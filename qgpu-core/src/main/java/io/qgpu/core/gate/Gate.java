@@ -230,7 +230,8 @@ public final class Gate implements AutoCloseable {
     /**
      * Looks for leases whose owner thread died: the first pass that sees one notes the time, a pass at
      * least {@link GateConfig#deadOwnerTimeoutNanos()} later closes them (and fails the futures of
-     * their pending async checkpoints). Runs on the gate's timer by itself; call it to check now.
+     * their pending async checkpoints, and the checkpoints of them that other threads block in, with
+     * {@link GateStateException}). Runs on the gate's timer by itself; call it to check now.
      *
      * @return how many leases were reclaimed
      */

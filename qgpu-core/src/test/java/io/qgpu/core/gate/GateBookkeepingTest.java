@@ -309,6 +309,59 @@ class GateBookkeepingTest {
         assertTrue(mine.isClosed());
     }
 
+    /**
+     * A lease handed to another thread outlives its owner: once the owner was reclaimed, a
+     * checkpoint of the lease from the other thread fails, saying why, and the lease reads as closed.
+     */
+    @Test
+    void aCheckpointOfAReclaimedLeaseFailsFromAnyThread() throws Exception {
+        AtomicReference<Lease> orphan = new AtomicReference<>();
+        onDeadThread("hands-over-and-dies", () -> orphan.set(gate.acquire(train)));
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        assertEquals(1, events.of(GateEvent.LeaseReclaimed.class).size());
+        GateStateException e = assertThrows(GateStateException.class, orphan.get()::checkpoint);
+        assertTrue(e.getMessage().contains("reclaimed after its owner thread died"), e.getMessage());
+        assertTrue(orphan.get().isClosed());
+        assertEquals(0, gate.openLeases());
+    }
+
+    /**
+     * Another thread blocks in a checkpoint of a lease whose owner died (online work preempted it);
+     * when the lease is reclaimed, the blocked checkpoint wakes and fails, rather than waiting until
+     * the gate closes (it once did: nothing woke it).
+     */
+    @Test
+    void aCheckpointBlockedOnALeaseThatIsReclaimedWakesAndFails() throws Exception {
+        AtomicReference<Lease> orphan = new AtomicReference<>();
+        onDeadThread("hands-over-and-dies", () -> orphan.set(gate.acquire(train)));
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread other = new Thread(() -> {
+            try {
+                orphan.get().checkpoint();                     // parks for the online work
+                outcome.set(new AssertionError("the checkpoint returned"));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        }, "checkpoints-an-orphan");
+        other.start();
+        Await.until("the lease parks", () -> gate.usage(train).parkedLeases() == 1);
+        Await.blocked(other);
+        Lease on = online.join();                              // kept running: nothing else wakes the checkpoint
+        assertEquals(0, gate.reclaimDeadOwners(), "seen dead");
+        clock.jump(T0 + 500 * MS);                             // the timer is late: only this pass runs
+        assertEquals(1, gate.reclaimDeadOwners());
+        Await.until("the blocked checkpoint ends", () -> !other.isAlive());
+        GateStateException e = assertInstanceOf(GateStateException.class, outcome.get());
+        assertTrue(e.getMessage().contains("reclaimed after its owner thread died"), e.getMessage());
+        assertTrue(orphan.get().isClosed());
+        assertEquals(0, train.runningLeases() + gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount());
+        on.close();
+        assertEquals(0, gate.openLeases());
+    }
+
     /** A dead thread that closed every lease it took has nothing to reclaim, then or later. */
     @Test
     void aDeadOwnerWithNoOpenLeaseIsNeverReported() throws Exception {

@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
  * Owner tracking and dead-owner reclaim: each thread that acquires a tenant's lease gets a
  * {@link Holder} (through the tenant's thread-local); a pass finds holders whose thread died with
  * leases open, notes the time, and a pass at least {@link GateConfig#deadOwnerTimeoutNanos()} later
- * closes those leases (their objects become void: their epoch no longer matches) and fails the
- * futures of their pending async checkpoints. Passes run on the gate's timer, from acquires that
+ * closes those leases (their objects become void: their epoch no longer matches), fails the
+ * futures of their pending async checkpoints and wakes the threads blocked in checkpoints of them
+ * (which then fail). Passes run on the gate's timer, from acquires that
  * wait (at most once per reclaim interval), and on request.
  *
  * <p>Thread safety: thread-safe ({@link #newHolder} takes the gate's lock; the rest runs under it).
@@ -133,6 +134,7 @@ public final class Owners {
         }
         t.parked -= parked;
         core.waiters -= parked;
+        t.cond.signalAll(); // another thread blocked in a checkpoint of one of these leases wakes and fails
         h.open = 0;
         h.foreignClosed = 0;
         h.parked = 0;
