@@ -6,6 +6,7 @@ import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.qgpu.api.IsolationPolicy;
+import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.TenantPhase;
 import java.time.Duration;
 import java.util.List;
@@ -51,20 +52,26 @@ class GateWaitAndResumeTest {
     }
 
     /**
-     * A zero timeout means "only if the GPU is free": with nothing else running, the offline and
-     * then the online tenant get their lease, although neither was running before (the engines must
-     * hear of the acquire before its timeout is checked; they once did not, and both timed out).
+     * A zero timeout leaves no time to wait: the acquire gets what {@code tryAcquire} would. With
+     * nothing else running, the offline and then the online tenant get their lease, although neither
+     * was running before (they once timed out: the timeout was checked before the engines heard of
+     * the acquire); an online acquire does not preempt running offline work for it, and times out.
      */
     @Test
-    void aBlockingAcquireWithAZeroTimeoutGetsAFreeGpu() throws Exception {
+    void aBlockingAcquireWithAZeroTimeoutGetsAFreeGpuAndPreemptsNothing() throws Exception {
         Lease off = gate.acquire(train, Duration.ZERO);
         assertEquals(1, train.runningLeases());
+        assertThrows(GateTimeoutException.class, () -> gate.acquire(chat, Duration.ZERO));
+        assertFalse(off.shouldYield(), "not preempted");
+        assertEquals(GpuMode.OFFLINE, gate.mode());
+        assertEquals(List.of(new GateEvent.AcquireAbandoned("GPU-w", "chat", T0, 0, GateEvent.Abandon.TIMEOUT)),
+                events.of(GateEvent.AcquireAbandoned.class));
         off.close();
         clock.advance(MS);
         Lease on = gate.acquire(chat, Duration.ZERO);
         assertEquals(1, chat.runningLeases());
         on.close();
-        assertEquals(List.of(), events.of(GateEvent.AcquireAbandoned.class));
+        assertEquals(1, events.of(GateEvent.AcquireAbandoned.class).size());
         assertEquals(0, gate.waitingAcquires());
         assertEquals(0, gate.core().waiterCount());
     }

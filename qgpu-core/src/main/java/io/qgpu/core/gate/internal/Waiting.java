@@ -169,11 +169,17 @@ public final class Waiting {
                 if (w == null) {
                     core.engines.pump(now);
                 }
-                if (t.tryEnter(now)) {
+                boolean late = deadline != NONE && (now >= deadline || (w != null && w.timedOut));
+                // no time to wait at all (a zero timeout): only what tryAcquire would get, no preemption asked
+                if (t.tryEnter(now) || (late && w == null && enterAsProbe(t, now))) {
                     lease = LeaseImpl.forOwner(t, h, now);
                     break;
                 }
-                if (w == null) { // the engines hear of the acquire before its timeout is checked
+                if (late) {
+                    abandon = GateEvent.Abandon.TIMEOUT;
+                    throw new GateTimeoutException(core.gpu, t.name, timeout);
+                }
+                if (w == null) {
                     w = new Waiter(null, startedAt);
                     t.waiters.add(w);
                     core.waiters++;
@@ -183,10 +189,6 @@ public final class Waiting {
                     }
                     core.engines.pump(now);
                     continue;
-                }
-                if (deadline != NONE && (now >= deadline || w.timedOut)) {
-                    abandon = GateEvent.Abandon.TIMEOUT;
-                    throw new GateTimeoutException(core.gpu, t.name, timeout);
                 }
                 if (core.events.flushBeforeWait()) {
                     continue;
