@@ -143,7 +143,8 @@ public final class Gate implements AutoCloseable {
 
     /**
      * Like {@link #acquire(Tenant)}, giving up after {@code timeout} of the gate's ticker (a timeout
-     * too long for a {@code long} of nanoseconds waits without limit).
+     * too long for a {@code long} of nanoseconds waits without limit). A zero timeout waits for
+     * nothing: the lease comes only if {@link #tryAcquire} would give one (no preemption is asked).
      *
      * @throws GateTimeoutException              if the timeout passed (no lease is left behind)
      * @throws io.qgpu.api.InvalidValueException if the timeout is null or negative
