@@ -148,14 +148,43 @@ class GateWaitAndResumeTest {
         online.start();
         Await.until("the acquire waits", () -> gate.waitingAcquires() == 1);
         Await.blocked(online);
-        assertEquals(TenantPhase.WAITING, gate.preemptionState().phase("chat").orElseThrow());
+        assertEquals(TenantPhase.WAITING, phase("chat"));
         clock.advance(10 * MS);                                // the timeout passes
         online.join();
         assertInstanceOf(GateTimeoutException.class, outcome.get());
-        assertEquals(TenantPhase.IDLE, gate.preemptionState().phase("chat").orElseThrow());
+        assertEquals(TenantPhase.IDLE, phase("chat"));
         assertEquals(0, gate.waitingAcquires());
         assertEquals(0, gate.core().waiterCount());
         off.close();
+    }
+
+    /**
+     * The preemption machine's view of a preempted offline tenant ({@link Gate#preemptionState()}):
+     * with its lease parked at a checkpoint it is SUSPENDED until online work is done and then runs
+     * again; preempted once more, with its lease closed instead of parked, it is IDLE at once.
+     */
+    @Test
+    void aPreemptedTenantIsSuspendedWithAParkedLeaseAndIdleWithNone() {
+        Lease off = gate.tryAcquire(train).orElseThrow();
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        assertEquals(TenantPhase.SUSPENDING, phase("train"));
+        CompletableFuture<Lease> resumed = off.checkpointAsync();
+        assertEquals(TenantPhase.SUSPENDED, phase("train"));
+        online.join().close();
+        clock.advance(100 * MS);                               // the release delay: train resumes
+        assertSame(off, resumed.join());
+        assertEquals(TenantPhase.RUNNING, phase("train"));
+
+        CompletableFuture<Lease> again = gate.acquireAsync(chat);
+        assertEquals(TenantPhase.SUSPENDING, phase("train"));
+        off.close();
+        assertEquals(TenantPhase.IDLE, phase("train"), "nothing left to resume");
+        again.join().close();
+        assertEquals(0, gate.openLeases());
+    }
+
+    private TenantPhase phase(String tenant) {
+        return gate.preemptionState().phase(tenant).orElseThrow();
     }
 
     /**

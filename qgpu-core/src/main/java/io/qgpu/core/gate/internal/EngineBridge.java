@@ -208,21 +208,13 @@ public final class EngineBridge {
                     apply(work ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
                 }
             }
-            case READY -> {
-                if (!work && t.running() == 0) {
+            case READY -> { // no lease runs: a READY tenant has no permit
+                if (!work) {
                     withdraw(t);
                     apply(new PreemptionEvent.Idle(at(now), t.name));
                 }
             }
-            case SUSPENDED -> {
-                if (t.requested) {
-                    withdraw(t);
-                    return;
-                }
-                if (t.holdsToken && t.running() == 0 && quiesced(t)) {
-                    releaseToken(t, t.idleAt);
-                }
-            }
+            case SUSPENDED -> withdraw(t); // if requested; the token went with the suspension (or never came)
             default -> {
                 // IDLE, WAITING (offline tenants never wait) and RUNNING online: nothing stopped
             }

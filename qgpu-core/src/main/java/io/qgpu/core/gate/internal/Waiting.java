@@ -170,8 +170,8 @@ public final class Waiting {
                     core.engines.pump(now);
                 }
                 boolean late = deadline != NONE && (now >= deadline || (w != null && w.timedOut));
-                // no time to wait at all (a zero timeout): only what tryAcquire would get, no preemption asked
-                if (t.tryEnter(now) || (late && w == null && enterAsProbe(t, now))) {
+                // out of time (a zero timeout, or the timeout passed): a last try as tryAcquire's, no preemption asked
+                if (t.tryEnter(now) || (late && enterAsProbe(t, now))) {
                     lease = LeaseImpl.forOwner(t, h, now);
                     break;
                 }
