@@ -260,7 +260,7 @@ public final class TenantState implements Tenant {
         books.lock();
         try {
             drainLocked();
-            return window.usage(now) + now - Math.max(openStart(now), now - windowNanos); // openStart: now if none
+            return window.usage(now) + Math.min(now - openStart(now), windowNanos); // openStart: now if none
         } finally {
             books.unlock();
         }
