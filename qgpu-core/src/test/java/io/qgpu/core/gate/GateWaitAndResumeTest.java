@@ -14,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,26 +28,12 @@ import org.junit.jupiter.api.Timeout;
 class GateWaitAndResumeTest {
 
     private static final long T0 = 9 * S;
-    private FakeClock clock;
-    private Gate gate;
-    private Tenant chat;
-    private Tenant train;
-    private RecordingListener events;
-
-    @BeforeEach
-    void setUp() {
-        GateFixture f = new GateFixture("GPU-w", T0,
-                b -> b.deadOwnerTimeout(Duration.ofMillis(500)).preemptionBound(Duration.ofSeconds(1)));
-        clock = f.clock;
-        gate = f.gate;
-        chat = f.chat;
-        train = f.train;
-        events = f.events;
-    }
+    private final GateFixture f = new GateFixture("GPU-w", T0,
+            b -> b.deadOwnerTimeout(Duration.ofMillis(500)).preemptionBound(Duration.ofSeconds(1)));
 
     @AfterEach
     void tearDown() {
-        gate.close();
+        f.gate.close();
     }
 
     /**
@@ -59,21 +44,21 @@ class GateWaitAndResumeTest {
      */
     @Test
     void aBlockingAcquireWithAZeroTimeoutGetsAFreeGpuAndPreemptsNothing() throws Exception {
-        Lease off = gate.acquire(train, Duration.ZERO);
-        assertEquals(1, train.runningLeases());
-        assertThrows(GateTimeoutException.class, () -> gate.acquire(chat, Duration.ZERO));
+        Lease off = f.gate.acquire(f.train, Duration.ZERO);
+        assertEquals(1, f.train.runningLeases());
+        assertThrows(GateTimeoutException.class, () -> f.gate.acquire(f.chat, Duration.ZERO));
         assertFalse(off.shouldYield(), "not preempted");
-        assertEquals(GpuMode.OFFLINE, gate.mode());
+        assertEquals(GpuMode.OFFLINE, f.gate.mode());
         assertEquals(List.of(new GateEvent.AcquireAbandoned("GPU-w", "chat", T0, 0, GateEvent.Abandon.TIMEOUT)),
-                events.of(GateEvent.AcquireAbandoned.class));
+                f.events.of(GateEvent.AcquireAbandoned.class));
         off.close();
-        clock.advance(MS);
-        Lease on = gate.acquire(chat, Duration.ZERO);
-        assertEquals(1, chat.runningLeases());
+        f.clock.advance(MS);
+        Lease on = f.gate.acquire(f.chat, Duration.ZERO);
+        assertEquals(1, f.chat.runningLeases());
         on.close();
-        assertEquals(1, events.of(GateEvent.AcquireAbandoned.class).size());
-        assertEquals(0, gate.waitingAcquires());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(1, f.events.of(GateEvent.AcquireAbandoned.class).size());
+        assertEquals(0, f.gate.waitingAcquires());
+        assertEquals(0, f.gate.core().waiterCount());
     }
 
     /**
@@ -83,14 +68,14 @@ class GateWaitAndResumeTest {
      */
     @Test
     void aBlockingAcquireReclaimsADeadOwnersLeaseBeforeItWaits() throws Exception {
-        onDeadThread("dies-holding-train", () -> gate.acquire(train));
-        assertEquals(0, gate.reclaimDeadOwners(), "seen dead");
-        clock.jump(T0 + 500 * MS);
-        Lease on = gate.acquire(chat, Duration.ZERO);
-        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream()
+        onDeadThread("dies-holding-train", () -> f.gate.acquire(f.train));
+        assertEquals(0, f.gate.reclaimDeadOwners(), "seen dead");
+        f.clock.jump(T0 + 500 * MS);
+        Lease on = f.gate.acquire(f.chat, Duration.ZERO);
+        assertEquals(List.of(1), f.events.of(GateEvent.LeaseReclaimed.class).stream()
                 .map(GateEvent.LeaseReclaimed::leases).toList());
-        assertEquals(0, train.runningLeases());
-        assertEquals(1, chat.runningLeases());
+        assertEquals(0, f.train.runningLeases());
+        assertEquals(1, f.chat.runningLeases());
         on.close();
     }
 
@@ -101,31 +86,31 @@ class GateWaitAndResumeTest {
      */
     @Test
     void acquiresThatEndBeforeTheirTimeoutLeaveNoTimerTask() throws Exception {
-        int idle = clock.timer.pending();                     // the dead-owner pass
-        Lease on = gate.acquire(chat);
-        CompletableFuture<Lease> cancelled = gate.acquireAsync(train, Duration.ofSeconds(5));
-        assertEquals(idle + 1, clock.timer.pending());
+        int idle = f.clock.timer.pending();                     // the dead-owner pass
+        Lease on = f.gate.acquire(f.chat);
+        CompletableFuture<Lease> cancelled = f.gate.acquireAsync(f.train, Duration.ofSeconds(5));
+        assertEquals(idle + 1, f.clock.timer.pending());
         assertTrue(cancelled.cancel(false));
-        assertEquals(idle, clock.timer.pending(), "the cancelled acquire's timeout task is gone");
+        assertEquals(idle, f.clock.timer.pending(), "the cancelled acquire's timeout task is gone");
         assertEquals(GateEvent.Abandon.CANCELLED,
-                events.of(GateEvent.AcquireAbandoned.class).get(0).reason());
+                f.events.of(GateEvent.AcquireAbandoned.class).get(0).reason());
 
         AtomicReference<Lease> got = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
-                got.set(gate.acquire(train, Duration.ofSeconds(5)));
+                got.set(f.gate.acquire(f.train, Duration.ofSeconds(5)));
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
         }, "waits-with-timeout");
         waiter.start();
-        Await.until("the acquire waits", () -> gate.waitingAcquires() == 1);
+        Await.until("the acquire waits", () -> f.gate.waitingAcquires() == 1);
         Await.blocked(waiter);
         on.close();
-        clock.advance(100 * MS);                               // the release delay: train runs
+        f.clock.advance(100 * MS);                               // the release delay: train runs
         waiter.join();
-        assertEquals(1, train.runningLeases());
-        assertEquals(idle, clock.timer.pending(), "the granted acquire's timeout task is gone");
+        assertEquals(1, f.train.runningLeases());
+        assertEquals(idle, f.clock.timer.pending(), "the granted acquire's timeout task is gone");
         got.get().close();
     }
 
@@ -136,25 +121,25 @@ class GateWaitAndResumeTest {
      */
     @Test
     void anOnlineAcquireThatTimesOutIsWithdrawnAtOnce() throws Exception {
-        Lease off = gate.tryAcquire(train).orElseThrow();
+        Lease off = f.gate.tryAcquire(f.train).orElseThrow();
         AtomicReference<Throwable> outcome = new AtomicReference<>();
         Thread online = new Thread(() -> {
             try {
-                gate.acquire(chat, Duration.ofMillis(10)).close();
+                f.gate.acquire(f.chat, Duration.ofMillis(10)).close();
             } catch (Throwable e) {
                 outcome.set(e);
             }
         }, "gives-up");
         online.start();
-        Await.until("the acquire waits", () -> gate.waitingAcquires() == 1);
+        Await.until("the acquire waits", () -> f.gate.waitingAcquires() == 1);
         Await.blocked(online);
         assertEquals(TenantPhase.WAITING, phase("chat"));
-        clock.advance(10 * MS);                                // the timeout passes
+        f.clock.advance(10 * MS);                                // the timeout passes
         online.join();
         assertInstanceOf(GateTimeoutException.class, outcome.get());
         assertEquals(TenantPhase.IDLE, phase("chat"));
-        assertEquals(0, gate.waitingAcquires());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, f.gate.waitingAcquires());
+        assertEquals(0, f.gate.core().waiterCount());
         off.close();
     }
 
@@ -165,26 +150,26 @@ class GateWaitAndResumeTest {
      */
     @Test
     void aPreemptedTenantIsSuspendedWithAParkedLeaseAndIdleWithNone() {
-        Lease off = gate.tryAcquire(train).orElseThrow();
-        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        Lease off = f.gate.tryAcquire(f.train).orElseThrow();
+        CompletableFuture<Lease> online = f.gate.acquireAsync(f.chat);
         assertEquals(TenantPhase.SUSPENDING, phase("train"));
         CompletableFuture<Lease> resumed = off.checkpointAsync();
         assertEquals(TenantPhase.SUSPENDED, phase("train"));
         online.join().close();
-        clock.advance(100 * MS);                               // the release delay: train resumes
+        f.clock.advance(100 * MS);                               // the release delay: train resumes
         assertSame(off, resumed.join());
         assertEquals(TenantPhase.RUNNING, phase("train"));
 
-        CompletableFuture<Lease> again = gate.acquireAsync(chat);
+        CompletableFuture<Lease> again = f.gate.acquireAsync(f.chat);
         assertEquals(TenantPhase.SUSPENDING, phase("train"));
         off.close();
         assertEquals(TenantPhase.IDLE, phase("train"), "nothing left to resume");
         again.join().close();
-        assertEquals(0, gate.openLeases());
+        assertEquals(0, f.gate.openLeases());
     }
 
     private TenantPhase phase(String tenant) {
-        return gate.preemptionState().phase(tenant).orElseThrow();
+        return f.gate.preemptionState().phase(tenant).orElseThrow();
     }
 
     /**
@@ -228,9 +213,9 @@ class GateWaitAndResumeTest {
      */
     @Test
     void aBlockingCheckpointSeesWhatItsOwnListenersChanged() throws Exception {
-        Tenant batch = gate.register(GateTenantSpec.offline("batch").build());
+        Tenant batch = f.gate.register(GateTenantSpec.offline("batch").build());
         AtomicReference<CompletableFuture<Lease>> other = new AtomicReference<>();
-        gate.addListener(e -> {
+        f.gate.addListener(e -> {
             if (e instanceof GateEvent.Suspended s && s.tenant().equals("train")) {
                 other.get().cancel(false);
             }
@@ -240,7 +225,7 @@ class GateWaitAndResumeTest {
         AtomicReference<Lease> lease = new AtomicReference<>();
         Thread worker = new Thread(() -> {
             try {
-                Lease l = gate.acquire(train);
+                Lease l = f.gate.acquire(f.train);
                 lease.set(l);
                 while (!grantEnded.get()) {                    // runnable, so that only the checkpoint can block
                     Thread.onSpinWait();
@@ -252,20 +237,20 @@ class GateWaitAndResumeTest {
         }, "checkpoints");
         worker.start();
         Await.until("train runs", () -> lease.get() != null);
-        other.set(gate.acquireAsync(batch));
-        clock.at(T0 + 250 * MS);                               // train's grant ends: batch's turn
+        other.set(f.gate.acquireAsync(batch));
+        f.clock.at(T0 + 250 * MS);                               // train's grant ends: batch's turn
         assertTrue(lease.get().shouldYield());
         grantEnded.set(true);
         Await.blocked(worker);                                 // returns once it ended, or if it waits
         assertFalse(worker.isAlive(), "the checkpoint waited for a wake-up that was already given");
         assertNull(failure.get());
         assertTrue(other.get().isCancelled());
-        assertEquals(1, train.runningLeases(), "train runs again");
+        assertEquals(1, f.train.runningLeases(), "train runs again");
         assertEquals(0, batch.runningLeases(), "the cancelled acquire left no lease");
         assertEquals(List.of(new GateEvent.Suspended("GPU-w", "train", T0 + 250 * MS,
-                GateEvent.SuspendReason.GRANT_ENDED)), events.of(GateEvent.Suspended.class));
-        assertEquals(T0 + 250 * MS, events.of(GateEvent.Resumed.class).get(0).atNanos());
+                GateEvent.SuspendReason.GRANT_ENDED)), f.events.of(GateEvent.Suspended.class));
+        assertEquals(T0 + 250 * MS, f.events.of(GateEvent.Resumed.class).get(0).atNanos());
         lease.get().close();
-        assertEquals(0, gate.openLeases());
+        assertEquals(0, f.gate.openLeases());
     }
 }
