@@ -329,7 +329,8 @@ class GateBookkeepingTest {
     /**
      * Another thread blocks in a checkpoint of a lease whose owner died (online work preempted it);
      * when the lease is reclaimed, the blocked checkpoint wakes and fails, rather than waiting until
-     * the gate closes (it once did: nothing woke it).
+     * the gate closes (it once did: nothing woke it; without the fix this test failed in 1 of 1 run,
+     * on its 20 s hang guard).
      */
     @Test
     void aCheckpointBlockedOnALeaseThatIsReclaimedWakesAndFails() throws Exception {
