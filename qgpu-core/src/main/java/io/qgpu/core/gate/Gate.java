@@ -143,7 +143,8 @@ public final class Gate implements AutoCloseable {
 
     /**
      * Like {@link #acquire(Tenant)}, giving up after {@code timeout} of the gate's ticker (a timeout
-     * too long for a {@code long} of nanoseconds waits without limit).
+     * too long for a {@code long} of nanoseconds waits without limit). A zero timeout waits for
+     * nothing: the lease comes only if {@link #tryAcquire} would give one (no preemption is asked).
      *
      * @throws GateTimeoutException              if the timeout passed (no lease is left behind)
      * @throws io.qgpu.api.InvalidValueException if the timeout is null or negative
@@ -230,7 +231,8 @@ public final class Gate implements AutoCloseable {
     /**
      * Looks for leases whose owner thread died: the first pass that sees one notes the time, a pass at
      * least {@link GateConfig#deadOwnerTimeoutNanos()} later closes them (and fails the futures of
-     * their pending async checkpoints). Runs on the gate's timer by itself; call it to check now.
+     * their pending async checkpoints, and the checkpoints of them that other threads block in, with
+     * {@link GateStateException}). Runs on the gate's timer by itself; call it to check now.
      *
      * @return how many leases were reclaimed
      */

@@ -1,5 +1,6 @@
 package io.qgpu.core.gate;
 
+import static io.qgpu.core.gate.DeadThreads.onDeadThread;
 import static io.qgpu.core.gate.FakeClock.MS;
 import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
@@ -34,13 +35,12 @@ class GateBookkeepingTest {
 
     @BeforeEach
     void setUp() {
-        clock = new FakeClock(T0);
-        gate = Gate.create("GPU-k", clock.config().usageReportInterval(Duration.ZERO)
-                .deadOwnerTimeout(Duration.ofMillis(500)).build());
-        chat = gate.register(GateTenantSpec.online("chat").build());
-        train = gate.register(GateTenantSpec.offline("train").build());
-        events = new RecordingListener();
-        gate.addListener(events);
+        GateFixture f = new GateFixture("GPU-k", T0, b -> b.deadOwnerTimeout(Duration.ofMillis(500)));
+        clock = f.clock;
+        gate = f.gate;
+        chat = f.chat;
+        train = f.train;
+        events = f.events;
     }
 
     @AfterEach
@@ -263,25 +263,6 @@ class GateBookkeepingTest {
         assertEquals(0, gate.openLeases());
     }
 
-    /** Runs {@code body} on a thread named {@code name} and waits for the thread to die. */
-    private static void onDeadThread(String name, ThrowingRunnable body) throws InterruptedException {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                failure.set(e);
-            }
-        }, name);
-        t.start();
-        t.join();
-        assertNull(failure.get());
-    }
-
-    private interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
     /**
      * An acquire that waits makes a reclaim pass once a reclaim interval (half the dead-owner
      * timeout, 250 ms here) has passed since the last pass, not sooner; the pass notes when the
@@ -308,6 +289,80 @@ class GateBookkeepingTest {
         assertEquals(0, gate.openLeases());
     }
 
+    /**
+     * A thread uses a tenant and dies; the lease a live thread then takes of the same tenant is its
+     * own, so no reclaim pass ever takes it, however long the first thread has been dead.
+     */
+    @Test
+    void aLiveThreadsLeaseIsNotReclaimedWhenTheTenantsPreviousUserDied() throws Exception {
+        onDeadThread("used-chat-first", () -> gate.tryAcquire(chat).orElseThrow().close());
+        Lease mine = gate.tryAcquire(chat).orElseThrow();
+        assertEquals(0, gate.reclaimDeadOwners());
+        clock.advance(500 * MS);
+        assertEquals(0, gate.reclaimDeadOwners());
+        clock.advance(S);
+        assertEquals(0, gate.reclaimDeadOwners());
+        assertEquals(List.of(), events.of(GateEvent.LeaseReclaimed.class));
+        assertEquals(1, chat.runningLeases(), "the live thread's lease still runs");
+        mine.close();
+        assertEquals(0, gate.openLeases());
+        assertTrue(mine.isClosed());
+    }
+
+    /**
+     * A lease handed to another thread outlives its owner: once the owner was reclaimed, a
+     * checkpoint of the lease from the other thread fails, saying why, and the lease reads as closed.
+     */
+    @Test
+    void aCheckpointOfAReclaimedLeaseFailsFromAnyThread() throws Exception {
+        AtomicReference<Lease> orphan = new AtomicReference<>();
+        onDeadThread("hands-over-and-dies", () -> orphan.set(gate.acquire(train)));
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        assertEquals(1, events.of(GateEvent.LeaseReclaimed.class).size());
+        GateStateException e = assertThrows(GateStateException.class, orphan.get()::checkpoint);
+        assertTrue(e.getMessage().contains("reclaimed after its owner thread died"), e.getMessage());
+        assertTrue(orphan.get().isClosed());
+        assertEquals(0, gate.openLeases());
+    }
+
+    /**
+     * Another thread blocks in a checkpoint of a lease whose owner died (online work preempted it);
+     * when the lease is reclaimed, the blocked checkpoint wakes and fails, rather than waiting until
+     * the gate closes (it once did: nothing woke it; without the fix this test failed in 1 of 1 run,
+     * on its 20 s hang guard).
+     */
+    @Test
+    void aCheckpointBlockedOnALeaseThatIsReclaimedWakesAndFails() throws Exception {
+        AtomicReference<Lease> orphan = new AtomicReference<>();
+        onDeadThread("hands-over-and-dies", () -> orphan.set(gate.acquire(train)));
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread other = new Thread(() -> {
+            try {
+                orphan.get().checkpoint();                     // parks for the online work
+                outcome.set(new AssertionError("the checkpoint returned"));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        }, "checkpoints-an-orphan");
+        other.start();
+        Await.until("the lease parks", () -> gate.usage(train).parkedLeases() == 1);
+        Await.blocked(other);
+        Lease on = online.join();                              // kept running: nothing else wakes the checkpoint
+        assertEquals(0, gate.reclaimDeadOwners(), "seen dead");
+        clock.jump(T0 + 500 * MS);                             // the timer is late: only this pass runs
+        assertEquals(1, gate.reclaimDeadOwners());
+        Await.until("the blocked checkpoint ends", () -> !other.isAlive());
+        GateStateException e = assertInstanceOf(GateStateException.class, outcome.get());
+        assertTrue(e.getMessage().contains("reclaimed after its owner thread died"), e.getMessage());
+        assertTrue(orphan.get().isClosed());
+        assertEquals(0, train.runningLeases() + gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount());
+        on.close();
+        assertEquals(0, gate.openLeases());
+    }
+
     /** A dead thread that closed every lease it took has nothing to reclaim, then or later. */
     @Test
     void aDeadOwnerWithNoOpenLeaseIsNeverReported() throws Exception {
@@ -327,6 +382,61 @@ class GateBookkeepingTest {
      */
     @Test
     void aDeadOwnersParkedLeaseIsReclaimedOutOfTheBooks() throws Exception {
+        AtomicReference<CompletableFuture<Lease>> online = new AtomicReference<>();
+        CompletableFuture<Lease> resumed = parkedOnADeadThread("parks-and-dies", online);
+        assertFalse(resumed.isDone(), "parked while online work runs");
+        Lease on = online.get().join();
+        assertEquals(1, gate.usage(train).parkedLeases());
+        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        gate.reclaimDeadOwners();
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream().map(GateEvent.LeaseReclaimed::leases)
+                .toList());
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> resumed.get(0, TimeUnit.SECONDS));
+        assertInstanceOf(GateStateException.class, failed.getCause());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount(), "no waiter left");
+        on.close();
+        assertEquals(0, train.runningLeases(), "the reclaimed lease does not resume");
+        assertEquals(0, gate.openLeases());
+        assertEquals(0, gate.core().waiterCount());
+    }
+
+    /**
+     * A thread's lease parks (online work comes), resumes when the online work is done, and the
+     * thread dies holding it: the books count no waiter once it resumed, and the reclaim takes it as
+     * the running lease it is.
+     */
+    @Test
+    void aResumedLeaseOfADeadThreadIsReclaimedAsRunning() throws Exception {
+        AtomicReference<CompletableFuture<Lease>> online = new AtomicReference<>();
+        CompletableFuture<Lease> resumed = parkedOnADeadThread("resumes-then-dies", online);
+        assertFalse(resumed.isDone());
+        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        online.get().join().close();
+        clock.advance(100 * MS);                               // the release delay: train resumes
+        assertTrue(resumed.isDone());
+        assertEquals(1, train.runningLeases());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount(), "nothing waits once the lease resumed");
+        gate.reclaimDeadOwners();                              // seen dead
+        clock.advance(500 * MS);
+        gate.reclaimDeadOwners();
+        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream()
+                .map(GateEvent.LeaseReclaimed::leases).toList());
+        assertEquals(0, train.runningLeases(), "the running lease was reclaimed");
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, gate.openLeases());
+    }
+
+    /**
+     * A thread takes an offline lease and dies with it parked at an async checkpoint for online work
+     * (whose acquire goes into {@code online}); returns the checkpoint's future.
+     */
+    private CompletableFuture<Lease> parkedOnADeadThread(String name, AtomicReference<CompletableFuture<Lease>> online)
+            throws InterruptedException {
         java.util.concurrent.CountDownLatch acquired = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch onlineWaits = new java.util.concurrent.CountDownLatch(1);
         AtomicReference<CompletableFuture<Lease>> resumed = new AtomicReference<>();
@@ -339,29 +449,13 @@ class GateBookkeepingTest {
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
-        }, "parks-and-dies");
+        }, name);
         t.start();
         acquired.await();
-        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        online.set(gate.acquireAsync(chat));
         onlineWaits.countDown();
         t.join();
-        assertFalse(resumed.get().isDone(), "parked while online work runs");
-        Lease on = online.join();
-        assertEquals(1, gate.usage(train).parkedLeases());
-        assertEquals(1, gate.core().waiterCount(), "the parked lease");
-        gate.reclaimDeadOwners();                              // seen dead
-        clock.advance(500 * MS);
-        gate.reclaimDeadOwners();
-        assertEquals(List.of(1), events.of(GateEvent.LeaseReclaimed.class).stream().map(GateEvent.LeaseReclaimed::leases)
-                .toList());
-        ExecutionException failed = assertThrows(ExecutionException.class, () -> resumed.get().get(0, TimeUnit.SECONDS));
-        assertInstanceOf(GateStateException.class, failed.getCause());
-        assertEquals(0, gate.usage(train).parkedLeases());
-        assertEquals(0, gate.core().waiterCount(), "no waiter left");
-        on.close();
-        assertEquals(0, train.runningLeases(), "the reclaimed lease does not resume");
-        assertEquals(0, gate.openLeases());
-        assertEquals(0, gate.core().waiterCount());
+        return resumed.get();
     }
 
     /** Closing one gate of a registry leaves the shared timer running for the others. */

@@ -5,6 +5,7 @@ import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.qgpu.api.IsolationPolicy;
+import io.qgpu.core.preempt.TenantPhase;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -41,6 +42,56 @@ class GateBooksAndTimersTest {
             assertEquals(10 * S, gate.usage(chat).usageNanos());
             l.close();
             assertTrue(gate.tryAcquire(chat).isPresent());
+        }
+    }
+
+    /**
+     * A tenant allowed 100% has used the whole window (10 s of 10 s) and gone idle: it starts again
+     * at once, since no limit below the window applies to it.
+     */
+    @Test
+    void aTenantAllowedTheWholeWindowStartsAgainFromIdleAfterUsingAllOfIt() {
+        FakeClock clock = new FakeClock(T0);
+        try (Gate gate = gate(clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
+                .deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO))) {
+            Tenant chat = gate.register(GateTenantSpec.online("chat").limit(100).build());
+            Tenant other = gate.register(GateTenantSpec.online("other").build());
+            Lease l = gate.tryAcquire(chat).orElseThrow();
+            clock.at(T0 + 10 * S);
+            l.close();
+            gate.tryAcquire(other).orElseThrow().close();    // the gate takes note that chat went idle
+            assertEquals(TenantPhase.IDLE, gate.preemptionState().phase("chat").orElseThrow());
+            assertEquals(10 * S, gate.usage(chat).usageNanos());
+            Lease again = gate.tryAcquire(chat).orElseThrow();
+            clock.at(T0 + 11 * S);
+            assertFalse(again.shouldYield());
+            again.close();
+        }
+    }
+
+    /**
+     * A running lease keeps its permit to the exact limit when less than a minimum slice is left
+     * and the gate re-computes the permits meanwhile (the minimum slice holds back a tenant that
+     * starts from idle, not one that runs): 10% of a 10 s window, a 10 ms minimum slice, a pass at
+     * 995 ms.
+     */
+    @Test
+    void aRunningLeaseKeepsItsPermitToTheLimitWithLessThanAMinimumSliceLeft() {
+        FakeClock clock = new FakeClock(T0);
+        try (Gate gate = gate(clock.config().policy(IsolationPolicy.ELASTIC).window(Duration.ofSeconds(10))
+                .minSlice(Duration.ofMillis(10)).deadOwnerTimeout(Duration.ofHours(1)).usageReportInterval(Duration.ZERO))) {
+            Tenant chat = gate.register(GateTenantSpec.online("chat").limit(10).build());
+            Tenant other = gate.register(GateTenantSpec.online("other").build());
+            Lease l = gate.tryAcquire(chat).orElseThrow();
+            clock.at(T0 + 995 * MS);
+            gate.tryAcquire(other).orElseThrow().close();    // a pass over every tenant's permit
+            assertFalse(l.shouldYield(), "5 ms are left of the 1 s limit");
+            clock.at(T0 + S - 1);
+            assertFalse(l.shouldYield());
+            clock.at(T0 + S);
+            assertTrue(l.shouldYield());
+            l.close();
+            assertEquals(S, gate.usage(chat).usageNanos());
         }
     }
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +25,16 @@ class GateCheckpointCancelTest {
 
     @Test
     void aCheckpointCancelledAsTheGateResumesItLeavesTheLeaseParked() {
+        cancelledAsTheGateResumes(gate -> gate.tryAcquire(gate.tenants().get(1)).orElseThrow());
+    }
+
+    /** The same with a lease of an async acquire, which belongs to no thread. */
+    @Test
+    void aCheckpointOfAnAsyncLeaseCancelledAsTheGateResumesItLeavesTheLeaseParked() {
+        cancelledAsTheGateResumes(gate -> gate.acquireAsync(gate.tenants().get(1)).join());
+    }
+
+    private static void cancelledAsTheGateResumes(Function<Gate, Lease> offlineLease) {
         FakeClock clock = new FakeClock(T0);
         try (Gate gate = Gate.create("GPU-c", clock.config().usageReportInterval(Duration.ZERO).build())) {
             Tenant chat = gate.register(GateTenantSpec.online("chat").build());
@@ -37,7 +48,8 @@ class GateCheckpointCancelTest {
                 }
             });
 
-            Lease off = gate.tryAcquire(train).orElseThrow();
+            Lease off = offlineLease.apply(gate);
+            assertSame(train, off.tenant());
             CompletableFuture<Lease> online = gate.acquireAsync(chat);
             CompletableFuture<Lease> parked = off.checkpointAsync();
             toCancel.set(parked);

@@ -128,6 +128,42 @@ class GateObservabilityTest {
         gate.close();
     }
 
+    /**
+     * Leases that open and close between two reports count toward the correction: the GPU measured
+     * busy 20% of a second (180 ms in the nine sample periods after the first sample) while leases of
+     * 360 ms were held and closed, so the factor is 0.5, and the usage reports and snapshots carry
+     * the corrected usage.
+     */
+    @Test
+    void leasesClosedBetweenTwoReportsCountTowardTheCorrection() throws Exception {
+        FakeClock clock = new FakeClock(T0);
+        FakeNvml nvml = new FakeNvml(clock, 4242);
+        nvml.percent = 20;
+        Gate gate = Gate.create("GPU-c", clock.config().window(Duration.ofSeconds(10)).usageSource(nvml).pid(4242)
+                .usageReportInterval(Duration.ofSeconds(1)).deadOwnerTimeout(Duration.ofHours(1)).build());
+        Tenant chat = gate.register(GateTenantSpec.online("chat").build());
+        clock.at(T0 + S);                                        // the first report: the baseline
+        Lease first = gate.tryAcquire(chat).orElseThrow();
+        clock.at(T0 + S + 200 * MS);
+        first.close();
+        Lease second = gate.tryAcquire(chat).orElseThrow();
+        clock.at(T0 + S + 360 * MS);
+        second.close();                                          // 360 ms of leases, all closed
+        RecordingListener events = new RecordingListener();
+        gate.addListener(events);
+        clock.at(T0 + 2 * S);
+        assertEquals(0.5, gate.correctionFactor(), 1e-9);
+        GateEvent.UsageReport r = events.of(GateEvent.UsageReport.class).get(0);
+        assertEquals(360 * MS, r.usageNanos());
+        assertEquals(180 * MS, r.correctedUsageNanos());
+        assertEquals(0.5, r.correctionFactor(), 1e-9);
+        TenantUsage u = gate.usage(chat);
+        assertEquals(360 * MS, u.usageNanos());
+        assertEquals(180 * MS, u.correctedUsageNanos());
+        assertEquals(360 * MS, u.totalLeaseNanos());
+        gate.close();
+    }
+
     @Test
     void withoutASourceTheFactorStaysOneAndAFailingSourceKeepsTheLastFactor() throws Exception {
         FakeClock clock = new FakeClock(T0);

@@ -49,7 +49,6 @@ public final class Checkpoints {
     void closeSlow(LeaseImpl l) {
         TenantState t = l.tenant;
         Holder h = l.holder;
-        boolean owner = h == null || Thread.currentThread() == h.thread;
         core.lock.lock();
         try {
             long now = core.nowLocked();
@@ -77,11 +76,7 @@ public final class Checkpoints {
                 return; // closed already
             }
             if (h != null) {
-                if (owner) {
-                    h.open--;
-                } else {
-                    h.foreignClosed++;
-                }
+                h.foreignClosed++; // under the lock, whoever closes: the owner's plain count stays its own
             }
             if (core.events.hasListeners()) {
                 core.events.later(new GateEvent.LeaseReleased(core.gpu, t.name, now, now - l.acquiredAt));

@@ -44,6 +44,11 @@ public final class EngineBridge {
     private long engineWaitUntil = NONE;
     private long armedAt = NONE;
     private GateTimer.Task armedTask;
+    /**
+     * Whether the engines were told something in the current pump round: set where that happens (an
+     * event applied, the token requested, withdrawn or released), so that no pass answers it.
+     */
+    private boolean progress;
 
     EngineBridge(GateCore core, long now) {
         this.core = core;
@@ -128,19 +133,19 @@ public final class EngineBridge {
             if (round > 10_000) {
                 throw new IllegalStateException("gate " + core.gpu + " did not settle: " + pstate);
             }
-            boolean changed = false;
+            progress = false;
             for (TenantState t : core.tenants.values()) {
-                changed |= settle(t, now);
+                settle(t, now);
             }
-            if (!changed) {
+            if (!progress) {
                 for (TenantState t : core.tenants.values()) {
-                    changed |= demand(t, now);
+                    demand(t, now);
                 }
             }
-            if (!changed && pstate.mode() == GpuMode.OFFLINE && engine.holder().isEmpty()) {
-                changed = scheduleToken(now);
+            if (!progress && pstate.mode() == GpuMode.OFFLINE && engine.holder().isEmpty()) {
+                scheduleToken(now);
             }
-            if (!changed) {
+            if (!progress) {
                 break;
             }
         }
@@ -167,25 +172,24 @@ public final class EngineBridge {
     }
 
     /** First pass: report what tenants stopped doing (idle, suspended, stopped), with the time they did. */
-    private boolean settle(TenantState t, long now) {
+    private void settle(TenantState t, long now) {
         TenantPhase p = phase(t);
         boolean work = t.hasWork();
         if (t.online) {
             if (p == TenantPhase.RUNNING && t.running() == 0 && (!work || !core.quota.quotaOk(t, now))
                     && quiesced(t)) {
                 apply(new PreemptionEvent.Idle(idleStamp(t), t.name));
-                return true;
+                return;
             }
             if (p == TenantPhase.WAITING && t.waiters.isEmpty()) {
                 apply(new PreemptionEvent.Idle(at(now), t.name));
-                return true;
             }
-            return false;
+            return;
         }
         switch (p) {
             case RUNNING -> {
                 if (t.running() != 0) {
-                    return false;
+                    return;
                 }
                 boolean stop = !work
                         || (now >= t.grantExpiry && otherOfflineDemand(t)) || !core.quota.quotaOk(t, now);
@@ -193,9 +197,7 @@ public final class EngineBridge {
                     long s = idleStamp(t);
                     releaseToken(t, t.idleAt);
                     apply(work ? new PreemptionEvent.Stop(s, t.name) : new PreemptionEvent.Idle(s, t.name));
-                    return true;
                 }
-                return false;
             }
             case SUSPENDING -> {
                 if (t.running() == 0 && quiesced(t)) {
@@ -204,73 +206,54 @@ public final class EngineBridge {
                         releaseToken(t, t.idleAt);
                     }
                     apply(work ? new PreemptionEvent.Suspended(s, t.name) : new PreemptionEvent.Idle(s, t.name));
-                    return true;
                 }
-                return false;
             }
-            case READY -> {
-                if (!work && t.running() == 0) {
+            case READY -> { // no lease runs: a READY tenant has no permit
+                if (!work) {
                     withdraw(t);
                     apply(new PreemptionEvent.Idle(at(now), t.name));
-                    return true;
                 }
-                return false;
             }
-            case SUSPENDED -> {
-                if (t.requested) {
-                    withdraw(t);
-                    return true;
-                }
-                if (t.holdsToken && t.running() == 0 && quiesced(t)) {
-                    releaseToken(t, t.idleAt);
-                    return true;
-                }
-                return false;
-            }
+            case SUSPENDED -> withdraw(t); // if requested; the token went with the suspension (or never came)
             default -> {
-                return false;
+                // IDLE, WAITING (offline tenants never wait) and RUNNING online: nothing stopped
             }
         }
     }
 
     /** Second pass: report new work (submit) and ask for the token. */
-    private boolean demand(TenantState t, long now) {
+    private void demand(TenantState t, long now) {
         TenantPhase p = phase(t);
         boolean work = t.hasWork();
         if (t.online) {
             if (p == TenantPhase.IDLE && !t.waiters.isEmpty() && core.quota.quotaOk(t, now)) {
                 apply(new PreemptionEvent.Submit(at(now), t.name));
-                return true;
             }
-            return false;
+            return;
         }
         if (p == TenantPhase.IDLE && work) {
             apply(new PreemptionEvent.Submit(at(now), t.name));
-            return true;
-        }
-        if (p == TenantPhase.READY) {
+        } else if (p == TenantPhase.READY) {
             boolean ok = core.quota.quotaOk(t, now);
             if (ok && !t.requested) {
                 engine.request(t.name); // takes no time: the scheduler reads its clock when it schedules
                 t.requested = true;
-                return true;
-            }
-            if (!ok && t.requested) {
-                withdraw(t);
-                return true;
+                progress = true;
+            } else if (!ok) {
+                withdraw(t); // if requested
             }
         }
-        return false;
     }
 
     private void withdraw(TenantState t) {
         if (t.requested) {
             engine.withdraw(t.name);
             t.requested = false;
+            progress = true;
         }
     }
 
-    private boolean scheduleToken(long now) {
+    private void scheduleToken(long now) {
         engineClock.advanceTo(now);
         TokenDecision d = engine.schedule();
         engineWaitUntil = NONE;
@@ -283,12 +266,9 @@ public final class EngineBridge {
             // never dropped: the machine keeps no timer in mode OFFLINE (an invariant it checks), the
             // only mode in which the token is scheduled
             apply(new PreemptionEvent.Start(at(now), t.name));
-            return true;
-        }
-        if (d instanceof TokenDecision.WaitUntil w) {
+        } else if (d instanceof TokenDecision.WaitUntil w) {
             engineWaitUntil = w.atNanos();
         }
-        return false;
     }
 
     /**
@@ -301,6 +281,7 @@ public final class EngineBridge {
         engineClock.advanceTo(s);
         engine.release(t.name, Long.MAX_VALUE);
         t.holdsToken = false;
+        progress = true;
     }
 
     private boolean otherOfflineDemand(TenantState t) {
@@ -352,6 +333,7 @@ public final class EngineBridge {
         }
         Transition tr = machine.next(pstate, e);
         pstate = tr.state();
+        progress = true;
         for (Action a : tr.actions()) {
             if (a instanceof Action.Suspend s) {
                 TenantState x = core.tenants.get(s.tenant());

@@ -11,9 +11,12 @@ package io.qgpu.core.gate.internal;
  */
 final class Holder {
     final Thread thread;
-    /** Leases acquired on the owner thread and not closed by it (owner writes only). */
+    /** Leases acquired on the owner thread, less those it closed on its lock-free path (owner writes only). */
     int open;
-    /** Of those, leases closed by other threads (under the gate's lock). */
+    /**
+     * Of those, leases closed under the gate's lock: by other threads, or by the owner while parked
+     * (written under the gate's lock; {@code open - foreignClosed} is what the owner has open).
+     */
     int foreignClosed;
     /** Of those, leases parked at a checkpoint now (under the gate's lock). */
     int parked;

@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
  * Owner tracking and dead-owner reclaim: each thread that acquires a tenant's lease gets a
  * {@link Holder} (through the tenant's thread-local); a pass finds holders whose thread died with
  * leases open, notes the time, and a pass at least {@link GateConfig#deadOwnerTimeoutNanos()} later
- * closes those leases (their objects become void: their epoch no longer matches) and fails the
- * futures of their pending async checkpoints. Passes run on the gate's timer, from acquires that
+ * closes those leases (their objects become void: their epoch no longer matches), fails the
+ * futures of their pending async checkpoints and wakes the threads blocked in checkpoints of them
+ * (which then fail). Passes run on the gate's timer, from acquires that
  * wait (at most once per reclaim interval), and on request.
  *
  * <p>Thread safety: thread-safe ({@link #newHolder} takes the gate's lock; the rest runs under it).
@@ -95,19 +96,17 @@ public final class Owners {
                     continue;
                 }
                 int open = h.open - h.foreignClosed;
-                if (open <= 0) {
-                    it.remove();
-                    continue;
+                if (open > 0) {
+                    if (h.deadSince == Long.MIN_VALUE) {
+                        h.deadSince = now;
+                    }
+                    if (now - h.deadSince < core.config.deadOwnerTimeoutNanos()) {
+                        continue;
+                    }
+                    reclaim(t, h, open, now);
+                    reclaimed += open;
                 }
-                if (h.deadSince == Long.MIN_VALUE) {
-                    h.deadSince = now;
-                }
-                if (now - h.deadSince < core.config.deadOwnerTimeoutNanos()) {
-                    continue;
-                }
-                reclaim(t, h, open, now);
-                it.remove();
-                reclaimed += open;
+                it.remove(); // a dead thread's holder with nothing (left) open
             }
         }
         if (reclaimed > 0) {
@@ -135,6 +134,7 @@ public final class Owners {
         }
         t.parked -= parked;
         core.waiters -= parked;
+        t.cond.signalAll(); // another thread blocked in a checkpoint of one of these leases wakes and fails
         h.open = 0;
         h.foreignClosed = 0;
         h.parked = 0;

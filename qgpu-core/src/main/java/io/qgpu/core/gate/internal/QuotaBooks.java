@@ -57,12 +57,9 @@ public final class QuotaBooks {
         if (eff >= core.windowNanos) {
             return NONE;
         }
-        long headroom = eff - t.usage(now);
-        if (headroom <= 0) {
-            return now;
-        }
+        long headroom = Math.max(0, eff - t.usage(now));
         if (t.running() == 0 && headroom < Math.min(core.config.minSliceNanos(), eff)) {
-            return now; // idle and too little left: wait for a whole slice
+            headroom = 0; // idle and too little left: wait for a whole slice
         }
         return Saturating.add(now, headroom);
     }

@@ -260,12 +260,7 @@ public final class TenantState implements Tenant {
         books.lock();
         try {
             drainLocked();
-            long u = window.usage(now);
-            long open = openStart(now);
-            if (open < now) {
-                u += now - Math.max(open, now - windowNanos);
-            }
-            return u;
+            return window.usage(now) + Math.min(now - openStart(now), windowNanos); // openStart: now if none
         } finally {
             books.unlock();
         }

@@ -169,11 +169,13 @@ public final class Waiting {
                 if (w == null) {
                     core.engines.pump(now);
                 }
-                if (t.tryEnter(now)) {
+                boolean late = deadline != NONE && (now >= deadline || (w != null && w.timedOut));
+                // out of time (a zero timeout, or the timeout passed): a last try as tryAcquire's, no preemption asked
+                if (t.tryEnter(now) || (late && enterAsProbe(t, now))) {
                     lease = LeaseImpl.forOwner(t, h, now);
                     break;
                 }
-                if (deadline != NONE && (now >= deadline || (w != null && w.timedOut))) {
+                if (late) {
                     abandon = GateEvent.Abandon.TIMEOUT;
                     throw new GateTimeoutException(core.gpu, t.name, timeout);
                 }
@@ -273,11 +275,9 @@ public final class Waiting {
             if (now >= t.permitUntil || !t.hasWork()) {
                 continue;
             }
-            boolean sync = t.parked > 0;
             for (Iterator<Waiter> it = t.waiters.iterator(); it.hasNext(); ) {
                 Waiter w = it.next();
                 if (!w.isAsync()) {
-                    sync = true;
                     continue;
                 }
                 if (!t.tryEnter(now)) {
@@ -294,9 +294,7 @@ public final class Waiting {
                 }
             }
             core.checkpoints.resumeWaiting(t, now);
-            if (sync) {
-                t.cond.signalAll();
-            }
+            t.cond.signalAll(); // blocked acquires and checkpoints re-check; with none, a read of the queue
         }
     }
 }
