@@ -49,6 +49,9 @@ public final class ExtenderRequests {
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .build();
 
+    /** {@link #STRICT} for a value inside a body, read from a parser that goes on after it. */
+    private static final ObjectMapper STRICT_INNER = STRICT.copy().disable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
     /** Reader of Kubernetes objects into fabric8's model (which keeps unknown fields). */
     private static final ObjectMapper KUBE = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -60,6 +63,16 @@ public final class ExtenderRequests {
             .build();
 
     private ExtenderRequests() {
+    }
+
+    /** The strict reader of request envelopes (for {@link NamesArgsReader} and its tests). */
+    static ObjectMapper strict() {
+        return STRICT;
+    }
+
+    /** The strict reader for a value inside a body (for {@link NamesArgsReader}). */
+    static ObjectMapper strictInner() {
+        return STRICT_INNER;
     }
 
     /**
@@ -204,7 +217,10 @@ public final class ExtenderRequests {
 
     /** The required {@code Pod} of a request, checked to have a name and namespace. */
     private static Pod pod(Map<String, JsonNode> fields, String what) {
-        JsonNode podJson = fields.get("pod");
+        return pod(fields.get("pod"), what);
+    }
+
+    private static Pod pod(JsonNode podJson, String what) {
         if (podJson == null || podJson.isNull()) {
             throw BadRequestException.badValue(what + ".Pod", null, "is required");
         }
@@ -219,6 +235,15 @@ public final class ExtenderRequests {
 
     /** Reads {@code ExtenderArgs}. */
     public static Args parseArgs(byte[] body) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT);
+        if (fast != null) {
+            return new Args(pod(fast.pod(), "ExtenderArgs"), true, fast.names(), Map.of(), null);
+        }
+        return parseArgsInFull(body);
+    }
+
+    /** {@link #parseArgs} without its fast path ({@link NamesArgsReader}): the whole body as a tree first. */
+    static Args parseArgsInFull(byte[] body) {
         ObjectNode root = object(body, "ExtenderArgs");
         Map<String, JsonNode> fields = fields(root, "ExtenderArgs", Set.of("pod", "nodes", "nodenames"));
         Pod pod = pod(fields, "ExtenderArgs");
@@ -300,6 +325,9 @@ public final class ExtenderRequests {
 
     /** Compact JSON of a reply. */
     public static byte[] write(Object reply) {
+        if (ReplyWriter.handles(reply)) {
+            return ReplyWriter.write(reply, WRITER);
+        }
         try {
             return WRITER.writeValueAsBytes(reply);
         } catch (JsonProcessingException e) {
