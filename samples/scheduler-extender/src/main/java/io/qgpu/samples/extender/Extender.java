@@ -18,6 +18,15 @@ import java.util.List;
  */
 public interface Extender {
 
+    /**
+     * The names of the nodes the extender knows, for the request reader: a candidate name found
+     * there is handed to {@link #filter} and {@link #prioritize} as the table's own string. By default
+     * none (every name is read as sent).
+     */
+    default NodeNameTable nodeNames() {
+        return NodeNameTable.EMPTY;
+    }
+
     /** The {@code filter} verb. */
     ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args);
 

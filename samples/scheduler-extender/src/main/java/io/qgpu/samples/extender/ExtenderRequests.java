@@ -235,7 +235,15 @@ public final class ExtenderRequests {
 
     /** Reads {@code ExtenderArgs}. */
     public static Args parseArgs(byte[] body) {
-        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT);
+        return parseArgs(body, NodeNameTable.EMPTY);
+    }
+
+    /**
+     * As {@link #parseArgs(byte[])}; a candidate name that {@code known} holds is given as
+     * {@code known}'s own string (equal to the one sent).
+     */
+    static Args parseArgs(byte[] body, NodeNameTable known) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known);
         if (fast != null) {
             return new Args(pod(fast.pod(), "ExtenderArgs"), true, fast.names(), Map.of(), null);
         }

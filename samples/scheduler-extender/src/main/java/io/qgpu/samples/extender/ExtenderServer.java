@@ -200,8 +200,8 @@ public final class ExtenderServer implements AutoCloseable {
         requireMethod(ex, method, "POST");
         byte[] body = readBody(ex);
         Object answer = switch (verb) {
-            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body));
-            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body));
+            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames()));
+            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames()));
             case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
             case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
             default -> throw new IllegalStateException(verb);

@@ -8,10 +8,8 @@ import io.qgpu.core.ledger.Ledger;
 import io.qgpu.api.Reason;
 import io.qgpu.core.placement.PlacementConfig;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -73,15 +71,16 @@ final class FitCache implements NodeChecks {
     /** One ledger structure: positions by name, and the version of each position's state. */
     private static final class Nodes {
         final Ledger.NodeFeed feed;
-        final Map<String, Integer> positions;
+        final NodeNameTable positions;
         final AtomicReferenceArray<Seen> seen;
 
         Nodes(Ledger.NodeFeed feed) {
             this.feed = feed;
-            this.positions = new HashMap<>(feed.size() * 2);
+            List<String> names = new ArrayList<>(feed.size());
             for (int i = 0; i < feed.size(); i++) {
-                positions.put(feed.nodeAt(i).name(), i);
+                names.add(feed.nodeAt(i).name());
             }
+            this.positions = NodeNameTable.of(names);
             this.seen = new AtomicReferenceArray<>(feed.size());
         }
     }
@@ -118,9 +117,9 @@ final class FitCache implements NodeChecks {
         int[] position = new int[size];
         long[] version = new long[size];
         for (int j = 0; j < size; j++) {
-            Integer p = n.positions.get(Validate.notNull("nodeNames[]", nodeNames.get(j)));
-            position[j] = p == null ? -1 : p;
-            version[j] = p == null ? 0 : version(n, p);   // read before the engine looks at the node
+            int p = n.positions.indexOf(Validate.notNull("nodeNames[]", nodeNames.get(j)));
+            position[j] = p;
+            version[j] = p < 0 ? 0 : version(n, p);   // read before the engine looks at the node
         }
         int[] missAt = new int[size];
         int m = 0;
@@ -158,6 +157,11 @@ final class FitCache implements NodeChecks {
             }
         }
         return new Checked(nodeNames, totals, reasons);
+    }
+
+    /** The names of the ledger's current structure, by position. */
+    NodeNameTable names() {
+        return nodes().positions;
     }
 
     /** Answers given from the memo, and answers the engine computed, since this cache was made. */

@@ -109,6 +109,12 @@ public final class GpuExtender implements Extender {
 
     // ------------------------------------------------------------------ filter and prioritize
 
+    /** The ledger's node names, by position (built again after a structural change). */
+    @Override
+    public NodeNameTable nodeNames() {
+        return checks.names();
+    }
+
     @Override
     public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
         Optional<Claim> claim = prepare(args);

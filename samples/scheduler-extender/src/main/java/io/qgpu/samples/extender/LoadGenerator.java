@@ -18,6 +18,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,12 +31,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  * drives it like kube-scheduler with {@code nodeCacheCapable: true}: for each pod, {@code filter}
  * with {@code candidates} node names (a window that moves on per pod, as kube-scheduler's start
  * index does), {@code prioritize} with the nodes that passed, then {@code bind} to the best-scored
- * node. {@code concurrency} pods are in flight at once. It stops by itself after {@code pods} pods
- * or {@code maxSeconds}, whichever comes first, and reports pods per second and the latency per verb.
+ * node. It stops by itself after {@code pods} pods or {@code maxSeconds}, whichever comes first, and
+ * reports pods per second and the latency per verb.
+ *
+ * <p>Two patterns ({@code --pattern}):
+ * <ul>
+ *   <li>{@link Pattern#PODS} ({@code pods}): {@code concurrency} pods in flight, each going through
+ *       all three verbs on its own connection, so up to {@code concurrency} requests of every verb at
+ *       once.</li>
+ *   <li>{@link Pattern#SCHEDULER} ({@code scheduler}): what one kube-scheduler sends. Its scheduling
+ *       cycle is sequential: {@code filter} and {@code prioritize} for one pod at a time, on one
+ *       connection. The binding cycle runs apart: each pod's {@code bind} goes to one of
+ *       {@code concurrency} binders, so up to {@code concurrency} binds are in flight while the next
+ *       pods are filtered. When every binder is busy the cycle waits for one.</li>
+ * </ul>
+ *
+ * <p>Warm-up ({@code --warmup-pods}): before the clock starts, that many pods go through the same
+ * pattern against a second, throw-away extender over a cluster of the same size, so that the measured
+ * run meets compiled code and not the JIT at work; the measured extender and its ledger start empty.
  *
  * <pre>
  * java -cp samples/scheduler-extender/target/qgpu-scheduler-extender.jar io.qgpu.samples.extender.LoadGenerator \
- *      --pods 20000 --nodes 5000 --candidates 500 --concurrency 64 --max-seconds 120 --threads 8
+ *      --pods 20000 --nodes 5000 --candidates 500 --concurrency 64 --max-seconds 120 --threads 8 \
+ *      --pattern scheduler --warmup-pods 20000
  * </pre>
  *
  * <p>Pods and request bodies: see {@link LoadRequests} (the candidate windows are written before the
@@ -45,8 +64,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LoadGenerator {
     private static final String[] VERBS = {"filter", "prioritize", "bind"};
 
+    /** How requests are sent; see the class comment. */
+    public enum Pattern {
+        /** {@code concurrency} pods in flight, each through all three verbs. */
+        PODS,
+        /** One scheduling cycle (filter, prioritize) at a time; up to {@code concurrency} binds in flight. */
+        SCHEDULER;
+
+        /** The pattern named on the command line ({@code pods} or {@code scheduler}). */
+        static Pattern of(String name) {
+            return switch (name) {
+                case "pods" -> PODS;
+                case "scheduler" -> SCHEDULER;
+                default -> throw new io.qgpu.api.InvalidValueException("--pattern", name, "pods or scheduler");
+            };
+        }
+
+        String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     /** The knobs; see the class comment. */
-    public record Options(int pods, int nodes, int candidates, int concurrency, int maxSeconds, int serverThreads) {
+    public record Options(int pods, int nodes, int candidates, int concurrency, int maxSeconds, int serverThreads,
+                          Pattern pattern, int warmupPods) {
         public Options {
             Validate.between("--pods", pods, 1, 10_000_000);
             Validate.between("--nodes", nodes, 1, 100_000);
@@ -54,6 +95,13 @@ public final class LoadGenerator {
             Validate.between("--concurrency", concurrency, 1, 4096);
             Validate.between("--max-seconds", maxSeconds, 1, 3600);
             Validate.between("--threads", serverThreads, 1, 1024);
+            Validate.notNull("--pattern", pattern);
+            Validate.between("--warmup-pods", warmupPods, 0, 10_000_000);
+        }
+
+        /** The {@link Pattern#PODS} pattern without warm-up. */
+        public Options(int pods, int nodes, int candidates, int concurrency, int maxSeconds, int serverThreads) {
+            this(pods, nodes, candidates, concurrency, maxSeconds, serverThreads, Pattern.PODS, 0);
         }
     }
 
@@ -81,31 +129,44 @@ public final class LoadGenerator {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"); // one INFO line per bind would be measured too
         }
+        String usage = "usage: LoadGenerator [--pods N] [--nodes N] [--candidates N] [--concurrency N] [--max-seconds S] [--threads N]"
+                + " [--pattern pods|scheduler] [--warmup-pods N]";
         Map<String, Integer> o = new LinkedHashMap<>(Map.of("pods", 20_000, "nodes", 5_000, "candidates", 500,
-                "concurrency", 64, "max-seconds", 120, "threads", 8));
+                "concurrency", 64, "max-seconds", 120, "threads", 8, "warmup-pods", 0));
+        Pattern pattern = Pattern.PODS;
         for (int i = 0; i < argv.length; i++) {
             String name = argv[i].startsWith("--") ? argv[i].substring(2) : "";
-            if (!o.containsKey(name) || i + 1 >= argv.length) {
-                System.err.println("usage: LoadGenerator [--pods N] [--nodes N] [--candidates N] [--concurrency N] [--max-seconds S] [--threads N]");
+            if ((!o.containsKey(name) && !name.equals("pattern")) || i + 1 >= argv.length) {
+                System.err.println(usage);
                 System.exit(2);
             }
             String value = argv[++i];
             try {
-                o.put(name, Integer.parseInt(value));
+                if (name.equals("pattern")) {
+                    pattern = Pattern.of(value);
+                } else {
+                    o.put(name, Integer.parseInt(value));
+                }
             } catch (NumberFormatException e) {
                 System.err.println("--" + name + " must be a whole number, was " + value);
+                System.exit(2);
+            } catch (io.qgpu.api.InvalidValueException e) {
+                System.err.println(e.getMessage());
                 System.exit(2);
             }
         }
         Options opts = new Options(o.get("pods"), o.get("nodes"), o.get("candidates"), o.get("concurrency"), o.get("max-seconds"),
-                o.get("threads"));
+                o.get("threads"), pattern, o.get("warmup-pods"));
         print(run(opts), opts, System.out);
     }
 
     /** Prints the report as a small table. */
     public static void print(Report r, Options o, PrintStream out) {
-        out.printf(Locale.ROOT, "%d pods, %d nodes x 8 GPUs, %d candidates per pod, %d in flight, %d server threads, %d CPUs%n",
-                o.pods(), o.nodes(), o.candidates(), o.concurrency(), o.serverThreads(), Runtime.getRuntime().availableProcessors());
+        out.printf(Locale.ROOT, "%d pods, %d nodes x 8 GPUs, %d candidates per pod, pattern %s, %d %s, %d server threads, %d CPUs, "
+                        + "%d warm-up pods%n",
+                o.pods(), o.nodes(), o.candidates(), o.pattern().wireName(), o.concurrency(),
+                o.pattern() == Pattern.PODS ? "pods in flight" : "binds in flight", o.serverThreads(),
+                Runtime.getRuntime().availableProcessors(), o.warmupPods());
         out.printf(Locale.ROOT, "bound %d, unschedulable %d, bind errors %d, HTTP failures %d in %.2f s: %.0f pods/s%n",
                 r.bound(), r.unschedulable(), r.bindErrors(), r.httpFailures(), r.seconds(), r.podsPerSecond());
         out.printf(Locale.ROOT, "node checks: %d from the memo, %d by the engine (%.1f%% from the memo)%n", r.memoHits(), r.memoMisses(),
@@ -114,13 +175,26 @@ public final class LoadGenerator {
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
 
-    /** Starts the extender on loopback, drives it, stops it, and reports. */
+    /**
+     * Warms up (when asked) against a throw-away extender, then starts the extender on loopback,
+     * drives it, stops it, and reports.
+     */
     public static Report run(Options o) throws IOException, InterruptedException {
+        LoadRequests requests = new LoadRequests(o.nodes(), o.candidates());   // before the clock starts
+        if (o.warmupPods() > 0) {
+            Options warm = new Options(o.warmupPods(), o.nodes(), o.candidates(), o.concurrency(), o.maxSeconds(),
+                    o.serverThreads(), o.pattern(), 0);
+            measure(warm, requests);
+        }
+        return measure(o, requests);
+    }
+
+    /** One run against a new extender over an empty cluster of {@code o.nodes()} nodes. */
+    private static Report measure(Options o, LoadRequests requests) throws IOException, InterruptedException {
         List<Node> nodes = new ArrayList<>(o.nodes());
         for (int i = 0; i < o.nodes(); i++) {
             nodes.add(h100(LoadRequests.nodeName(i)));
         }
-        LoadRequests requests = new LoadRequests(o.nodes(), o.candidates());   // before the clock starts
         GpuExtender extender = new GpuExtender(Ledger.create(GranularityRules.ofDefaults(), nodes), PlacementConfig.defaults(),
                 new DemoCluster());
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
@@ -129,17 +203,14 @@ public final class LoadGenerator {
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
-            ExecutorService drivers = Executors.newFixedThreadPool(o.concurrency(), r -> {
-                Thread t = new Thread(r, "qgpu-load");
-                t.setDaemon(true);
-                return t;
-            });
-            for (int i = 0; i < o.concurrency(); i++) {
-                drivers.execute(() -> run.drive(deadline));
+            int drivers = o.pattern() == Pattern.PODS ? o.concurrency() : 1;
+            ExecutorService pool = daemons(drivers, "qgpu-load");
+            for (int i = 0; i < drivers; i++) {
+                pool.execute(o.pattern() == Pattern.PODS ? () -> run.drive(deadline) : () -> run.cycle(deadline));
             }
-            drivers.shutdown();
-            if (!drivers.awaitTermination(o.maxSeconds() + 30L, TimeUnit.SECONDS)) {
-                drivers.shutdownNow();
+            pool.shutdown();
+            if (!pool.awaitTermination(o.maxSeconds() + 30L, TimeUnit.SECONDS)) {
+                pool.shutdownNow();
             }
         } finally {
             server.stop();
@@ -154,8 +225,18 @@ public final class LoadGenerator {
                 memo[0], memo[1]);
     }
 
+    private static ExecutorService daemons(int n, String name) {
+        return Executors.newFixedThreadPool(n, r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
     /** One run's shared state: the next pod, the counters and the latencies. */
     private static final class Run {
+        /** A binder thread's connection. */
+        private static final ThreadLocal<LoopbackClient> CLIENT = new ThreadLocal<>();
         final Options o;
         final InetSocketAddress address;
         final LoadRequests requests;
@@ -183,40 +264,112 @@ public final class LoadGenerator {
             }
         }
 
-        /** Pod {@code i} through the three verbs; a failure is counted, never thrown. */
-        private void once(LoopbackClient client, int i) {
-            try {
-                schedule(client, i);
-            } catch (IOException | RuntimeException e) {
-                httpFailures.incrementAndGet();
-                client.close();   // start the next pod on a new connection
+        /**
+         * The {@link Pattern#SCHEDULER} pattern: filter and prioritize for one pod at a time on this
+         * thread, each bind handed to one of {@code concurrency} binders (each with its own
+         * connection); waits for a free binder when all are busy, and for every bind at the end.
+         */
+        void cycle(long deadline) {
+            Semaphore free = new Semaphore(o.concurrency());
+            LinkedBlockingQueue<Runnable> binds = new LinkedBlockingQueue<>();
+            Runnable stop = () -> { };
+            ExecutorService binders = daemons(o.concurrency(), "qgpu-load-bind");
+            for (int b = 0; b < o.concurrency(); b++) {
+                binders.execute(() -> bindLoop(binds, stop));
+            }
+            int i;
+            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
+                while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
+                    int pod = i;
+                    String best = scheduleCycle(client, i);
+                    if (best == null) {
+                        continue;
+                    }
+                    free.acquireUninterruptibly();
+                    binds.add(() -> {
+                        try {
+                            bindTo(CLIENT.get(), pod, best);
+                        } finally {
+                            free.release();
+                        }
+                    });
+                }
+            } finally {
+                for (int b = 0; b < o.concurrency(); b++) {
+                    binds.add(stop);
+                }
+                binders.shutdown();
+                try {
+                    binders.awaitTermination(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
 
-        private void schedule(LoopbackClient client, int i) throws IOException {
-            byte[] pod = LoadRequests.pod(i);
-            byte[] filtered = call(client, 0, requests.filter(i, pod));
-            if (filtered == null) {
-                return;
+        /** A binder: runs binds, each on this thread's own connection, until {@code stop}. */
+        private void bindLoop(LinkedBlockingQueue<Runnable> binds, Runnable stop) {
+            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
+                CLIENT.set(client);
+                while (true) {
+                    Runnable job = binds.take();
+                    if (job == stop) {
+                        return;
+                    }
+                    job.run();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                CLIENT.remove();
             }
-            List<String> fit = LoadRequests.fitNames(filtered);
-            if (fit.isEmpty()) {
-                unschedulable.incrementAndGet();
-                return;
+        }
+
+        /** Pod {@code i} through the three verbs on one connection; a failure is counted, never thrown. */
+        private void once(LoopbackClient client, int i) {
+            String best = scheduleCycle(client, i);
+            if (best != null) {
+                bindTo(client, i, best);
             }
-            byte[] scores = call(client, 1, LoadRequests.args(pod, LoadRequests.namesArray(fit)));
-            if (scores == null) {
-                return;
+        }
+
+        /** Filter and prioritize for pod {@code i}: the best node, or null (counted) when none. */
+        private String scheduleCycle(LoopbackClient client, int i) {
+            try {
+                byte[] pod = LoadRequests.pod(i);
+                byte[] filtered = call(client, 0, requests.filter(i, pod));
+                if (filtered == null) {
+                    return null;
+                }
+                byte[] fit = LoadRequests.fitNamesArray(filtered);
+                if (fit == null) {
+                    unschedulable.incrementAndGet();
+                    return null;
+                }
+                byte[] scores = call(client, 1, LoadRequests.args(pod, fit));
+                return scores == null ? null : LoadRequests.best(scores);
+            } catch (IOException | RuntimeException e) {
+                httpFailures.incrementAndGet();
+                client.close();   // the next request goes out on a new connection
+                return null;
             }
-            String best = LoadRequests.best(scores);
-            byte[] b = call(client, 2, LoadRequests.binding(i, best));
-            if (b == null) {
-                return;
-            }
-            if (LoadRequests.bindError(b).isEmpty()) {
-                bound.incrementAndGet();
-            } else {
-                bindErrors.incrementAndGet();
+        }
+
+        /** Bind of pod {@code i} to {@code node}; a failure is counted, never thrown. */
+        private void bindTo(LoopbackClient client, int i, String node) {
+            try {
+                byte[] b = call(client, 2, LoadRequests.binding(i, node));
+                if (b == null) {
+                    return;
+                }
+                if (LoadRequests.bindError(b).isEmpty()) {
+                    bound.incrementAndGet();
+                } else {
+                    bindErrors.incrementAndGet();
+                }
+            } catch (IOException | RuntimeException e) {
+                httpFailures.incrementAndGet();
+                client.close();
             }
         }
 

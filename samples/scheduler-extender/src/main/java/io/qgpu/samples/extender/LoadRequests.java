@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -90,9 +91,12 @@ final class LoadRequests {
         return bytes(b.append(']').toString());
     }
 
-    /** The names of a filter answer's {@code NodeNames}; empty when it is null or empty. */
-    static List<String> fitNames(byte[] answer) throws IOException {
-        List<String> out = new ArrayList<>();
+    /**
+     * The {@code NodeNames} array of a filter answer exactly as the answer wrote it (the bytes from
+     * {@code [} to {@code ]}), ready to be sent on to prioritize without reading the names into
+     * strings; null when it is null or empty.
+     */
+    static byte[] fitNamesArray(byte[] answer) throws IOException {
         try (JsonParser p = JSON.createParser(answer)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IOException("filter answer is not a JSON object");
@@ -101,46 +105,64 @@ final class LoadRequests {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
                 if (field.equals("NodeNames") && t == JsonToken.START_ARRAY) {
-                    while (p.nextToken() == JsonToken.VALUE_STRING) {
-                        out.add(p.getText());
+                    int start = (int) p.getTokenLocation().getByteOffset();
+                    int names = 0;
+                    while ((t = p.nextToken()) == JsonToken.VALUE_STRING) {
+                        names++;
                     }
-                } else {
-                    p.skipChildren();
+                    if (t != JsonToken.END_ARRAY) {
+                        throw new IOException("filter answer's NodeNames holds a " + t + ", not only names");
+                    }
+                    return names == 0 ? null : Arrays.copyOfRange(answer, start, (int) p.getTokenLocation().getByteOffset() + 1);
                 }
+                p.skipChildren();
             }
         }
-        return out;
+        return null;
     }
 
-    /** The host with the highest score of a prioritize answer (the first of equals); null when none. */
+    /**
+     * The host with the highest score of a prioritize answer (the first of equals); null when none.
+     * Only the winner's name is made a string: each host's characters are kept in a scratch buffer
+     * until its score is known.
+     */
     static String best(byte[] answer) throws IOException {
-        String best = null;
+        char[] best = new char[64];
+        int bestLength = -1;
+        char[] host = new char[64];
         long top = -1;
         try (JsonParser p = JSON.createParser(answer)) {
             if (p.nextToken() != JsonToken.START_ARRAY) {
                 throw new IOException("prioritize answer is not a JSON array");
             }
             while (p.nextToken() == JsonToken.START_OBJECT) {
-                String host = null;
+                int hostLength = -1;
                 long score = -1;
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     String field = p.currentName();
                     p.nextToken();
                     if (field.equals("Host")) {
-                        host = p.getText();
+                        hostLength = p.getTextLength();
+                        if (hostLength > host.length) {
+                            host = new char[hostLength];
+                        }
+                        System.arraycopy(p.getTextCharacters(), p.getTextOffset(), host, 0, hostLength);
                     } else if (field.equals("Score")) {
                         score = p.getLongValue();
                     } else {
                         p.skipChildren();
                     }
                 }
-                if (score > top) {
+                if (score > top && hostLength >= 0) {
                     top = score;
+                    char[] swap = best;
                     best = host;
+                    host = swap;
+                    bestLength = hostLength;
                 }
             }
         }
-        return best;
+        return bestLength < 0 ? null : new String(best, 0, bestLength);
     }
 
     /** A bind answer's {@code Error}, empty on success. */

@@ -16,7 +16,9 @@ import java.util.Set;
  * {@code nodeCacheCapable: true}: a well-formed {@code ExtenderArgs} with a {@code Pod} object and a
  * {@code NodeNames} array of distinct, non-blank names. It reads the body with the streaming parser
  * (the names straight into strings, only the pod as a tree), where the general path builds a tree of
- * the whole body first; the names of a 500-candidate request were most of the tree.
+ * the whole body first; the names of a 500-candidate request were most of the tree. A name that the
+ * given {@link NodeNameTable} holds is not copied out of the parser at all: the table's own string
+ * stands for it (equal, so the answer is the same), and repeats among those are found by position.
  *
  * <p>Anything else (malformed JSON, trailing tokens, a key given twice in any spelling, a missing or
  * mistyped field, a blank or repeated name, a {@code Nodes} request) is not judged here: {@link #read}
@@ -53,6 +55,13 @@ final class NamesArgsReader {
      * @param strict the strict mapper of the general path (its parser refuses duplicate keys)
      */
     static Read read(byte[] body, ObjectMapper strict) {
+        return read(body, strict, NodeNameTable.EMPTY);
+    }
+
+    /**
+     * As {@link #read(byte[], ObjectMapper)}, giving {@code known}'s own string for every name it holds.
+     */
+    static Read read(byte[] body, ObjectMapper strict, NodeNameTable known) {
         if (body == null || body.length == 0) {
             return null;
         }
@@ -78,7 +87,7 @@ final class NamesArgsReader {
                         if (!keys.add(key) || value != JsonToken.START_ARRAY) {
                             return null;
                         }
-                        names = names(p);
+                        names = names(p, known);
                         if (names == null) {
                             return null;
                         }
@@ -101,15 +110,32 @@ final class NamesArgsReader {
     }
 
     /** The array's names (the parser on its start), or {@code null} if one is not a distinct non-blank string. */
-    private static List<String> names(JsonParser p) throws IOException {
+    private static List<String> names(JsonParser p, NodeNameTable known) throws IOException {
         List<String> out = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        long[] seenKnown = null;   // positions in known already named
+        Set<String> seen = null;   // the other names
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
             if (t != JsonToken.VALUE_STRING) {
                 return null;
             }
+            int at = known.indexOf(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+            if (at >= 0) {
+                if (seenKnown == null) {
+                    seenKnown = new long[(known.size() + 63) >>> 6];
+                }
+                long bit = 1L << at;
+                if ((seenKnown[at >>> 6] & bit) != 0) {
+                    return null;
+                }
+                seenKnown[at >>> 6] |= bit;
+                out.add(known.name(at));
+                continue;
+            }
             String name = p.getText();
+            if (seen == null) {
+                seen = new HashSet<>();
+            }
             if (name.isBlank() || !seen.add(name)) {
                 return null;
             }

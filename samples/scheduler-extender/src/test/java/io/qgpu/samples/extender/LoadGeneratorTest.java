@@ -35,6 +35,31 @@ class LoadGeneratorTest {
     }
 
     @Test
+    void theSchedulerPatternBindsEveryPodAfterAWarmUpThatLeavesTheMeasuredClusterEmpty() throws Exception {
+        // 24 warm-up pods, then 24 measured pods, each asking filter and prioritize about 3 nodes: the
+        // measured extender answered at most 24 x 6 node checks (twice as many had the warm-up gone to it)
+        LoadGenerator.Options o = new LoadGenerator.Options(24, 3, 3, 4, 60, 2, LoadGenerator.Pattern.SCHEDULER, 24);
+        LoadGenerator.Report r = LoadGenerator.run(o);
+        long checks = r.memoHits() + r.memoMisses();
+        assertTrue(checks >= 24 * 4 && checks <= 24 * 6, "node checks of the measured extender: " + checks);
+        assertEquals(24, r.bound(), r.toString());
+        assertEquals(List.of(0, 0, 0), List.of(r.unschedulable(), r.bindErrors(), r.httpFailures()), r.toString());
+        r.latency().values().forEach(l -> assertEquals(24, l.calls(), r.toString()));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        LoadGenerator.print(r, o, new PrintStream(out, true, StandardCharsets.UTF_8));
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertTrue(printed.contains("pattern scheduler, 4 binds in flight") && printed.contains("24 warm-up pods"), printed);
+    }
+
+    @Test
+    void aPatternIsNamedOnTheCommandLine() {
+        assertEquals(LoadGenerator.Pattern.PODS, LoadGenerator.Pattern.of("pods"));
+        assertEquals(LoadGenerator.Pattern.SCHEDULER, LoadGenerator.Pattern.of("scheduler"));
+        InvalidValueException e = assertThrows(InvalidValueException.class, () -> LoadGenerator.Pattern.of("burst"));
+        assertTrue(e.getMessage().contains("--pattern") && e.getMessage().contains("burst"), e.getMessage());
+    }
+
+    @Test
     void itStopsByItselfAtTheTimeBound() throws Exception {
         // far more pods than one second allows: the run ends at the bound with fewer pods bound
         LoadGenerator.Report r = LoadGenerator.run(new LoadGenerator.Options(200_000, 40, 10, 2, 1, 2));

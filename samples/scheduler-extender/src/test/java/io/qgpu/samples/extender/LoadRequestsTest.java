@@ -1,5 +1,6 @@
 package io.qgpu.samples.extender;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,11 +45,21 @@ class LoadRequestsTest {
     void answersAreReadAsTheExtenderWritesThem() throws Exception {
         byte[] filter = ExtenderRequests.write(ExtenderProtocol.FilterResult.ofNames(List.of("a", "b"), java.util.Map.of("c", "full"),
                 java.util.Map.of()));
-        assertEquals(List.of("a", "b"), LoadRequests.fitNames(filter));
-        assertEquals(List.of(), LoadRequests.fitNames("{\"Nodes\":null,\"NodeNames\":null,\"Error\":\"\"}".getBytes(StandardCharsets.UTF_8)));
+        assertArrayEquals(LoadRequests.namesArray(List.of("a", "b")), LoadRequests.fitNamesArray(filter));
+        assertNull(LoadRequests.fitNamesArray("{\"Nodes\":null,\"NodeNames\":null,\"Error\":\"\"}".getBytes(StandardCharsets.UTF_8)));
+        assertNull(LoadRequests.fitNamesArray(ExtenderRequests.write(ExtenderProtocol.FilterResult.ofNames(List.of(),
+                java.util.Map.of("c", "full"), java.util.Map.of()))));
+        // names that need escaping come through as the same names
+        List<String> odd = List.of("q\"uote", "back\\slash", "\u00e9\ud83d\ude80", "tab\t");
+        byte[] oddArray = LoadRequests.fitNamesArray(ExtenderRequests.write(ExtenderProtocol.FilterResult.ofNames(odd,
+                java.util.Map.of(), java.util.Map.of())));
+        assertEquals(odd, List.of(TestSupport.JSON.readValue(oddArray, String[].class)));
         byte[] scores = ExtenderRequests.write(List.of(new ExtenderProtocol.HostPriority("a", 3),
                 new ExtenderProtocol.HostPriority("b", 9), new ExtenderProtocol.HostPriority("c", 9)));
         assertEquals("b", LoadRequests.best(scores));
+        String longName = "n".repeat(100) + "\"\u00e9";
+        assertEquals(longName, LoadRequests.best(ExtenderRequests.write(List.of(new ExtenderProtocol.HostPriority("short", 1),
+                new ExtenderProtocol.HostPriority(longName, 5), new ExtenderProtocol.HostPriority("x".repeat(70), 4)))));
         assertNull(LoadRequests.best("[]".getBytes(StandardCharsets.UTF_8)));
         assertEquals("", LoadRequests.bindError(ExtenderRequests.write(ExtenderProtocol.BindingResult.ok())));
         assertEquals("no room", LoadRequests.bindError(ExtenderRequests.write(new ExtenderProtocol.BindingResult("no room"))));

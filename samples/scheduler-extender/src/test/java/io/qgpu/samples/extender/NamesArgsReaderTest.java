@@ -68,6 +68,44 @@ class NamesArgsReaderTest {
         assertTrue(refused > CASES / 2, "most broken bodies are refused, was " + refused + " of " + CASES);
     }
 
+    /** Names the generator makes often, as a ledger's node name table (the rest stay unknown to it). */
+    private static final NodeNameTable KNOWN = NodeNameTable.of(List.of("gpu-a", "gpu-b", "x", "node-", "gpu-agpu-b", "xx",
+            "n\u00e9", "\u6f22", "\ud83d\ude80", "\"q\"", "back\\slash", "tab\t", "node-x", "gpu-ax"));
+
+    @Test
+    void withANameTableTheFastPathStillReadsAsTheGeneralPathDoesAndHandsOnTheTablesStrings() {
+        Random r = new Random(20261126L);
+        int fromTable = 0;
+        for (int i = 0; i < CASES; i++) {
+            byte[] good = wellFormed(r);
+            byte[] body = i % 2 == 0 ? good : broken(r, good);
+            String seen = new String(body, StandardCharsets.UTF_8);
+            assertEquals(Outcome.of(ExtenderRequests::parseArgsInFull, body), Outcome.of(b -> ExtenderRequests.parseArgs(b, KNOWN), body),
+                    seen);
+            NamesArgsReader.Read read = NamesArgsReader.read(body, ExtenderRequests.strict(), KNOWN);
+            if (read != null) {
+                for (String name : read.names()) {
+                    int at = KNOWN.indexOf(name);
+                    if (at >= 0) {
+                        assertTrue(KNOWN.name(at) == name, () -> "not the table's own string: " + name);
+                        fromTable++;
+                    }
+                }
+            }
+        }
+        assertTrue(fromTable > CASES, "names from the table: " + fromTable);
+    }
+
+    @Test
+    void aRepeatedNameTheTableHoldsIsRefusedAsTheGeneralPathRefusesIt() {
+        byte[] body = ("{\"Pod\":" + TestSupport.tree(TestSupport.payload(PODS[0])).get("Pod")
+                + ",\"NodeNames\":[\"gpu-a\",\"other\",\"gpu-b\",\"gpu-a\"]}").getBytes(StandardCharsets.UTF_8);
+        assertEquals(null, NamesArgsReader.read(body, ExtenderRequests.strict(), KNOWN));
+        Outcome full = Outcome.of(ExtenderRequests::parseArgsInFull, body);
+        assertTrue(full.value().startsWith("error 400"), full.value());
+        assertEquals(full, Outcome.of(b -> ExtenderRequests.parseArgs(b, KNOWN), body));
+    }
+
     @Test
     void theComparisonCatchesAFastPathThatLetsARepeatedNameThrough() {
         Function<byte[], ExtenderRequests.Args> lax = body -> {
