@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * server.stop();
  * }</pre>
  *
- * <p>Thread safety: thread-safe; requests are served by a fixed pool of {@code threads}.
+ * <p>Thread safety: thread-safe; requests are served by a fixed pool of {@code threads}, or with
+ * {@code threads(0)} one at a time on the server's own listener thread (no hand-off between threads:
+ * the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
  */
 public final class ExtenderServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
@@ -91,12 +93,12 @@ public final class ExtenderServer implements AutoCloseable {
         }
         HttpServer s = HttpServer.create(new InetSocketAddress(host, requestedPort), 128);
         AtomicInteger n = new AtomicInteger();
-        pool = Executors.newFixedThreadPool(threads, r -> {
+        pool = threads == 0 ? null : Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "qgpu-extender-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        s.setExecutor(pool);
+        s.setExecutor(pool);   // null: each exchange is handled on the listener thread
         s.createContext("/", this::handle);
         s.start();
         server = s;
@@ -132,11 +134,13 @@ public final class ExtenderServer implements AutoCloseable {
     public synchronized void stop() {
         if (server != null) {
             server.stop(0);
-            pool.shutdown();
-            try {
-                pool.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (pool != null) {
+                pool.shutdown();
+                try {
+                    pool.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             server = null;
         }
@@ -333,7 +337,11 @@ public final class ExtenderServer implements AutoCloseable {
         }
 
         public Builder maxBodyBytes(int n) { this.maxBodyBytes = Validate.between("server.maxBodyBytes", n, 1024, Integer.MAX_VALUE - 16384); return this; }
-        public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 1, 1024); return this; }
+        /**
+         * Request threads (default 8); 0 handles every request on the server's listener thread, one at
+         * a time, without handing it to a pool.
+         */
+        public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 0, 1024); return this; }
 
         /** Serves {@code GET {urlPrefix}/ledger} with this JSON (for example the ledger's snapshot); off by default. */
         public Builder ledgerView(java.util.function.Supplier<String> view) { this.ledgerView = view; return this; }

@@ -38,7 +38,7 @@ class LoadGeneratorTest {
     void theSchedulerPatternBindsEveryPodAfterAWarmUpThatLeavesTheMeasuredClusterEmpty() throws Exception {
         // 24 warm-up pods, then 24 measured pods, each asking filter and prioritize about 3 nodes: the
         // measured extender answered at most 24 x 6 node checks (twice as many had the warm-up gone to it)
-        LoadGenerator.Options o = new LoadGenerator.Options(24, 3, 3, 4, 60, 2, LoadGenerator.Pattern.SCHEDULER, 24);
+        LoadGenerator.Options o = new LoadGenerator.Options(24, 3, 3, 4, 60, 0, LoadGenerator.Pattern.SCHEDULER, 24);   // on the listener thread
         LoadGenerator.Report r = LoadGenerator.run(o);
         long checks = r.memoHits() + r.memoMisses();
         assertTrue(checks >= 24 * 4 && checks <= 24 * 6, "node checks of the measured extender: " + checks);
