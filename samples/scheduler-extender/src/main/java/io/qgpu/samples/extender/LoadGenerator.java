@@ -52,9 +52,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and the throw-away one is collected ({@link System#gc()}) before the clock starts.
  *
  * <pre>
- * java -cp samples/scheduler-extender/target/qgpu-scheduler-extender.jar io.qgpu.samples.extender.LoadGenerator \
- *      --pods 20000 --nodes 5000 --candidates 500 --concurrency 64 --max-seconds 120 --threads 8 \
- *      --pattern scheduler --warmup-pods 20000
+ * java -XX:+UseParallelGC -Xmx3g -cp samples/scheduler-extender/target/qgpu-scheduler-extender.jar \
+ *      io.qgpu.samples.extender.LoadGenerator --pods 20000 --nodes 5000 --candidates 500 --max-seconds 60 \
+ *      --warmup-pods 20000 --threads 0 --pattern scheduler --concurrency 64
  * </pre>
  *
  * <p>Pods and request bodies: see {@link LoadRequests} (the candidate windows are written before the
