@@ -18,7 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -240,8 +240,6 @@ public final class LoadGenerator {
 
     /** One run's shared state: the next pod, the counters and the latencies. */
     private static final class Run {
-        /** A binder thread's connection. */
-        private static final ThreadLocal<LoopbackClient> CLIENT = new ThreadLocal<>();
         final Options o;
         final InetSocketAddress address;
         final LoadRequests requests;
@@ -276,12 +274,13 @@ public final class LoadGenerator {
          */
         void cycle(long deadline) {
             Semaphore free = new Semaphore(o.concurrency());
-            LinkedBlockingQueue<Runnable> binds = new LinkedBlockingQueue<>();
-            Runnable stop = () -> { };
+            List<LoopbackClient> connections = new CopyOnWriteArrayList<>();
+            ThreadLocal<LoopbackClient> own = ThreadLocal.withInitial(() -> {
+                LoopbackClient c = new LoopbackClient(address, 30_000);
+                connections.add(c);
+                return c;
+            });
             ExecutorService binders = daemons(o.concurrency(), "qgpu-load-bind");
-            for (int b = 0; b < o.concurrency(); b++) {
-                binders.execute(() -> bindLoop(binds, stop));
-            }
             int i;
             try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
                 while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
@@ -291,42 +290,22 @@ public final class LoadGenerator {
                         continue;
                     }
                     free.acquireUninterruptibly();
-                    binds.add(() -> {
+                    binders.execute(() -> {
                         try {
-                            bindTo(CLIENT.get(), pod, best);
+                            bindTo(own.get(), pod, best);
                         } finally {
                             free.release();
                         }
                     });
                 }
             } finally {
-                for (int b = 0; b < o.concurrency(); b++) {
-                    binds.add(stop);
-                }
                 binders.shutdown();
                 try {
                     binders.awaitTermination(60, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            }
-        }
-
-        /** A binder: runs binds, each on this thread's own connection, until {@code stop}. */
-        private void bindLoop(LinkedBlockingQueue<Runnable> binds, Runnable stop) {
-            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
-                CLIENT.set(client);
-                while (true) {
-                    Runnable job = binds.take();
-                    if (job == stop) {
-                        return;
-                    }
-                    job.run();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                CLIENT.remove();
+                connections.forEach(LoopbackClient::close);
             }
         }
 
