@@ -39,7 +39,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code two-clock-reads}: two {@link System#nanoTime()} calls, the floor of any admission that
  *       accounts time (the gate reads the clock at acquire and at close).</li>
  *   <li>{@code gate-frozen-clock}: as {@code gate-offline} with a ticker that always reads the same
- *       time: the gate's bookkeeping without the cost of reading the clock.</li>
+ *       time: the gate's bookkeeping without the cost of reading the clock (every busy period is
+ *       empty, so none is recorded in the usage window).</li>
+ *   <li>{@code gate-stepping-clock}: as {@code gate-offline} with a ticker that steps 7 ns at each
+ *       read (a plain field: meaningful in {@code uncontended} only): the bookkeeping, the usage
+ *       window's included, without the cost of reading the clock.</li>
  * </ul>
  *
  * <pre>
@@ -60,7 +64,7 @@ public class GateBenchmark {
         void admit();
     }
 
-    @Param({"gate-offline", "gate-online", "gate-listener", "gate-frozen-clock", "guava", "bucket4j", "resilience4j",
+    @Param({"gate-offline", "gate-online", "gate-listener", "gate-frozen-clock", "gate-stepping-clock", "guava", "bucket4j", "resilience4j",
             "two-clock-reads"})
     public String limiter;
 
@@ -70,11 +74,14 @@ public class GateBenchmark {
     @Setup
     public void setUp() throws InterruptedException {
         switch (limiter) {
-            case "gate-offline", "gate-online", "gate-listener", "gate-frozen-clock" -> {
+            case "gate-offline", "gate-online", "gate-listener", "gate-frozen-clock", "gate-stepping-clock" -> {
                 GateConfig.Builder config = GateConfig.custom().usageReportInterval(Duration.ZERO);
                 if (limiter.equals("gate-frozen-clock")) {
                     long frozen = System.nanoTime();
                     config.ticker(() -> frozen);
+                } else if (limiter.equals("gate-stepping-clock")) {
+                    long[] time = {System.nanoTime()};
+                    config.ticker(() -> time[0] += 7);   // plain field: one thread only (uncontended)
                 }
                 gate = Gate.create("GPU-bench", config.build());
                 boolean online = limiter.equals("gate-online");

@@ -9,7 +9,7 @@ package io.qgpu.core.internal;
  * joins the last chunk if the chunk would then span at most {@code span} nanoseconds, else it starts
  * a new one. A chunk made of one period is exact, so {@link #exact(long)} (span 0: every period its
  * own chunk) answers exactly. {@link #bounded(long, long)} keeps memory bounded by about
- * {@code window / span} chunks however many periods come: a chunk of several short periods knows its
+ * {@code 4 * window / span} chunks however many periods come, queried or not (see Memory below): a chunk of several short periods knows its
  * busy total exactly; where a window edge cuts through it, its busy time is assumed to lie as much
  * inside the window as it can (packed against the edge that is inside), so usage is never
  * under-estimated and over-estimated by at most one chunk's idle time (less than {@code span}).
@@ -20,6 +20,15 @@ package io.qgpu.core.internal;
  * w.record(0, 3_000_000_000L);
  * w.usage(5_000_000_000L);     // 3 s
  * }</pre>
+ *
+ * <p>Memory: a query forgets what has left its window; a {@link #record} that finds the arrays full
+ * first forgets the chunks that ended two windows or more before the period it records, and grows
+ * them only if that freed nothing. So the arrays of a window that is never queried grow only while
+ * all they hold lies within two windows: their capacity stays under twice the chunks two windows can
+ * hold. A query for a {@code now} at most one window earlier
+ * than the start of the last period recorded still finds everything it counts. (A later {@code now}
+ * is the usual case; the gate's queries can lag behind a lease recorded concurrently, by the time
+ * between reading the ticker and taking the tenant's books lock.)
  *
  * <p>Not part of the exported API. Thread safety: not thread-safe; callers guard it.
  */
@@ -93,7 +102,12 @@ public final class SlidingWindow {
             }
         }
         if (size == starts.length) {
-            grow();
+            // no query may have come for a long time (a gate tenant whose leases all take the fast
+            // path): forget what no query can still count before growing, so memory stays bounded
+            evict(Saturating.subtract(start, Saturating.multiply(2, window)));
+            if (size == starts.length) {
+                grow();
+            }
         }
         int i = idx(size++);
         starts[i] = start;
@@ -165,6 +179,11 @@ public final class SlidingWindow {
         return size;
     }
 
+    /** Chunks the arrays can hold before they grow (memory in use: three longs per chunk). */
+    public int capacity() {
+        return starts.length;
+    }
+
     /** The least busy time chunk {@code i} can have before {@code t} (its busy time packed at its end). */
     private long leastBefore(int i, long t) {
         if (t <= starts[i]) {
@@ -198,13 +217,14 @@ public final class SlidingWindow {
     private void evict(long from) {
         while (size > 0 && ends[head] <= from) {
             sum -= busy[head];
-            head = (head + 1) % starts.length;
+            head = (head + 1) & (starts.length - 1);
             size--;
         }
     }
 
+    /** The array index of the {@code k}-th chunk held (the arrays' length is a power of two: 16, doubled). */
     private int idx(int k) {
-        return (head + k) % starts.length;
+        return (head + k) & (starts.length - 1);
     }
 
     private void grow() {

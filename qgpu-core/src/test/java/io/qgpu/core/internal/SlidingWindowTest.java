@@ -174,6 +174,51 @@ class SlidingWindowTest {
         assertEquals(2_000_000L * 100, w.usage(t));
     }
 
+    /**
+     * A window that is never queried (a gate tenant whose leases all take the lock-free path) must not
+     * grow with the periods it is given: before, the arrays doubled for as long as periods came
+     * (262,144 chunks of capacity here).
+     */
+    @Test
+    void memoryStaysBoundedWhenNothingQueriesTheWindow() {
+        SlidingWindow bounded = SlidingWindow.bounded(W, SPAN);
+        SlidingWindow exact = SlidingWindow.exact(W);
+        long t = 0;
+        for (int i = 0; i < 200_000; i++) {   // 300 windows' worth of periods, no query
+            bounded.record(t, t + 10);
+            exact.record(t, t + 10);
+            t += 15;
+        }
+        // the arrays grow only when all they hold lies within two windows: capacity under twice that
+        // bounded: a chunk per span, 201 in two windows
+        assertTrue(bounded.capacity() < 2 * 2 * (W / SPAN + 1), "capacity: " + bounded.capacity());
+        // exact: a chunk per period, 1,334 in two windows
+        assertTrue(exact.capacity() < 2 * 2 * (W / 15 + 1), "capacity: " + exact.capacity());
+        // and what is kept still answers: the last window holds 10 of every 15 ns
+        long expected = W / 15 * 10;
+        assertEquals(expected, exact.usage(t), 10);
+        assertTrue(bounded.usage(t) >= exact.usage(t) && bounded.usage(t) - exact.usage(t) <= SPAN);
+    }
+
+    /** A query up to one window behind the last period recorded still counts everything in its window. */
+    @Test
+    void aQueryLaggingAWindowBehindTheLastPeriodStillFindsItsChunks() {
+        SlidingWindow w = SlidingWindow.exact(W);
+        long t = 0;
+        for (int i = 0; i < 100_000; i++) {
+            w.record(t, t + 10);
+            t += 15;
+        }
+        long now = t - W;   // a window behind the last period's start
+        List<long[]> lastPeriods = new ArrayList<>();
+        for (long s = 0; s < t; s += 15) {
+            if (s + 10 > now - W) {
+                lastPeriods.add(new long[] {s, s + 10});
+            }
+        }
+        assertEquals(reference(lastPeriods, W, now), w.usage(now));
+    }
+
     @Test
     void timeUsageAtMostIsExactForSinglePeriodChunks() {
         SlidingWindow w = SlidingWindow.bounded(10_000, 100);

@@ -289,6 +289,16 @@ public final class TenantState implements Tenant {
         }
     }
 
+    /** Chunks the usage window's arrays can hold now (its memory: three longs each); for tests. */
+    int usageWindowCapacity() {
+        books.lock();
+        try {
+            return window.capacity();
+        } finally {
+            books.unlock();
+        }
+    }
+
     /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
     private long openStart(long now) {
         long w = word.get();
