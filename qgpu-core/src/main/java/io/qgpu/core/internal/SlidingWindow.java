@@ -116,6 +116,43 @@ public final class SlidingWindow {
         sum += end - start;
     }
 
+    /**
+     * The longest a chunk may span: a period joins the last chunk if it starts no earlier than the
+     * chunk's end and ends at most this long after the chunk's start. 0 for an {@link #exact} window.
+     */
+    public long span() {
+        return span;
+    }
+
+    /** Start of the last chunk held, or {@link Long#MIN_VALUE} if none. */
+    public long lastStart() {
+        return size == 0 ? Long.MIN_VALUE : starts[idx(size - 1)];
+    }
+
+    /**
+     * Adds to the last chunk periods that each {@link #record} would have joined to it, in one step:
+     * {@code busy} nanoseconds of them, the last ending at {@code end}. A caller that drains many
+     * short periods keeps the chunk's start ({@link #lastStart()}) and {@link #span()} and sums the
+     * periods that join, instead of one call each.
+     *
+     * @throws IllegalStateException if no chunk is held, {@code end} is before the chunk's end, the
+     *                               chunk would span more than {@link #span()}, or {@code busy} is
+     *                               negative or more than the time added
+     */
+    public void extendLast(long end, long busy) {
+        if (size == 0) {
+            throw new IllegalStateException("no chunk to extend");
+        }
+        int l = idx(size - 1);
+        if (end < ends[l] || end - starts[l] > span || busy < 0 || busy > end - ends[l]) {
+            throw new IllegalStateException("cannot extend chunk [" + starts[l] + ", " + ends[l] + ") to " + end
+                    + " by " + busy + " ns (span " + span + " ns)");
+        }
+        ends[l] = end;
+        this.busy[l] += busy;
+        sum += busy;
+    }
+
     /** Busy time in {@code (now - window, now]}, never less than the truth; periods recorded ahead of now count up to now. */
     public long usage(long now) {
         long from = now - window;

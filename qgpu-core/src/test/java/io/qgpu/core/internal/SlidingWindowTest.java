@@ -220,6 +220,25 @@ class SlidingWindowTest {
     }
 
     @Test
+    void extendLastJoinsOnlyWhatRecordWouldHaveJoined() {
+        SlidingWindow w = SlidingWindow.bounded(W, SPAN);
+        assertEquals(SPAN, w.span());
+        assertEquals(Long.MIN_VALUE, w.lastStart());
+        assertThrows(IllegalStateException.class, () -> w.extendLast(10, 1));
+        w.record(100, 110);
+        assertEquals(100, w.lastStart());
+        assertThrows(IllegalStateException.class, () -> w.extendLast(105, 0));     // before the chunk's end
+        assertThrows(IllegalStateException.class, () -> w.extendLast(201, 1));     // past the span
+        assertThrows(IllegalStateException.class, () -> w.extendLast(150, -1));
+        assertThrows(IllegalStateException.class, () -> w.extendLast(150, 41));    // more than the time added
+        w.extendLast(200, 90);
+        assertEquals(100, w.usage(200));
+        assertEquals(200, w.lastEnd());
+        assertEquals(1, w.chunks());
+        assertEquals(0, SlidingWindow.exact(W).span());
+    }
+
+    @Test
     void timeUsageAtMostIsExactForSinglePeriodChunks() {
         SlidingWindow w = SlidingWindow.bounded(10_000, 100);
         w.record(0, 2_000);

@@ -208,22 +208,55 @@ public final class TenantState implements Tenant {
         Thread.onSpinWait();
     }
 
-    /** Moves ended busy periods into the window. Holds the books lock. */
+    /**
+     * Moves ended busy periods into the window. Holds the books lock. The periods that join the
+     * window's last chunk (nearly all of them when leases are short) are summed here and added in one
+     * step; the window ends up as if each had been recorded on its own.
+     */
     private void drainLocked() {
         int d = drained;
+        long last = lastEnd;
+        long total = totalNanos;
+        long span = window.span();
+        boolean chunk = !window.isEmpty();
+        long chunkStart = window.lastStart();
+        long joinedEnd = 0;
+        long joinedBusy = 0;
+        boolean joined = false;
         while (true) {
             int s = d + 1;
             int i = s & MASK;
             if ((int) INTS.getAcquire(endSeq, i) != s) {
                 break;
             }
-            long st = Math.max(starts[i], lastEnd);
+            long st = Math.max(starts[i], last);
             long en = Math.max(ends[i], st);
-            window.record(st, en);
-            totalNanos += en - st;
-            lastEnd = en;
+            if (en > st) {
+                // st >= last >= the window's last end: it joins the last chunk if the span allows
+                if (chunk && en - chunkStart <= span) {
+                    joinedEnd = en;
+                    joinedBusy += en - st;
+                    joined = true;
+                } else {
+                    if (joined) {
+                        window.extendLast(joinedEnd, joinedBusy);
+                        joinedBusy = 0;
+                        joined = false;
+                    }
+                    window.record(st, en);   // a chunk of its own
+                    chunk = true;
+                    chunkStart = st;
+                }
+                total += en - st;
+            }
+            last = en;
             d = s;
         }
+        if (joined) {
+            window.extendLast(joinedEnd, joinedBusy);
+        }
+        lastEnd = last;
+        totalNanos = total;
         drained = d;
     }
 
