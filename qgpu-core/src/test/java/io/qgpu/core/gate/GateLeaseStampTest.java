@@ -190,4 +190,69 @@ class GateLeaseStampTest {
         assertEquals(0, gate.openLeases());
         assertEquals(rounds * 20L, gate.usage(train).totalLeaseNanos(), "lease time lost");
     }
+
+    /**
+     * The owner thread and another thread close the same lease at the same instant, both released by
+     * a spin on one counter (no lock). The lease opened its tenant's busy period on the lock-free path,
+     * so the owner's close clears the opener bit of the tenant's word while the other thread's close,
+     * under the gate's lock, tries to clear the same bit: whichever is first ends the lease, exactly
+     * once. Every round: no close throws, the count is back at 0 and the lease's time counts once.
+     *
+     * <p>Against a broken gate whose lock-side stop writes the lease's state without clearing the bit
+     * (so both closes lower the count), this test failed on each of 3 runs (the other thread's close
+     * threw "running lease count would go below 0", in round 1, 1 and 8).
+     */
+    @Test
+    void theOwnerAndAnotherThreadClosingTheSameLeaseAtOnceEndItOnce() throws Exception {
+        int rounds = 20_000;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            AtomicReference<Lease> current = new AtomicReference<>();
+            AtomicInteger ready = new AtomicInteger(-1);
+            AtomicInteger go = new AtomicInteger(-1);
+            AtomicInteger done = new AtomicInteger(-1);
+            AtomicReference<String> failed = new AtomicReference<>();
+            Future<?> other = pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    while (ready.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    Lease l = current.get();
+                    go.set(i);
+                    try {
+                        l.close();
+                    } catch (RuntimeException e) {
+                        failed.compareAndSet(null, "round " + i + ": the other thread's close threw " + e);
+                    } finally {
+                        done.set(i);
+                    }
+                }
+            });
+            Future<?> owner = pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    Lease l = gate.acquire(train);
+                    clock.advance(20);
+                    current.set(l);
+                    ready.set(i);
+                    while (go.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    l.close();
+                    while (done.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    assertNull(failed.get());
+                    assertTrue(l.isClosed());
+                    assertEquals(0, train.runningLeases(), "round " + i);
+                }
+                return null;
+            });
+            owner.get();
+            other.get();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, gate.openLeases());
+        assertEquals(rounds * 20L, gate.usage(train).totalLeaseNanos(), "lease time counted once per lease");
+    }
 }

@@ -25,7 +25,12 @@ public final class Checkpoints {
     /** A running lease closed (fast path of {@link LeaseImpl#close()}). */
     void leave(TenantState t, long acquiredAt) {
         long now = core.ticker.read();
-        if (t.leaveOne(now) && (core.eagerIdle || core.waiters != 0)) {
+        left(t, t.leaveOne(now), now, acquiredAt);
+    }
+
+    /** After a running lease left the tenant's count lock-free at {@code now}: wakes the engines if it went idle, tells listeners. */
+    void left(TenantState t, boolean idle, long now, long acquiredAt) {
+        if (idle && (core.eagerIdle || core.waiters != 0)) {
             onIdle();
         }
         if (core.events.hasListeners()) {
@@ -53,7 +58,7 @@ public final class Checkpoints {
         try {
             long now = core.nowLocked();
             if (h != null && l.epoch != h.epoch) {
-                l.casState(l.state(), LeaseImpl.CLOSED); // reclaimed already
+                l.voidReclaimed(); // reclaimed already
                 return;
             }
             if (l.casState(LeaseImpl.PARKED, LeaseImpl.CLOSED)) {
@@ -70,10 +75,10 @@ public final class Checkpoints {
                 if (h != null) {
                     h.parked--;
                 }
-            } else if (l.casState(LeaseImpl.RUNNING, LeaseImpl.CLOSED)) {
+            } else if (l.stopRunning(LeaseImpl.CLOSED)) {
                 t.leaveOne(now);
             } else {
-                return; // closed already
+                return; // closed already (by its owner, possibly this instant)
             }
             if (h != null) {
                 h.foreignClosed++; // under the lock, whoever closes: the owner's plain count stays its own
@@ -183,17 +188,24 @@ public final class Checkpoints {
             if (now < t.permitUntil) {
                 return false;
             }
-            park(l, now, core.engines.suspendReason(t));
+            if (!park(l, now, core.engines.suspendReason(t))) {
+                // its owner closed it this instant, on another thread
+                throw new GateStateException(core.gpu, t.name, "lease is closed");
+            }
             core.engines.pump(now);
         }
         return true;
     }
 
-    /** Under the lock: a running lease stops (its time no longer counts) and waits to resume. */
-    private void park(LeaseImpl l, long now, GateEvent.SuspendReason reason) {
+    /**
+     * Under the lock: a running lease stops (its time no longer counts) and waits to resume.
+     *
+     * @return false if it was not running (closed meanwhile by its owner)
+     */
+    private boolean park(LeaseImpl l, long now, GateEvent.SuspendReason reason) {
         TenantState t = l.tenant;
-        if (!l.casState(LeaseImpl.RUNNING, LeaseImpl.PARKED)) {
-            return;
+        if (!l.stopRunning(LeaseImpl.PARKED)) {
+            return false;
         }
         l.parkedAt = now;
         t.parked++;
@@ -205,6 +217,7 @@ public final class Checkpoints {
         if (core.events.hasListeners()) {
             core.events.later(new GateEvent.Suspended(core.gpu, t.name, now, reason));
         }
+        return true;
     }
 
     /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
@@ -243,7 +256,7 @@ public final class Checkpoints {
 
     private void checkNotReclaimed(LeaseImpl l) {
         if (l.holder != null && l.epoch != l.holder.epoch) {
-            l.casState(l.state(), LeaseImpl.CLOSED);
+            l.voidReclaimed();
             throw new GateStateException(core.gpu, l.tenant.name, "lease was reclaimed after its owner thread died");
         }
     }

@@ -7,7 +7,19 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A lease: one object per acquire, never reused. Its state goes RUNNING -> PARKED -> RUNNING ... ->
  * CLOSED by compare-and-set on its {@link LeaseSlot}, qualified by the stamp the lease got at acquire;
- * CLOSED is final, so a second close (from any thread, however late) finds it and does nothing. The
+ * CLOSED is final, so a second close (from any thread, however late) finds it and does nothing.
+ *
+ * <p>A lease acquired on the lock-free path that opens its tenant's busy period starts in
+ * RUNNING_OPENER instead: it holds the opener bit of the tenant's word ({@link TenantState#OPENER}),
+ * and whoever stops it first clears that bit by compare-and-set on the word: its owner's close in
+ * the same compare-and-set that lowers the running count ({@link TenantState#leaveOpener}), so that
+ * close makes two atomic updates in all (enter and leave) instead of three; any other stop (a close
+ * by another thread, parking at a checkpoint) under the gate's lock with {@link TenantState#clearOpener}.
+ * The winner then writes the slot. A stop under the lock that loses knows the owner closed the lease
+ * that instant (nothing else clears the bit outside the lock) and treats it as closed. A parked lease
+ * resumes in RUNNING, never again as the opener.
+ *
+ * <p>The
  * slot of a lease its owner thread closed is used again by that thread's next lease, under a new
  * stamp: the old lease object then reads as closed and its compare-and-sets fail, so it can never end,
  * park or resume the later lease. The fast paths of close and checkpoint are here; everything else is
@@ -18,8 +30,10 @@ import java.util.concurrent.CompletableFuture;
 public final class LeaseImpl implements Lease {
 
     static final int RUNNING = 0;
-    static final int PARKED = 1;
-    static final int CLOSED = 2;
+    /** Running, holding the opener bit of busy period {@link #period}; {@link #state()} reads it as RUNNING. */
+    static final int RUNNING_OPENER = 1;
+    static final int PARKED = 2;
+    static final int CLOSED = 3;
 
     final TenantState tenant;
     /** The owner thread's holder, or {@code null} for an async lease. */
@@ -27,31 +41,39 @@ public final class LeaseImpl implements Lease {
     final int epoch;
     final long acquiredAt;
     private final LeaseSlot slot;
+    /** Whether the lease was created holding the opener bit of busy period {@link #period}. */
+    private final boolean opener;
+    private final int period;
     /** This lease's stamp in {@link #slot}, shifted left by {@link LeaseSlot#STATE_BITS}. */
     private final long stamp;
     /** When the lease was parked; guarded by the gate's lock. */
     long parkedAt;
 
-    private LeaseImpl(TenantState tenant, Holder holder, LeaseSlot slot, long acquiredAt) {
+    private LeaseImpl(TenantState tenant, Holder holder, LeaseSlot slot, long acquiredAt, long entry) {
         this.tenant = tenant;
         this.holder = holder;
         this.epoch = holder == null ? 0 : holder.epoch;
         this.acquiredAt = acquiredAt;
         this.slot = slot;
-        this.stamp = slot.reopen(RUNNING);
+        this.opener = entry >= 0;
+        this.period = (int) entry;
+        this.stamp = slot.reopen(opener ? RUNNING_OPENER : RUNNING);
     }
 
     /** A new running lease that belongs to no thread (an async acquire), with a slot of its own. */
     static LeaseImpl unowned(TenantState t, long now) {
-        return new LeaseImpl(t, null, new LeaseSlot(), now);
+        return new LeaseImpl(t, null, new LeaseSlot(), now, TenantState.JOINED);
     }
 
     /**
      * A new running lease for the owner thread of {@code h}, in the slot its last lease closed by
      * that thread left (else a new one). Called on the owner thread, after the tenant's running count
      * was raised.
+     *
+     * @param entry what {@link TenantState#enter} answered: {@link TenantState#JOINED}, or the period
+     *              whose opener bit the lease holds
      */
-    static LeaseImpl forOwner(TenantState t, Holder h, long now) {
+    static LeaseImpl forOwner(TenantState t, Holder h, long now, long entry) {
         h.open++;
         LeaseSlot s = h.spare;
         if (s == null) {
@@ -59,7 +81,7 @@ public final class LeaseImpl implements Lease {
         } else {
             h.spare = null;
         }
-        return new LeaseImpl(t, h, s, now);
+        return new LeaseImpl(t, h, s, now, entry);
     }
 
     @Override
@@ -84,7 +106,7 @@ public final class LeaseImpl implements Lease {
 
     @Override
     public void checkpoint() throws InterruptedException {
-        if (slot.get() == (stamp | RUNNING) && tenant.core.ticker.read() < tenant.permitUntil) {
+        if (runningNow() && tenant.core.ticker.read() < tenant.permitUntil) {
             return;
         }
         tenant.core.checkpoints.checkpointSlow(this);
@@ -92,7 +114,7 @@ public final class LeaseImpl implements Lease {
 
     @Override
     public CompletableFuture<Lease> checkpointAsync() {
-        if (slot.get() == (stamp | RUNNING) && tenant.core.ticker.read() < tenant.permitUntil) {
+        if (runningNow() && tenant.core.ticker.read() < tenant.permitUntil) {
             return CompletableFuture.completedFuture(this);
         }
         return tenant.core.checkpoints.checkpointAsyncSlow(this);
@@ -102,11 +124,17 @@ public final class LeaseImpl implements Lease {
     public void close() {
         Holder h = holder;
         if (h == null || Thread.currentThread() == h.thread) {
-            if (slot.compareAndSet(stamp | RUNNING, stamp | CLOSED)) {
-                if (h != null) {
-                    h.open--;
-                    h.spare = slot; // the owner's next lease takes it, under a new stamp
+            if (opener && slot.get() == (stamp | RUNNING_OPENER)) {
+                long now = tenant.core.ticker.read();
+                int left = tenant.leaveOpener(period, now);
+                if (left >= 0) {
+                    slot.set(stamp | CLOSED); // the bit was the lease's running state: nobody else writes the slot now
+                    closedByOwner(h);
+                    tenant.core.checkpoints.left(tenant, left > 0, now, acquiredAt);
+                    return;
                 }
+            } else if (slot.compareAndSet(stamp | RUNNING, stamp | CLOSED)) {
+                closedByOwner(h);
                 tenant.core.checkpoints.leave(tenant, acquiredAt);
                 return;
             }
@@ -117,15 +145,64 @@ public final class LeaseImpl implements Lease {
         tenant.core.checkpoints.closeSlow(this);
     }
 
-    /** The state; {@link #CLOSED} also once the slot has moved on to a later lease. */
-    int state() {
-        long w = slot.get();
-        return (w & ~LeaseSlot.STATE_MASK) == stamp ? (int) (w & LeaseSlot.STATE_MASK) : CLOSED;
+    private void closedByOwner(Holder h) {
+        if (h != null) {
+            h.open--;
+            h.spare = slot; // the owner's next lease takes it, under a new stamp
+        }
     }
 
-    /** A transition of this lease (never of a later lease in the same slot). */
+    /** Whether the lease runs (RUNNING or RUNNING_OPENER, under this lease's stamp). */
+    private boolean runningNow() {
+        return (slot.get() & ~(long) RUNNING_OPENER) == stamp;
+    }
+
+    /**
+     * The state, RUNNING_OPENER read as {@link #RUNNING}; {@link #CLOSED} also once the slot has moved
+     * on to a later lease.
+     */
+    int state() {
+        long w = slot.get();
+        if ((w & ~LeaseSlot.STATE_MASK) != stamp) {
+            return CLOSED;
+        }
+        int s = (int) (w & LeaseSlot.STATE_MASK);
+        return s == RUNNING_OPENER ? RUNNING : s;
+    }
+
+    /** A transition of this lease (never of a later lease in the same slot) from a state other than running. */
     boolean casState(int from, int to) {
         return slot.compareAndSet(stamp | from, stamp | to);
+    }
+
+    /**
+     * Under the gate's lock: stops the lease if it runs, to {@code to} ({@link #PARKED} or
+     * {@link #CLOSED}); the caller then lowers the tenant's count ({@link TenantState#leaveOne}).
+     *
+     * @return false if it was not running, or its owner closed it this instant (it is closed then)
+     */
+    boolean stopRunning(int to) {
+        long w = slot.get();
+        if (w == (stamp | RUNNING)) {
+            return slot.compareAndSet(w, stamp | to);
+        }
+        if (w == (stamp | RUNNING_OPENER) && tenant.clearOpener(period)) {
+            slot.set(stamp | to); // the bit was cleared here: the owner's close now fails over to the lock
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Under the gate's lock, for a lease whose holder was reclaimed (its count already taken back):
+     * marks it closed, whatever state it was left in.
+     */
+    void voidReclaimed() {
+        long w = slot.get();
+        while ((w & ~LeaseSlot.STATE_MASK) == stamp && (w & LeaseSlot.STATE_MASK) != CLOSED
+                && !slot.compareAndSet(w, stamp | CLOSED)) {
+            w = slot.get();
+        }
     }
 
     @Override

@@ -7,8 +7,10 @@ import java.lang.invoke.VarHandle;
  * The state word of a lease, kept apart from the lease object so that it can be used again by the
  * next lease of the same owner thread while the lease object itself is never reused. The word holds
  * an acquire stamp (high bits) and the lease state (low two bits); each use of the slot takes a new
- * stamp, and every transition is a compare-and-set on the whole word, so a lease object of an
- * earlier use, whose stamp no longer matches, sees itself closed and can change nothing.
+ * stamp, and every transition is a compare-and-set on the whole word (or, for a lease that runs as
+ * its tenant's opener, a store by the one thread that won the tenant word's compare-and-set, see
+ * {@link LeaseImpl}), so a lease object of an earlier use, whose stamp no longer matches, sees itself
+ * closed and can change nothing.
  *
  * <p>Keeping the compare-and-set off the lease object also lets the JIT drop the lease allocation
  * where the caller's lease does not escape (try-with-resources around the work).
@@ -47,6 +49,11 @@ final class LeaseSlot {
 
     long get() {
         return (long) WORD.getVolatile(this);
+    }
+
+    /** A release store: for the one thread that won the right to change the word elsewhere (see {@link LeaseImpl}). */
+    void set(long value) {
+        WORD.setRelease(this, value);
     }
 
     boolean compareAndSet(long expect, long update) {

@@ -28,6 +28,14 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class TenantState implements Tenant {
 
     static final long NO_PERMIT = Long.MIN_VALUE;
+    /** {@link #enter}: no lease was added. */
+    static final long REFUSED = Long.MIN_VALUE;
+    /** {@link #enter}: a lease was added beside running ones (or opened a period without the opener bit). */
+    static final long JOINED = -1;
+    /** Bit of {@link #word}: the lease that opened the current busy period runs, and stops through this bit. */
+    static final long OPENER = 1L << 31;
+    /** Bits of {@link #word}: the number of running leases (the opener's included). */
+    static final long COUNT = OPENER - 1;
     static final int RING = 256;
     private static final int MASK = RING - 1;
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -43,7 +51,10 @@ public final class TenantState implements Tenant {
     // ---- fast path, lock-free ----
     /** Leases may start and go on while the ticker reads less than this. */
     volatile long permitUntil = NO_PERMIT;
-    /** High 32 bits: number of the last busy period opened; low 32 bits: running leases. */
+    /**
+     * High 32 bits: number of the last busy period opened; bit 31: {@link #OPENER}; bits 0-30: running
+     * leases.
+     */
     final PaddedWord word = new PaddedWord();
     /** Number of the last busy period drained into the window. */
     volatile int drained;
@@ -115,7 +126,7 @@ public final class TenantState implements Tenant {
     }
 
     int running() {
-        return (int) word.get();
+        return (int) (word.get() & COUNT);
     }
 
     /** Whether work waits to run: an acquire in the queue or a lease parked at a checkpoint. Under the lock. */
@@ -143,57 +154,124 @@ public final class TenantState implements Tenant {
      * Adds a running lease if the permit allows it at {@code now}; lock-free and allocation-free
      * (once every {@value #RING} busy periods the thread that finds the ring full drains it under the
      * tenant's books lock). A lease that raced with a revocation of the permit is taken back at once
-     * (false).
+     * (false). The lease never holds the opener bit.
      */
     boolean tryEnter(long now) {
+        return enter(now, false) != REFUSED;
+    }
+
+    /**
+     * {@link #tryEnter}, and if the lease opens a busy period and {@code opener} is true, the word's
+     * {@link #OPENER} bit is set with it: that lease then stops through {@link #leaveOpener} (closing
+     * it, one compare-and-set on the word) or {@link #clearOpener} (any other stop), never through
+     * {@link #leaveOne}.
+     *
+     * @return {@link #REFUSED}; {@link #JOINED}; or, for a lease that holds the opener bit, the number
+     *         of the period it opened (as an unsigned int)
+     */
+    long enter(long now, boolean opener) {
         if (now >= permitUntil) {
-            return false;
+            return REFUSED;
         }
+        long entry;
         while (true) {
             long w = word.get();
-            if ((int) w == 0) {
+            if ((w & COUNT) == 0) {   // a stale opener bit (a reclaimed lease's) goes with the old word
                 int s = (int) (w >>> 32) + 1;
                 if (s - drained > RING) {
                     makeRoom();
                     continue;
                 }
-                if (word.compareAndSet(w, ((long) s << 32) | 1L)) {
+                if (word.compareAndSet(w, ((long) s << 32) | (opener ? OPENER : 0) | 1L)) {
                     int i = s & MASK;
                     starts[i] = now;
                     INTS.setRelease(startSeq, i, s);
+                    entry = opener ? s & 0xFFFF_FFFFL : JOINED;
                     break;
                 }
             } else if (word.compareAndSet(w, w + 1)) {
+                entry = JOINED;
                 break;
             }
         }
         if (now >= permitUntil) { // revoked while we entered (the revoker then reads the count)
-            leaveOne(now);
-            return false;
+            if (entry == JOINED) {
+                leaveOne(now);
+            } else {
+                leaveOpener((int) entry, now);
+            }
+            return REFUSED;
         }
-        return true;
+        return entry;
     }
 
     /**
-     * Removes a running lease; when it was the last, the busy period ends at {@code now}.
+     * Removes a running lease that does not hold the opener bit; when it was the last, the busy
+     * period ends at {@code now}.
      *
      * @return whether the tenant went idle
      */
     boolean leaveOne(long now) {
         long w = word.getAndDecrement();
-        int run = (int) w;
+        int run = (int) (w & COUNT);
         if (run <= 0) {
             word.getAndIncrement();
             throw new IllegalStateException("tenant " + name + ": running lease count would go below 0");
         }
         if (run == 1) {
-            int s = (int) (w >>> 32);
-            int i = s & MASK;
-            ends[i] = now;
-            INTS.setRelease(endSeq, i, s);
+            endPeriod((int) (w >>> 32), now);
             return true;
         }
         return false;
+    }
+
+    /**
+     * Removes the running lease that opened period {@code period} and holds the opener bit, in one
+     * compare-and-set that clears the bit and lowers the count; when it was the last, the period ends
+     * at {@code now}. Fails if the bit is no longer set for that period: another thread stopped the
+     * lease first ({@link #clearOpener}).
+     *
+     * @return -1 if it failed, 1 if the tenant went idle, else 0
+     */
+    int leaveOpener(int period, long now) {
+        while (true) {
+            long w = word.get();
+            if ((int) (w >>> 32) != period || (w & OPENER) == 0 || (w & COUNT) == 0) {
+                return -1;   // (a bit left with no count is a reclaimed lease's: see Owners)
+            }
+            long next = w - OPENER - 1;   // the opener counts, so the count is at least 1
+            if (word.compareAndSet(w, next)) {
+                if ((next & COUNT) == 0) {
+                    endPeriod(period, now);
+                    return 1;
+                }
+                return 0;
+            }
+        }
+    }
+
+    /**
+     * Clears the opener bit of period {@code period}, leaving the count as it is (the caller then
+     * stops the lease and lowers the count with {@link #leaveOne}). Fails if the bit is no longer set
+     * for that period: the lease's owner closed it first ({@link #leaveOpener}).
+     */
+    boolean clearOpener(int period) {
+        while (true) {
+            long w = word.get();
+            if ((int) (w >>> 32) != period || (w & OPENER) == 0) {
+                return false;
+            }
+            if (word.compareAndSet(w, w & ~OPENER)) {
+                return true;
+            }
+        }
+    }
+
+    /** Publishes the end of busy period {@code s}: the last running lease stopped. */
+    private void endPeriod(int s, long now) {
+        int i = s & MASK;
+        ends[i] = now;
+        INTS.setRelease(endSeq, i, s);
     }
 
     /** The ring is full: drain it here, or let the thread draining it now finish. */
@@ -268,7 +346,7 @@ public final class TenantState implements Tenant {
     long drainIdle() {
         long w = word.get();
         int s = (int) (w >>> 32);
-        if ((int) w == 0 && s != 0) {
+        if ((w & COUNT) == 0 && s != 0) {
             int i = s & MASK;
             int spins = 0;
             while (s - drained > 0 && (int) INTS.getAcquire(endSeq, i) != s) {
@@ -335,7 +413,7 @@ public final class TenantState implements Tenant {
     /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
     private long openStart(long now) {
         long w = word.get();
-        if ((int) w == 0) {
+        if ((w & COUNT) == 0) {
             return now;
         }
         int s = (int) (w >>> 32);

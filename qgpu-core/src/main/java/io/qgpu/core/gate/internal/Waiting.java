@@ -34,8 +34,9 @@ public final class Waiting {
     public Lease acquire(Tenant tenant) throws InterruptedException {
         TenantState t = core.own(tenant);
         long now = core.ticker.read();
-        if (t.tryEnter(now)) {
-            return granted(t, now);
+        long entry = t.enter(now, true);
+        if (entry != TenantState.REFUSED) {
+            return granted(t, now, entry);
         }
         return acquireSlow(t, now, NONE, null);
     }
@@ -45,8 +46,9 @@ public final class Waiting {
         TenantState t = core.own(tenant);
         long limit = DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
         long now = core.ticker.read();
-        if (t.tryEnter(now)) {
-            return granted(t, now);
+        long entry = t.enter(now, true);
+        if (entry != TenantState.REFUSED) {
+            return granted(t, now, entry);
         }
         return acquireSlow(t, now, Saturating.add(now, limit), timeout);
     }
@@ -55,8 +57,9 @@ public final class Waiting {
     public Optional<Lease> tryAcquire(Tenant tenant) {
         TenantState t = core.own(tenant);
         long now = core.ticker.read();
-        if (t.tryEnter(now)) {
-            return Optional.of(granted(t, now));
+        long entry = t.enter(now, true);
+        if (entry != TenantState.REFUSED) {
+            return Optional.of(granted(t, now, entry));
         }
         core.lock.lock();
         try {
@@ -66,7 +69,7 @@ public final class Waiting {
             if (!t.tryEnter(now) && !enterAsProbe(t, now)) {
                 return Optional.empty();
             }
-            LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now);
+            LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now, TenantState.JOINED);
             if (core.events.hasListeners()) {
                 core.events.later(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
             }
@@ -139,8 +142,8 @@ public final class Waiting {
         return f;
     }
 
-    private Lease granted(TenantState t, long now) {
-        LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now);
+    private Lease granted(TenantState t, long now, long entry) {
+        LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now, entry);
         if (core.events.hasListeners()) {
             core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
         }
@@ -172,7 +175,7 @@ public final class Waiting {
                 boolean late = deadline != NONE && (now >= deadline || (w != null && w.timedOut));
                 // out of time (a zero timeout, or the timeout passed): a last try as tryAcquire's, no preemption asked
                 if (t.tryEnter(now) || (late && enterAsProbe(t, now))) {
-                    lease = LeaseImpl.forOwner(t, h, now);
+                    lease = LeaseImpl.forOwner(t, h, now, TenantState.JOINED);
                     break;
                 }
                 if (late) {
