@@ -49,9 +49,12 @@ import java.util.concurrent.CompletableFuture;
  * <h2>Fast path</h2>
  * Each tenant has a permit: the ticker time until which it may start and continue leases without
  * consulting the engines (an online tenant that is running in online mode, or the offline tenant
- * that holds the token in offline mode, up to its quota's end). Acquire, close and checkpoint under a
- * valid permit are a ticker read, a volatile read and a compare-and-set: no lock (each acquire
- * returns a new small lease object; a lease object is never reused, see {@link Lease}).
+ * that holds the token in offline mode, up to its quota's end). Under a valid permit, acquire is a
+ * ticker read, a volatile read and a compare-and-set on the tenant's word; close is a ticker read and
+ * one compare-and-set on the same word for a lease that ran alone (the one that opened the tenant's
+ * busy period, closed by its owner thread), else a compare-and-set on the lease and an atomic
+ * decrement; checkpoint is a ticker read and a volatile read: no lock (each acquire returns a new
+ * small lease object; a lease object is never reused, see {@link Lease}).
  * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
  * feeds events to the engines and acts on their decisions. A tenant whose last lease closed keeps
  * its engine state until the gate next takes its lock; the idle time is then reported with the time

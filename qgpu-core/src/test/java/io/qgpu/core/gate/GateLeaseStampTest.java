@@ -255,4 +255,111 @@ class GateLeaseStampTest {
         assertEquals(0, gate.openLeases());
         assertEquals(rounds * 20L, gate.usage(train).totalLeaseNanos(), "lease time counted once per lease");
     }
+
+    /**
+     * The owner closes its lease while another thread calls {@code checkpointAsync()} on it with the
+     * permit revoked (an online acquire waits), both released by a spin on one counter. Whichever comes
+     * first, the checkpoint's future fails (the lease is closed: before the park, or while parked) and
+     * nothing stays counted: the tenant runs no lease and has none parked, and the online acquire gets
+     * the GPU.
+     *
+     * <p>Before the fix the checkpoint read the lease's state twice under the gate's lock; an owner's
+     * close between the two reads made it take the closed lease for parked and register it to resume,
+     * with a future that nothing completed. This test failed on each of 3 runs of that code, in round
+     * 21, 190 and 528.
+     */
+    @Test
+    void aCheckpointFromAnotherThreadRacingTheOwnersCloseLeavesNothingBehind() throws Exception {
+        int rounds = 2_000;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            AtomicReference<Lease> current = new AtomicReference<>();
+            AtomicReference<CompletableFuture<Lease>> checkpoint = new AtomicReference<>();
+            AtomicInteger ready = new AtomicInteger(-1);
+            AtomicInteger go = new AtomicInteger(-1);
+            AtomicInteger done = new AtomicInteger(-1);
+            Future<?> other = pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    while (ready.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    Lease l = current.get();
+                    go.set(i);
+                    try {
+                        checkpoint.set(l.checkpointAsync());
+                    } catch (GateStateException e) {
+                        checkpoint.set(CompletableFuture.failedFuture(e));
+                    } finally {
+                        done.set(i);
+                    }
+                }
+            });
+            Future<?> owner = pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    Lease l = gate.acquire(train);
+                    clock.advance(20);
+                    CompletableFuture<Lease> online = gate.acquireAsync(chat);   // revokes train's permit
+                    assertFalse(online.isDone(), "round " + i);
+                    current.set(l);
+                    ready.set(i);
+                    while (go.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    l.close();
+                    while (done.get() < i) {
+                        Thread.onSpinWait();
+                    }
+                    CompletableFuture<Lease> cp = checkpoint.get();
+                    assertTrue(cp.isCompletedExceptionally(), "round " + i + ": checkpoint " + cp);
+                    assertEquals(0, train.runningLeases(), "round " + i);
+                    assertEquals(0, gate.usage(train).parkedLeases(), "round " + i);
+                    assertTrue(online.isDone(), "round " + i + ": the online acquire still waits");
+                    clock.advance(20);
+                    online.join().close();
+                }
+                return null;
+            });
+            owner.get();
+            other.get();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, gate.openLeases());
+    }
+
+    /**
+     * A thread blocked in {@code checkpoint()} of a lease that another thread then closes wakes, when
+     * the tenant may run again, to a closed lease: it fails, and the tenant's running count stays at 0.
+     * Before the fix nothing woke it (the close did not signal, and the tenant, with nothing left to
+     * run, was never granted again): this test found the worker still blocked after 20 s. Woken
+     * without the second part of the fix (a resume checks that the lease is still parked), its retry
+     * would take the closed lease for parked and count it as running once the GPU is free.
+     */
+    @Test
+    void aCheckpointWaitingOnALeaseThatAnotherThreadClosesFailsAndCountsNothing() throws Exception {
+        Lease l = gate.acquire(train);
+        CompletableFuture<Lease> online = gate.acquireAsync(chat);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            try {
+                l.checkpoint();                                // parks for the online work
+                outcome.set(new AssertionError("the checkpoint returned"));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        }, "checkpoints");
+        worker.start();
+        Await.until("the lease parks", () -> gate.usage(train).parkedLeases() == 1);
+        Await.blocked(worker);
+        l.close();                                             // from this thread: the lease was parked
+        assertTrue(l.isClosed());
+        clock.advance(5 * MS);
+        online.join().close();                                 // train may run again: the worker wakes
+        worker.join(20_000);
+        assertFalse(worker.isAlive());
+        assertInstanceOf(GateStateException.class, outcome.get());
+        assertEquals(0, train.runningLeases());
+        assertEquals(0, gate.usage(train).parkedLeases());
+        assertEquals(0, gate.openLeases());
+    }
 }

@@ -75,6 +75,7 @@ public final class Checkpoints {
                 if (h != null) {
                     h.parked--;
                 }
+                t.cond.signalAll(); // a thread blocked in this lease's checkpoint() wakes and fails
             } else if (l.stopRunning(LeaseImpl.CLOSED)) {
                 t.leaveOne(now);
             } else {
@@ -183,7 +184,11 @@ public final class Checkpoints {
         core.checkOpen();
         checkNotReclaimed(l);
         long now = core.nowLocked();
-        if (l.state() == LeaseImpl.RUNNING) {
+        int state = l.state(); // read once: its owner may close a running lease at any moment, lock or not
+        if (state == LeaseImpl.CLOSED) {
+            throw new GateStateException(core.gpu, t.name, "lease is closed");
+        }
+        if (state == LeaseImpl.RUNNING) {
             core.engines.pump(now);
             if (now < t.permitUntil) {
                 return false;
@@ -220,13 +225,21 @@ public final class Checkpoints {
         return true;
     }
 
-    /** Under the lock: a parked lease runs again if the tenant's permit allows it. */
+    /**
+     * Under the lock: a parked lease runs again if the tenant's permit allows it.
+     *
+     * @throws GateStateException if the lease is no longer parked (another thread closed it while it
+     *                            waited; a parked lease changes only under the lock)
+     */
     private boolean tryResume(LeaseImpl l, long now) {
         TenantState t = l.tenant;
+        if (l.state() != LeaseImpl.PARKED) {
+            throw new GateStateException(core.gpu, t.name, "lease is closed");
+        }
         if (!t.tryEnter(now)) {
             return false;
         }
-        l.casState(LeaseImpl.PARKED, LeaseImpl.RUNNING);
+        l.casState(LeaseImpl.PARKED, LeaseImpl.RUNNING); // cannot fail: parked, under the lock
         t.parked--;
         if (l.holder != null) {
             l.holder.parked--;
