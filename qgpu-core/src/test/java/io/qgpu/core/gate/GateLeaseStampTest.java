@@ -200,58 +200,36 @@ class GateLeaseStampTest {
      *
      * <p>Against a broken gate whose lock-side stop writes the lease's state without clearing the bit
      * (so both closes lower the count), this test failed on each of 3 runs (the other thread's close
-     * threw "running lease count would go below 0", in round 1, 1 and 8).
+     * threw "running lease count would go below 0", in round 1, 1 and 8; and again, after its
+     * handshake moved into {@link SpinRounds}, in round 3, 4 and 5).
      */
     @Test
     void theOwnerAndAnotherThreadClosingTheSameLeaseAtOnceEndItOnce() throws Exception {
         int rounds = 20_000;
-        ExecutorService pool = Executors.newFixedThreadPool(2);
-        try {
-            AtomicReference<Lease> current = new AtomicReference<>();
-            AtomicInteger ready = new AtomicInteger(-1);
-            AtomicInteger go = new AtomicInteger(-1);
-            AtomicInteger done = new AtomicInteger(-1);
-            AtomicReference<String> failed = new AtomicReference<>();
-            Future<?> other = pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    while (ready.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    Lease l = current.get();
-                    go.set(i);
-                    try {
-                        l.close();
-                    } catch (RuntimeException e) {
-                        failed.compareAndSet(null, "round " + i + ": the other thread's close threw " + e);
-                    } finally {
-                        done.set(i);
-                    }
-                }
-            });
-            Future<?> owner = pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    Lease l = gate.acquire(train);
-                    clock.advance(20);
-                    current.set(l);
-                    ready.set(i);
-                    while (go.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    l.close();
-                    while (done.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    assertNull(failed.get());
-                    assertTrue(l.isClosed());
-                    assertEquals(0, train.runningLeases(), "round " + i);
-                }
-                return null;
-            });
-            owner.get();
-            other.get();
-        } finally {
-            pool.shutdownNow();
-        }
+        SpinRounds.run(rounds, new SpinRounds.Round<Lease>() {
+            @Override
+            public Lease prepare(int round) throws InterruptedException {
+                Lease l = gate.acquire(train);
+                clock.advance(20);
+                return l;
+            }
+
+            @Override
+            public void owner(Lease l) {
+                l.close();
+            }
+
+            @Override
+            public void other(Lease l) {
+                l.close();
+            }
+
+            @Override
+            public void check(int round, Lease l) {
+                assertTrue(l.isClosed());
+                assertEquals(0, train.runningLeases(), "round " + round);
+            }
+        });
         assertEquals(0, gate.openLeases());
         assertEquals(rounds * 20L, gate.usage(train).totalLeaseNanos(), "lease time counted once per lease");
     }
@@ -266,64 +244,54 @@ class GateLeaseStampTest {
      * <p>Before the fix the checkpoint read the lease's state twice under the gate's lock; an owner's
      * close between the two reads made it take the closed lease for parked and register it to resume,
      * with a future that nothing completed. This test failed on each of 3 runs of that code, in round
-     * 21, 190 and 528.
+     * 21, 190 and 528 (after its handshake moved into {@link SpinRounds}: 850, 128 and 128).
      */
     @Test
     void aCheckpointFromAnotherThreadRacingTheOwnersCloseLeavesNothingBehind() throws Exception {
-        int rounds = 2_000;
-        ExecutorService pool = Executors.newFixedThreadPool(2);
-        try {
-            AtomicReference<Lease> current = new AtomicReference<>();
-            AtomicReference<CompletableFuture<Lease>> checkpoint = new AtomicReference<>();
-            AtomicInteger ready = new AtomicInteger(-1);
-            AtomicInteger go = new AtomicInteger(-1);
-            AtomicInteger done = new AtomicInteger(-1);
-            Future<?> other = pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    while (ready.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    Lease l = current.get();
-                    go.set(i);
-                    try {
-                        checkpoint.set(l.checkpointAsync());
-                    } catch (GateStateException e) {
-                        checkpoint.set(CompletableFuture.failedFuture(e));
-                    } finally {
-                        done.set(i);
-                    }
-                }
-            });
-            Future<?> owner = pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    Lease l = gate.acquire(train);
-                    clock.advance(20);
-                    CompletableFuture<Lease> online = gate.acquireAsync(chat);   // revokes train's permit
-                    assertFalse(online.isDone(), "round " + i);
-                    current.set(l);
-                    ready.set(i);
-                    while (go.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    l.close();
-                    while (done.get() < i) {
-                        Thread.onSpinWait();
-                    }
-                    CompletableFuture<Lease> cp = checkpoint.get();
-                    assertTrue(cp.isCompletedExceptionally(), "round " + i + ": checkpoint " + cp);
-                    assertEquals(0, train.runningLeases(), "round " + i);
-                    assertEquals(0, gate.usage(train).parkedLeases(), "round " + i);
-                    assertTrue(online.isDone(), "round " + i + ": the online acquire still waits");
-                    clock.advance(20);
-                    online.join().close();
-                }
-                return null;
-            });
-            owner.get();
-            other.get();
-        } finally {
-            pool.shutdownNow();
+        final class Race {
+            final Lease lease;
+            final CompletableFuture<Lease> online;
+            volatile CompletableFuture<Lease> checkpoint;
+
+            Race(Lease lease, CompletableFuture<Lease> online) {
+                this.lease = lease;
+                this.online = online;
+            }
         }
+        SpinRounds.run(2_000, new SpinRounds.Round<Race>() {
+            @Override
+            public Race prepare(int round) throws InterruptedException {
+                Lease l = gate.acquire(train);
+                clock.advance(20);
+                CompletableFuture<Lease> online = gate.acquireAsync(chat);   // revokes train's permit
+                assertFalse(online.isDone(), "round " + round);
+                return new Race(l, online);
+            }
+
+            @Override
+            public void owner(Race r) {
+                r.lease.close();
+            }
+
+            @Override
+            public void other(Race r) {
+                try {
+                    r.checkpoint = r.lease.checkpointAsync();
+                } catch (GateStateException e) {
+                    r.checkpoint = CompletableFuture.failedFuture(e);
+                }
+            }
+
+            @Override
+            public void check(int round, Race r) {
+                assertTrue(r.checkpoint.isCompletedExceptionally(), "round " + round + ": checkpoint " + r.checkpoint);
+                assertEquals(0, train.runningLeases(), "round " + round);
+                assertEquals(0, gate.usage(train).parkedLeases(), "round " + round);
+                assertTrue(r.online.isDone(), "round " + round + ": the online acquire still waits");
+                clock.advance(20);
+                r.online.join().close();
+            }
+        });
         assertEquals(0, gate.openLeases());
     }
 
