@@ -53,7 +53,8 @@ public interface Lease extends AutoCloseable {
      *
      * @throws InterruptedException if the thread is interrupted while waiting; the lease stays
      *                              stopped and open (close it, or call checkpoint again to wait again)
-     * @throws GateStateException   if the lease is closed
+     * @throws GateStateException   if the lease is closed, also when another thread closes it while
+     *                              this call waits (it then wakes and throws)
      * @throws GateClosedException  if the gate is closed
      */
     void checkpoint() throws InterruptedException;
@@ -62,7 +63,8 @@ public interface Lease extends AutoCloseable {
      * The non-blocking form of {@link #checkpoint()} for asynchronous pipelines: returns a completed
      * future while the tenant may go on; otherwise stops the lease and returns a future that
      * completes (with this lease) when it may run again, or fails with {@link GateClosedException}
-     * if the gate closes first. Cancelling the future withdraws the request: the lease stays stopped
+     * if the gate closes first, or with {@link GateStateException} if the lease is closed meanwhile.
+     * Cancelling the future withdraws the request: the lease stays stopped
      * (and open) and may ask again. Do not run GPU work while the future is pending.
      *
      * @throws GateStateException  if the lease is closed or already waiting
