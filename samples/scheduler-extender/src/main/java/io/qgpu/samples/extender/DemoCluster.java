@@ -41,8 +41,10 @@ public final class DemoCluster implements ClusterApi {
     private final Map<String, Entry> pods = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
+        // qualified: inside a LinkedHashMap subclass a plain Entry may name the map's own member type
+        // (JDK 25's javac reads it so, and the method then overrides nothing)
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, DemoCluster.Entry> eldest) {
             return size() > CAPACITY;
         }
     });
