@@ -9,8 +9,8 @@ package io.qgpu.core.internal;
  * joins the last chunk if the chunk would then span at most {@code span} nanoseconds, else it starts
  * a new one. A chunk made of one period is exact, so {@link #exact(long)} (span 0: every period its
  * own chunk) answers exactly. {@link #bounded(long, long)} keeps memory bounded by about
- * {@code 4 * window / span} chunks however many periods come, queried or not (see Memory below): a chunk of several short periods knows its
- * busy total exactly; where a window edge cuts through it, its busy time is assumed to lie as much
+ * {@code 4 * window / span} chunks however many periods come, queried or not (see Memory below): a
+ * chunk of several short periods knows its busy total exactly; where a window edge cuts through it, its busy time is assumed to lie as much
  * inside the window as it can (packed against the edge that is inside), so usage is never
  * under-estimated and over-estimated by at most one chunk's idle time (less than {@code span}).
  * Limits enforced on it are therefore never passed, at worst reached up to {@code span} early.
@@ -25,9 +25,8 @@ package io.qgpu.core.internal;
  * first forgets the chunks that ended two windows or more before the period it records, and grows
  * them only if that freed nothing. So the arrays of a window that is never queried grow only while
  * all they hold lies within two windows: their capacity stays under twice the chunks two windows can
- * hold. A query for a {@code now} at most one window earlier
- * than the start of the last period recorded still finds everything it counts. (A later {@code now}
- * is the usual case; the gate's queries can lag behind a lease recorded concurrently, by the time
+ * hold. A query for a {@code now} at most one window earlier than the start of the last period
+ * recorded still finds everything it counts. (A later {@code now} is the usual case; the gate's queries can lag behind a lease recorded concurrently, by the time
  * between reading the ticker and taking the tenant's books lock.)
  *
  * <p>Not part of the exported API. Thread safety: not thread-safe; callers guard it.
@@ -94,7 +93,7 @@ public final class SlidingWindow {
         }
         if (size > 0) {
             int l = idx(size - 1);
-            if (start >= ends[l] && end - starts[l] <= span) {
+            if (start >= ends[l] && end <= joinLimit()) {
                 ends[l] = end;
                 busy[l] += end - start;
                 sum += end - start;
@@ -130,10 +129,18 @@ public final class SlidingWindow {
     }
 
     /**
+     * The latest end of a period that joins the last chunk (if it starts no earlier than the chunk's
+     * end): the chunk's start plus {@link #span()}; {@link Long#MIN_VALUE} if no chunk is held.
+     */
+    public long joinLimit() {
+        return size == 0 ? Long.MIN_VALUE : Saturating.add(lastStart(), span);
+    }
+
+    /**
      * Adds to the last chunk periods that each {@link #record} would have joined to it, in one step:
      * {@code busy} nanoseconds of them, the last ending at {@code end}. A caller that drains many
-     * short periods keeps the chunk's start ({@link #lastStart()}) and {@link #span()} and sums the
-     * periods that join, instead of one call each.
+     * short periods keeps {@link #joinLimit()} and sums the periods that end by it, instead of one
+     * call each.
      *
      * @throws IllegalStateException if no chunk is held, {@code end} is before the chunk's end, the
      *                               chunk would span more than {@link #span()}, or {@code busy} is
@@ -144,7 +151,7 @@ public final class SlidingWindow {
             throw new IllegalStateException("no chunk to extend");
         }
         int l = idx(size - 1);
-        if (end < ends[l] || end - starts[l] > span || busy < 0 || busy > end - ends[l]) {
+        if (end < ends[l] || end > joinLimit() || busy < 0 || busy > end - ends[l]) {
             throw new IllegalStateException("cannot extend chunk [" + starts[l] + ", " + ends[l] + ") to " + end
                     + " by " + busy + " ns (span " + span + " ns)");
         }

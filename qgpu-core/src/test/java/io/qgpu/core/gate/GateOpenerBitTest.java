@@ -79,17 +79,11 @@ class GateOpenerBitTest {
 
     @Test
     void aThreadThatClosedItsOpenerLeasesAndDiedLeavesNothingToReclaim() throws Exception {
-        Thread t = new Thread(() -> {
-            try {
-                for (int i = 0; i < 3; i++) {
-                    gate.acquire(train).close();
-                }
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
+        DeadThreads.onDeadThread("closes-and-dies", () -> {
+            for (int i = 0; i < 3; i++) {
+                gate.acquire(train).close();
             }
-        }, "closes-and-dies");
-        t.start();
-        t.join();
+        });
         assertEquals(0, gate.reclaimDeadOwners(), "first pass: seen dead");
         clock.advance(500 * MS);
         assertEquals(0, gate.reclaimDeadOwners());
@@ -102,15 +96,8 @@ class GateOpenerBitTest {
     @Test
     void aReclaimedOpenerLeaseReadsClosedOnceClosed() throws Exception {
         AtomicReference<Lease> kept = new AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                kept.set(gate.acquire(train));   // opens the period, never closed by its thread
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-        }, "dies-holding-one");
-        t.start();
-        t.join();
+        DeadThreads.onDeadThread("dies-holding-one",
+                () -> kept.set(gate.acquire(train)));   // opens the period, never closed by its thread
         assertEquals(0, gate.reclaimDeadOwners(), "first pass: seen dead");
         clock.advance(500 * MS);
         gate.reclaimDeadOwners();

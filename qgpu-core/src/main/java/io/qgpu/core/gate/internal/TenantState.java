@@ -295,12 +295,9 @@ public final class TenantState implements Tenant {
         int d = drained;
         long last = lastEnd;
         long total = totalNanos;
-        long span = window.span();
-        boolean chunk = !window.isEmpty();
-        long chunkStart = window.lastStart();
+        long joinLimit = window.joinLimit();
         long joinedEnd = 0;
-        long joinedBusy = 0;
-        boolean joined = false;
+        long joinedBusy = 0;   // > 0 while periods wait to be added to the last chunk
         while (true) {
             int s = d + 1;
             int i = s & MASK;
@@ -310,27 +307,24 @@ public final class TenantState implements Tenant {
             long st = Math.max(starts[i], last);
             long en = Math.max(ends[i], st);
             if (en > st) {
-                // st >= last >= the window's last end: it joins the last chunk if the span allows
-                if (chunk && en - chunkStart <= span) {
+                // st >= last >= the window's last end: it joins the last chunk if it ends in time
+                if (en <= joinLimit) {
                     joinedEnd = en;
                     joinedBusy += en - st;
-                    joined = true;
                 } else {
-                    if (joined) {
+                    if (joinedBusy > 0) {
                         window.extendLast(joinedEnd, joinedBusy);
                         joinedBusy = 0;
-                        joined = false;
                     }
                     window.record(st, en);   // a chunk of its own
-                    chunk = true;
-                    chunkStart = st;
+                    joinLimit = window.joinLimit();
                 }
                 total += en - st;
             }
             last = en;
             d = s;
         }
-        if (joined) {
+        if (joinedBusy > 0) {
             window.extendLast(joinedEnd, joinedBusy);
         }
         lastEnd = last;
