@@ -51,8 +51,8 @@ import java.util.concurrent.CompletableFuture;
  * consulting the engines (an online tenant that is running in online mode, or the offline tenant
  * that holds the token in offline mode, up to its quota's end). Under a valid permit, acquire is a
  * ticker read, a volatile read and a compare-and-set on the tenant's word; close is a ticker read and
- * one compare-and-set on the same word for a lease that ran alone (the one that opened the tenant's
- * busy period, closed by its owner thread), else a compare-and-set on the lease and an atomic
+ * one compare-and-set on the same word for a lease that ran alone (acquired on this path, it opened
+ * the tenant's busy period, and its owner thread closes it), else a compare-and-set on the lease and an atomic
  * decrement; checkpoint is a ticker read and a volatile read: no lock (each acquire returns a new
  * small lease object; a lease object is never reused, see {@link Lease}).
  * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
