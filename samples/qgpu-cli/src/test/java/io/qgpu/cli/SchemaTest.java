@@ -66,10 +66,10 @@ class SchemaTest {
     static Map<String, Format> formats() {
         Map<String, Format> f = new TreeMap<>();
         List<Path> inventories = new ArrayList<>(files("samples/qgpu-cli/examples", "inventory.*\\.json|ledger-inventory\\.json"));
-        inventories.add(ROOT.resolve("samples/scheduler-extender/examples/inventory.json"));
+        inventories.add(ROOT.resolve("qgpu-kubernetes/scheduler-extender/examples/inventory.json"));
         f.put("inventory", new Format("inventory.schema.json", QgpuJson::readInventory, inventories));
         f.put("node", new Format("node.schema.json", p -> QgpuJson.readNode(text(p)),
-                List.of(ROOT.resolve("samples/scheduler-extender/examples/node-gpu-a.json"))));
+                List.of(ROOT.resolve("qgpu-kubernetes/scheduler-extender/examples/node-gpu-a.json"))));
         f.put("claims", new Format("claims.schema.json", QgpuJson::readClaims, files("samples/qgpu-cli/examples", "claims-.*\\.json")));
         f.put("ledger-operations", new Format("ledger-operations.schema.json", LedgerOperations::read,
                 files("samples/qgpu-cli/examples", "ledger-operations\\.json")));

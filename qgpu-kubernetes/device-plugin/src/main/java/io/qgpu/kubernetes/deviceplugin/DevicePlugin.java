@@ -1,0 +1,153 @@
+package io.qgpu.kubernetes.deviceplugin;
+
+import com.sun.jna.Function;
+import com.sun.jna.NativeLibrary;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.nvml.Nvml;
+import io.qgpu.nvml.discovery.NvmlDeviceInfo;
+import io.qgpu.nvml.discovery.NvmlDiscovery;
+import io.qgpu.nvml.discovery.NvmlInventory;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole node agent: discovers the GPUs through NVML, builds the virtual devices and the ledger,
+ * restores the state file, watches GPU health, and serves the kubelet.
+ *
+ * <pre>{@code
+ * try (DevicePlugin plugin = DevicePlugin.start(PluginConfig.defaults(Path.of("/var/lib/kubelet/device-plugins"))
+ *         .withNode(System.getenv("NODE_NAME")))) {
+ *     plugin.awaitClose();
+ * }
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe.
+ */
+public final class DevicePlugin implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DevicePlugin.class);
+    /** The control function of the fake NVML library that picks the machine it plays. */
+    static final String FAKE_SELECT = "fake_nvml_select_machine";
+
+    private final Nvml nvml;
+    private final VirtualDevicePool pool;
+    private final GpuHealth health;
+    private final PluginServer server;
+    private final ScheduledExecutorService timer;
+    private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+
+    private DevicePlugin(Nvml nvml, VirtualDevicePool pool, GpuHealth health, PluginServer server,
+                         ScheduledExecutorService timer) {
+        this.nvml = nvml;
+        this.pool = pool;
+        this.health = health;
+        this.server = server;
+        this.timer = timer;
+    }
+
+    /** Starts everything; closes what it opened if a step fails. */
+    public static DevicePlugin start(PluginConfig c) throws IOException {
+        Nvml.Builder b = Nvml.builder();
+        c.nvmlLibrary().ifPresent(b::libraryPath);
+        Nvml nvml = b.open();
+        GpuHealth health = null;
+        try {
+            if (c.fakeMachine().isPresent()) {
+                selectFakeMachine(nvml.library(), c.fakeMachine().get());
+            }
+            NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(c.nodeName());
+            Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
+            PlacementEngine engine = PlacementEngine.builder(ledger)
+                    .policies(PlacementPolicy.BINPACK, PlacementPolicy.SPREAD).build();
+            VirtualDevicePool pool = new VirtualDevicePool(inv.node(), ledger, engine, c.decisions(),
+                    new StateFile(c.stateFile()), c.slotMemoryBytes());
+            pool.restore();
+            Map<String, Integer> minors = new LinkedHashMap<>();
+            for (NvmlDeviceInfo d : inv.devices()) {
+                minors.put(d.uuid(), d.minorNumber());
+            }
+            health = GpuHealth.start(nvml, pool, c.ticker(), c.recoverAfter());
+            PluginServer server = new PluginServer(c.pluginDir(), c.endpoint(), c.kubeletSocket(), Names.RESOURCE,
+                    new DevicePluginService(pool, new ContainerEnvironment(minors))).start();
+            ScheduledExecutorService timer = null;
+            if (!c.recoveryCheckEvery().isZero()) {
+                timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "qgpu-device-plugin-health");
+                    t.setDaemon(true);
+                    return t;
+                });
+                GpuHealth h = health;
+                long every = c.recoveryCheckEvery().toMillis();
+                timer.scheduleWithFixedDelay(() -> {
+                    try {
+                        h.recoverDue();
+                    } catch (RuntimeException e) {
+                        LOG.warn("health recovery check failed", e);
+                    }
+                }, every, every, TimeUnit.MILLISECONDS);
+            }
+            LOG.info("node {}: {} GPU(s), {} virtual device(s) of {}", c.nodeName(), inv.node().gpus().size(),
+                    pool.devices().size(), Names.RESOURCE);
+            return new DevicePlugin(nvml, pool, health, server, timer);
+        } catch (IOException | RuntimeException e) {
+            if (health != null) {
+                health.close();
+            }
+            nvml.close();
+            throw e;
+        }
+    }
+
+    /** Asks the fake NVML library to play a machine; refused for any other library. */
+    static void selectFakeMachine(String library, String machine) {
+        Function select;
+        try {
+            select = NativeLibrary.getInstance(library).getFunction(FAKE_SELECT);
+        } catch (UnsatisfiedLinkError e) {
+            throw new IllegalArgumentException("--machine works only with the fake NVML library "
+                    + "(qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1); " + library + " does not export " + FAKE_SELECT);
+        }
+        if (select.invokeInt(new Object[] {machine}) != 0) {
+            throw new IllegalArgumentException("--machine " + machine + ": the fake library knows dgx-h100, t4x4 and a100-bridged");
+        }
+    }
+
+    public VirtualDevicePool pool() {
+        return pool;
+    }
+
+    public GpuHealth health() {
+        return health;
+    }
+
+    public PluginServer server() {
+        return server;
+    }
+
+    /** Blocks until {@link #close()}. */
+    public void awaitClose() throws InterruptedException {
+        closed.await();
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (timer != null) {
+                timer.shutdownNow();
+            }
+            server.close();
+            health.close();
+        } finally {
+            nvml.close();
+            closed.countDown();
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.qgpu.kubernetes.deviceplugin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.qgpu.api.Health;
+import io.qgpu.kubernetes.deviceplugin.v1beta1.ListAndWatchResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line, and small pieces of the wire form. */
+class MainTest {
+    @TempDir
+    Path tmp;
+
+    PluginConfig config(String... args) {
+        return Main.config(Main.parse(List.of(args)), Map.of());
+    }
+
+    void refused(String message, String... args) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> config(args));
+        assertEquals(message, e.getMessage());
+    }
+
+    @Test
+    void defaultsFromThePluginDirectory() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
+        PluginConfig c = config("--plugin-dir", dir.toString());
+        assertEquals(dir.toAbsolutePath(), c.pluginDir());
+        assertEquals("kubelet.sock", c.kubeletSocket());
+        assertEquals("qgpu.sock", c.endpoint());
+        assertEquals(tmp.toAbsolutePath().resolve("qgpu-device-plugin-state.json"), c.stateFile());
+        assertEquals("local", c.nodeName());
+        assertEquals("qgpu", c.rules().name());
+        assertEquals(4L << 30, c.slotMemoryBytes());
+        assertEquals(Duration.ofMinutes(5), c.recoverAfter());
+        assertEquals(Duration.ofSeconds(10), c.recoveryCheckEvery());
+        assertEquals("node-7", Main.config(Main.parse(List.of("--plugin-dir", dir.toString())), Map.of("NODE_NAME", "node-7"))
+                .nodeName());
+        PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", "/x/s.json",
+                "--rules", "hami", "--recover-after", "30", "--machine", "t4x4");
+        assertEquals("n1", all.nodeName());
+        assertEquals(Path.of("/x/s.json"), all.stateFile());
+        assertEquals("hami", all.rules().name());
+        assertEquals(Duration.ofSeconds(30), all.recoverAfter());
+        assertEquals("t4x4", all.fakeMachine().orElseThrow());
+    }
+
+    @Test
+    void badArgumentsAreRefusedByName() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        refused("--plugin-dir is required");
+        refused("--plugin-dir /no/such/dir: no such directory", "--plugin-dir", "/no/such/dir");
+        refused("unknown argument --port", "--plugin-dir", dir.toString(), "--port", "1");
+        refused("--plugin-dir needs a value", "--plugin-dir");
+        refused("--node-name is given twice", "--plugin-dir", dir.toString(), "--node-name", "a", "--node-name", "b");
+        refused("--rules x: must be qgpu, hami or gpu-manager", "--plugin-dir", dir.toString(), "--rules", "x");
+        refused("--recover-after soon: must be a whole number of seconds", "--plugin-dir", dir.toString(), "--recover-after", "soon");
+        refused("--recover-after 0: must be at least 1", "--plugin-dir", dir.toString(), "--recover-after", "0");
+        refused("--nvml-lib /no/lib.so: no such file", "--plugin-dir", dir.toString(), "--nvml-lib", "/no/lib.so");
+    }
+
+    @Test
+    void aDeviceWithoutAKnownNumaNodeHasNoTopology() {
+        ListAndWatchResponse r = DevicePluginService.list(List.of(
+                new VirtualDevice("GPU-a::0", "GPU-a", Health.HEALTHY, OptionalInt.empty()),
+                new VirtualDevice("GPU-b::0", "GPU-b", Health.UNHEALTHY, OptionalInt.of(1))));
+        assertFalse(r.getDevices(0).hasTopology());
+        assertEquals("Healthy", r.getDevices(0).getHealth());
+        assertTrue(r.getDevices(1).hasTopology());
+        assertEquals(1, r.getDevices(1).getTopology().getNodes(0).getID());
+        assertEquals("Unhealthy", r.getDevices(1).getHealth());
+    }
+
+    @Test
+    void idsLongerThanTheKubeletTakesAreRefused() {
+        String mig = "MIG-" + "0".repeat(60);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VirtualDevice.idOf(mig, 1));
+        assertTrue(e.getMessage().contains("at most 63"), e.getMessage());
+        assertEquals("GPU-1", VirtualDevice.homeOf(VirtualDevice.idOf("GPU-1", 12)));
+    }
+}

@@ -1,0 +1,362 @@
+package io.qgpu.kubernetes.extender;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.Validate;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP side of the extender, on the JDK's {@link HttpServer}: {@code POST {urlPrefix}/filter},
+ * {@code POST {urlPrefix}/prioritize}, {@code POST {urlPrefix}/bind} and {@code POST {urlPrefix}/preempt}, plus {@code GET /healthz},
+ * {@code GET /readyz} (200 when ready, 503 when not: see {@link Builder#readiness}) and,
+ * when a view is given, {@code GET {urlPrefix}/ledger}.
+ *
+ * <p>Answers: 200 with the protocol's JSON; 400 for a malformed or invalid request, 404 for an
+ * unknown path, 405 for a wrong method (with {@code Allow}), 413 for a body over the limit, 415 for a
+ * body that is not JSON; every 4xx has the body {@code {"Error": "..."}}. A 500 means a bug in the
+ * extender, never bad input. 503 (with {@code Retry-After}) when a
+ * {@link NotLeaderException} says this replica is not the leader. No exception leaves a handler: every exchange is answered and closed.
+ *
+ * <pre>{@code
+ * ExtenderServer server = ExtenderServer.builder(extender)
+ *         .host("127.0.0.1").port(8888).urlPrefix("/qgpu").maxBodyBytes(4 << 20).threads(8)
+ *         .build().start();
+ * server.port();        // the bound port (useful with port 0)
+ * server.stop();
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe; requests are served by a fixed pool of {@code threads}, or with
+ * {@code threads(0)} one at a time on the server's own listener thread (no hand-off between threads:
+ * the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
+ */
+public final class ExtenderServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
+
+    static {
+        // the JDK server writes headers and body separately; without TCP_NODELAY, Nagle's algorithm and
+        // the client's delayed ACK add about 40 ms to every answer
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
+    /** How much of a refused body is read and dropped, in multiples of the limit. */
+    static final int DRAIN_LIMIT_FACTOR = 4;
+
+    /** Default body limit: 4 MiB. */
+    public static final int DEFAULT_MAX_BODY_BYTES = 4 << 20;
+
+    private final Extender extender;
+    private final String host;
+    private final int requestedPort;
+    private final String prefix;
+    private final int maxBodyBytes;
+    private final int threads;
+    private final java.util.function.Supplier<String> ledgerView;
+    // --- leader election: readiness (GET /readyz) ---
+    private final java.util.function.BooleanSupplier readiness;
+    private HttpServer server;
+    private ExecutorService pool;
+
+    private ExtenderServer(Builder b) {
+        this.extender = b.extender;
+        this.host = b.host;
+        this.requestedPort = b.port;
+        this.prefix = b.urlPrefix;
+        this.maxBodyBytes = b.maxBodyBytes;
+        this.threads = b.threads;
+        this.ledgerView = b.ledgerView;
+        this.readiness = b.readiness;
+    }
+
+    public static Builder builder(Extender extender) {
+        return new Builder(extender);
+    }
+
+    /** Binds the port and starts serving. */
+    public synchronized ExtenderServer start() throws IOException {
+        if (server != null) {
+            throw new IllegalStateException("already started");
+        }
+        HttpServer s = HttpServer.create(new InetSocketAddress(host, requestedPort), 128);
+        AtomicInteger n = new AtomicInteger();
+        pool = threads == 0 ? null : Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "qgpu-extender-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        s.setExecutor(pool);   // null: each exchange is handled on the listener thread
+        s.createContext("/", this::handle);
+        s.start();
+        server = s;
+        LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
+        return this;
+    }
+
+    /** The bound port. */
+    public synchronized int port() {
+        if (server == null) {
+            throw new IllegalStateException("not started");
+        }
+        return server.getAddress().getPort();
+    }
+
+    /** The address the server listens on. */
+    public synchronized InetSocketAddress address() {
+        if (server == null) {
+            throw new IllegalStateException("not started");
+        }
+        return server.getAddress();
+    }
+
+    /** The URL prefix, for example {@code http://127.0.0.1:8888/qgpu}. */
+    public String baseUrl() {
+        return "http://" + (host.equals("0.0.0.0") ? "127.0.0.1" : host) + ":" + port() + prefix;
+    }
+
+    /**
+     * Stops serving: closes the listener and idle connections at once, then waits up to five seconds
+     * for the exchanges already being handled (a scheduler retries a call cut short).
+     */
+    public synchronized void stop() {
+        if (server != null) {
+            server.stop(0);
+            if (pool != null) {
+                pool.shutdown();
+                try {
+                    pool.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            server = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    // ------------------------------------------------------------------ dispatch
+
+    private void handle(HttpExchange ex) {
+        try {
+            route(ex);
+        } catch (NotLeaderException e) {
+            // --- leader election: a follower refuses the verbs; the scheduler retries ---
+            ex.getResponseHeaders().set("Retry-After", "1");
+            reply(ex, 503, ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
+        } catch (BadRequestException e) {
+            LOG.info("{} {} -> {}: {}", ex.getRequestMethod(), ex.getRequestURI().getPath(), e.status(), e.getMessage());
+            reply(ex, e.status(), ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
+        } catch (Throwable t) {
+            // a bug, not bad input: answer 500 and keep serving
+            LOG.error("{} {} failed", ex.getRequestMethod(), ex.getRequestURI().getPath(), t);
+            reply(ex, 500, ("{\"Error\":\"internal error: " + t.getClass().getSimpleName() + "\"}").getBytes(StandardCharsets.UTF_8));
+            if (t instanceof VirtualMachineError vm) {
+                throw vm;
+            }
+        } finally {
+            ex.close();
+        }
+    }
+
+    private void route(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getPath();
+        String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
+        if (path.equals("/healthz")) {
+            requireMethod(ex, method, "GET");
+            reply(ex, 200, "ok\n".getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
+            return;
+        }
+        if (path.equals("/readyz")) {
+            // --- leader election: ready = may serve the verbs (always, without leader election) ---
+            requireMethod(ex, method, "GET");
+            boolean ready = readiness.getAsBoolean();
+            reply(ex, ready ? 200 : 503, (ready ? "ok\n" : "not the leader\n").getBytes(StandardCharsets.UTF_8),
+                    "text/plain; charset=utf-8");
+            return;
+        }
+        if (ledgerView != null && path.equals(prefix + "/ledger")) {
+            requireMethod(ex, method, "GET");
+            reply(ex, 200, ledgerView.get().getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        String verb = verbOf(path);
+        if (verb == null) {
+            throw new BadRequestException(404, "no such path " + path + "; the extender serves POST " + prefix + "/filter, "
+                    + prefix + "/prioritize, " + prefix + "/bind, " + prefix + "/preempt and GET /healthz");
+        }
+        requireMethod(ex, method, "POST");
+        byte[] body = readBody(ex);
+        Object answer = switch (verb) {
+            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames()));
+            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames()));
+            case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
+            case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
+            default -> throw new IllegalStateException(verb);
+        };
+        reply(ex, 200, ExtenderRequests.write(answer));
+    }
+
+    private String verbOf(String path) {
+        String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
+        for (String verb : new String[] {"filter", "prioritize", "bind", "preempt"}) {
+            if (p.equals(prefix + "/" + verb)) {
+                return verb;
+            }
+        }
+        return null;
+    }
+
+    private static void requireMethod(HttpExchange ex, String method, String allowed) {
+        if (!method.equals(allowed)) {
+            ex.getResponseHeaders().set("Allow", allowed);
+            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.getRequestURI().getPath()
+                    + "; use " + allowed);
+        }
+    }
+
+    private byte[] readBody(HttpExchange ex) throws IOException {
+        String type = ex.getRequestHeaders().getFirst("Content-Type");
+        if (type != null && !type.isBlank() && !type.toLowerCase(Locale.ROOT).contains("json")) {
+            throw new BadRequestException(415, "Content-Type " + type + " is not supported; send application/json");
+        }
+        String length = ex.getRequestHeaders().getFirst("Content-Length");
+        long declared = -1;
+        if (length != null) {
+            try {
+                declared = Long.parseLong(length.trim());
+            } catch (NumberFormatException e) {
+                throw new BadRequestException(400, "Content-Length " + length + " is not a number");
+            }
+        }
+        byte[] buf = new byte[declared >= 0 && declared <= maxBodyBytes ? (int) Math.max(1, declared) : 16384];
+        try (InputStream in = ex.getRequestBody()) {
+            if (declared > maxBodyBytes) {
+                discard(in, buf);
+                throw new BadRequestException(413, "request body of " + declared + " bytes is over the limit of "
+                        + maxBodyBytes + " bytes (--max-body-bytes)");
+            }
+            if (declared >= 0) {
+                // the usual case: the body is read straight into an array of the declared length
+                // (a body cut short is returned as far as it came, and the JSON reader refuses it)
+                int n = in.readNBytes(buf, 0, (int) declared);
+                return n == buf.length ? buf : java.util.Arrays.copyOf(buf, n);
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int r;
+            while ((r = in.read(buf)) >= 0) {
+                if (out.size() + r > maxBodyBytes) {
+                    discard(in, buf);
+                    throw new BadRequestException(413, "request body is over the limit of " + maxBodyBytes
+                            + " bytes (--max-body-bytes)");
+                }
+                out.write(buf, 0, r);
+            }
+            return out.toByteArray();
+        }
+    }
+
+    /**
+     * Reads and drops what is left of a refused body, up to {@value #DRAIN_LIMIT_FACTOR} times the limit,
+     * so that a client still sending gets to read the 413 (the connection is closed past that).
+     */
+    private void discard(InputStream in, byte[] buf) throws IOException {
+        long budget = (long) maxBodyBytes * DRAIN_LIMIT_FACTOR;
+        int r;
+        while (budget > 0 && (r = in.read(buf)) >= 0) {
+            budget -= r;
+        }
+    }
+
+    private static void reply(HttpExchange ex, int status, byte[] body) {
+        reply(ex, status, body, "application/json");
+    }
+
+    private static void reply(HttpExchange ex, int status, byte[] body, String contentType) {
+        try {
+            ex.getResponseHeaders().set("Content-Type", contentType);
+            ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+            try (OutputStream os = ex.getResponseBody()) {
+                os.write(body);
+            }
+        } catch (IOException | RuntimeException e) {
+            // the client went away or the headers were already sent: nothing more can be said to it
+            LOG.debug("could not answer {} {}: {}", ex.getRequestMethod(), ex.getRequestURI(), e.toString());
+        }
+    }
+
+    /** Fail-fast builder. Defaults: host 127.0.0.1 (this machine only; 0.0.0.0 for every interface), port 8888, prefix empty, 4 MiB bodies, 8 threads. */
+    public static final class Builder {
+        private final Extender extender;
+        private String host = "127.0.0.1";
+        private int port = 8888;
+        private String urlPrefix = "";
+        private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+        private int threads = 8;
+        private java.util.function.Supplier<String> ledgerView;
+        private java.util.function.BooleanSupplier readiness = () -> true;
+
+        private Builder(Extender extender) {
+            this.extender = Validate.notNull("extender", extender);
+        }
+
+        public Builder host(String h) { this.host = Validate.notBlank("server.host", h); return this; }
+        public Builder port(int p) { this.port = Validate.between("server.port", p, 0, 65535); return this; }
+
+        /** Path prefix before the verbs, for example {@code /qgpu}; empty or {@code /} for none. */
+        public Builder urlPrefix(String p) {
+            Validate.notNull("server.urlPrefix", p);
+            String s = p.strip();
+            while (s.endsWith("/")) {
+                s = s.substring(0, s.length() - 1);
+            }
+            if (!s.isEmpty() && !s.startsWith("/")) {
+                s = "/" + s;
+            }
+            if (s.contains("?") || s.contains("#") || s.contains(" ")) {
+                throw new InvalidValueException("server.urlPrefix", p, "must be a plain path such as /qgpu");
+            }
+            this.urlPrefix = s;
+            return this;
+        }
+
+        public Builder maxBodyBytes(int n) { this.maxBodyBytes = Validate.between("server.maxBodyBytes", n, 1024, Integer.MAX_VALUE - 16384); return this; }
+        /**
+         * Request threads (default 8); 0 handles every request on the server's listener thread, one at
+         * a time, without handing it to a pool.
+         */
+        public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 0, 1024); return this; }
+
+        /** Serves {@code GET {urlPrefix}/ledger} with this JSON (for example the ledger's snapshot); off by default. */
+        public Builder ledgerView(java.util.function.Supplier<String> view) { this.ledgerView = view; return this; }
+
+        /**
+         * {@code GET /readyz}: 200 while this says true, else 503 (leader election: only the leader is
+         * ready). Default: always ready.
+         */
+        public Builder readiness(java.util.function.BooleanSupplier ready) {
+            this.readiness = Validate.notNull("server.readiness", ready);
+            return this;
+        }
+
+        public ExtenderServer build() {
+            return new ExtenderServer(this);
+        }
+    }
+}

@@ -1,0 +1,238 @@
+package io.qgpu.kubernetes.extender;
+
+import io.qgpu.api.Claim;
+import io.qgpu.api.NodeState;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.Validate;
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.api.Reason;
+import io.qgpu.core.placement.PlacementConfig;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A memo of the engine's per-node check ({@link NodeChecks}): the answer for one node depends only on
+ * the claim's shape (every field but the tenant id) and on that node's state, so it is kept per shape
+ * and node, and given again while the node's state is the very same object the ledger held when the
+ * answer was computed. The ledger replaces a node's state object on every change (a reservation, a
+ * release, a health change), so a changed node is always checked again by the engine. kube-scheduler
+ * asks {@code filter} and then {@code prioritize} for the same pod over the same nodes, and pods of one
+ * workload share a shape: most nodes of a request have not changed since the last pod of that shape
+ * asked about them.
+ *
+ * <p>Not memoised (the engine answers every time): claims with an affinity label (the answer depends
+ * on where the label's other tenants are, on any node) and claims under the fragmentation policy (the
+ * answer depends on the sample of recent requests, which every placement changes). A node name the
+ * ledger does not know is left to the engine.
+ *
+ * <p>Bounded: at most {@code maxShapes} shapes are kept (the least recently asked dropped first), each
+ * with one entry per node of the ledger. A structural change of the ledger (a node added or removed)
+ * drops everything.
+ *
+ * <p>Consistency: as with the engine's own check, each node's answer reflects that node's state at
+ * some moment during the call. The node's state is read before the engine checks it, so an answer
+ * computed from a newer state than it was filed under is filed under a state that is no longer
+ * current, and is never given again.
+ *
+ * <p>Thread safety: thread-safe. A shape's entries are read and written under the shape's lock
+ * (held for one pass over the request's names, never while the engine works); the shape table is
+ * guarded by its own lock, held only to find a shape.
+ */
+final class FitCache implements NodeChecks {
+    /** Default bound on the entries of all shapes together (each shape has one per node): about 20 bytes each. */
+    static final int DEFAULT_MAX_ENTRIES = 1 << 21;
+    private static final String KEY_TENANT = "-";
+
+    private final Ledger ledger;
+    private final PlacementConfig config;
+    private final NodeChecks engine;
+    private final int maxEntries;
+    private final AtomicLong versions = new AtomicLong();
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private volatile Nodes nodes;
+    private final LinkedHashMap<Claim, Shape> shapes = new LinkedHashMap<>(64, 0.75f, true);
+
+    FitCache(Ledger ledger, PlacementConfig config, NodeChecks engine, int maxEntries) {
+        this.ledger = Validate.notNull("ledger", ledger);
+        this.config = Validate.notNull("config", config);
+        this.engine = Validate.notNull("engine", engine);
+        this.maxEntries = Validate.between("maxEntries", maxEntries, 1, Integer.MAX_VALUE);
+    }
+
+    /** The state object last seen at a position, and the version it was given. */
+    private record Seen(NodeState state, long version) {
+    }
+
+    /** One ledger structure: positions by name, and the version of each position's state. */
+    private static final class Nodes {
+        final Ledger.NodeFeed feed;
+        final NodeNameTable positions;
+        final AtomicReferenceArray<Seen> seen;
+
+        Nodes(Ledger.NodeFeed feed) {
+            this.feed = feed;
+            List<String> names = new ArrayList<>(feed.size());
+            for (int i = 0; i < feed.size(); i++) {
+                names.add(feed.nodeAt(i).name());
+            }
+            this.positions = NodeNameTable.of(names);
+            this.seen = new AtomicReferenceArray<>(feed.size());
+        }
+    }
+
+    /**
+     * The entries of one shape, by node position: the version of the node's state the answer was
+     * computed for (0: none yet), the total ({@code NaN} when refused) and the reason (when refused).
+     * Guarded by the shape's lock.
+     */
+    private static final class Shape {
+        final long[] version;
+        final double[] total;
+        final Reason[] reason;
+
+        Shape(int size) {
+            this.version = new long[size];
+            this.total = new double[size];
+            this.reason = new Reason[size];
+        }
+    }
+
+    @Override
+    public Checked check(Claim claim, List<String> nodeNames) {
+        Validate.notNull("claim", claim);
+        Validate.notNull("nodeNames", nodeNames);
+        if (!memoisable(claim)) {
+            return engine.check(claim, nodeNames);
+        }
+        Nodes n = nodes();
+        Shape shape = shape(claim, n);
+        int size = nodeNames.size();
+        double[] totals = new double[size];
+        Reason[] reasons = new Reason[size];
+        int[] position = new int[size];
+        long[] version = new long[size];
+        for (int j = 0; j < size; j++) {
+            int p = n.positions.indexOf(Validate.notNull("nodeNames[]", nodeNames.get(j)));
+            position[j] = p;
+            version[j] = p < 0 ? 0 : version(n, p);   // read before the engine looks at the node
+        }
+        int[] missAt = new int[size];
+        int m = 0;
+        synchronized (shape) {
+            for (int j = 0; j < size; j++) {
+                int p = position[j];
+                if (p >= 0 && shape.version[p] == version[j]) {
+                    totals[j] = shape.total[p];
+                    reasons[j] = shape.reason[p];
+                } else {
+                    missAt[m++] = j;
+                }
+            }
+        }
+        hits.add(size - m);
+        misses.add(m);
+        if (m > 0) {
+            List<String> missNames = new ArrayList<>(m);
+            for (int k = 0; k < m; k++) {
+                missNames.add(nodeNames.get(missAt[k]));
+            }
+            Checked fresh = engine.check(claim, missNames);
+            synchronized (shape) {
+                for (int k = 0; k < m; k++) {
+                    int j = missAt[k];
+                    totals[j] = fresh.total(k);
+                    reasons[j] = fresh.reason(k);
+                    int p = position[j];
+                    if (p >= 0 && version[j] >= shape.version[p]) {   // never over an answer for a newer state
+                        shape.version[p] = version[j];
+                        shape.total[p] = totals[j];
+                        shape.reason[p] = reasons[j];
+                    }
+                }
+            }
+        }
+        return new Checked(nodeNames, totals, reasons);
+    }
+
+    /** The names of the ledger's current structure, by position. */
+    NodeNameTable names() {
+        return nodes().positions;
+    }
+
+    /** Answers given from the memo, and answers the engine computed, since this cache was made. */
+    long[] counts() {
+        return new long[] {hits.sum(), misses.sum()};
+    }
+
+    private boolean memoisable(Claim claim) {
+        return claim.locality().affinity().isEmpty()
+                && config.nodePolicyFor(claim) != PlacementPolicy.FRAGMENTATION
+                && config.gpuPolicyFor(claim) != PlacementPolicy.FRAGMENTATION;
+    }
+
+    /** The current structure's table, rebuilt (and every shape dropped) when the structure changed. */
+    private Nodes nodes() {
+        Ledger.NodeFeed feed = ledger.feed();
+        Nodes n = nodes;
+        if (n == null || n.feed != feed) {
+            synchronized (shapes) {
+                n = nodes;
+                if (n == null || n.feed != feed) {
+                    n = new Nodes(feed);
+                    shapes.clear();
+                    nodes = n;
+                }
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The version of the node's current state: the same number while the ledger holds the same state
+     * object, a new one (never given before) once it changed.
+     */
+    private long version(Nodes n, int position) {
+        NodeState now = n.feed.nodeAt(position);
+        while (true) {
+            Seen s = n.seen.get(position);
+            if (s != null && s.state == now) {
+                return s.version;
+            }
+            Seen next = new Seen(now, versions.incrementAndGet());
+            if (n.seen.compareAndSet(position, s, next)) {
+                return next.version;
+            }
+        }
+    }
+
+    /**
+     * The shape's entries (made if new, the least recently asked dropped past the bound). For a
+     * structure that is no longer current, a throw-away table nobody else sees.
+     */
+    private Shape shape(Claim claim, Nodes n) {
+        Claim key = claim.toBuilder().tenantId(KEY_TENANT).build();
+        int perShape = Math.max(1, n.feed.size());
+        int maxShapes = Math.max(1, maxEntries / perShape);
+        synchronized (shapes) {
+            if (nodes != n) {
+                return new Shape(n.feed.size());
+            }
+            Shape s = shapes.get(key);
+            if (s == null) {
+                s = new Shape(n.feed.size());
+                shapes.put(key, s);
+                while (shapes.size() > maxShapes) {
+                    var eldest = shapes.keySet().iterator();
+                    eldest.next();
+                    eldest.remove();
+                }
+            }
+            return s;
+        }
+    }
+}

@@ -1,0 +1,136 @@
+package io.qgpu.kubernetes.extender;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes the replies of the three hot verbs (filter, prioritize, bind) with Jackson's streaming
+ * generator, field by field, instead of data binding: data binding reached every field of every
+ * {@code HostPriority} through reflection, and writing the replies took about a fifth of the
+ * extender's CPU under load (JFR, 64 pods in flight). The bytes are the same as data binding writes
+ * (same field order, the same escaping, since the same generator writes them); {@code ReplyWriterTest}
+ * compares the two on seeded replies.
+ *
+ * <pre>{@code
+ * byte[] json = ReplyWriter.write(List.of(new ExtenderProtocol.HostPriority("node-a", 10)), mapper);
+ * // [{"Host":"node-a","Score":10}]
+ * }</pre>
+ *
+ * <p>Thread safety: stateless; safe from any thread.
+ */
+final class ReplyWriter {
+
+    private ReplyWriter() {
+    }
+
+    /** Whether {@link #write} writes {@code reply} itself (else the caller uses data binding). */
+    static boolean handles(Object reply) {
+        return reply instanceof ExtenderProtocol.FilterResult || reply instanceof ExtenderProtocol.BindingResult
+                || reply instanceof ExtenderProtocol.ErrorBody || isPriorityList(reply);
+    }
+
+    /**
+     * The compact JSON of a filter, prioritize or bind reply (or an error body).
+     *
+     * @param mapper the mapper whose generator settings apply (and which writes a {@code Nodes} tree)
+     * @throws IllegalArgumentException if {@link #handles} is false for {@code reply}
+     */
+    static byte[] write(Object reply, ObjectMapper mapper) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(estimate(reply));
+        try (JsonGenerator g = mapper.createGenerator(out)) {
+            if (reply instanceof ExtenderProtocol.FilterResult f) {
+                filter(g, f);
+            } else if (reply instanceof ExtenderProtocol.BindingResult b) {
+                errorOnly(g, b.error());
+            } else if (reply instanceof ExtenderProtocol.ErrorBody e) {
+                errorOnly(g, e.error());
+            } else if (isPriorityList(reply)) {
+                priorities(g, (List<?>) reply);
+            } else {
+                throw new IllegalArgumentException("not a reply this writer knows: " + reply.getClass().getName());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write reply " + reply.getClass().getSimpleName(), e);
+        }
+        return out.toByteArray();
+    }
+
+    private static boolean isPriorityList(Object reply) {
+        if (!(reply instanceof List<?> list)) {
+            return false;
+        }
+        for (Object o : list) {
+            if (!(o instanceof ExtenderProtocol.HostPriority)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int estimate(Object reply) {
+        if (reply instanceof List<?> l) {
+            return 16 + 32 * l.size();
+        }
+        if (reply instanceof ExtenderProtocol.FilterResult f) {
+            int names = f.nodeNames() == null ? 0 : f.nodeNames().size();
+            return 128 + 16 * names + 96 * (f.failedNodes().size() + f.failedAndUnresolvableNodes().size());
+        }
+        return 32;
+    }
+
+    private static void filter(JsonGenerator g, ExtenderProtocol.FilterResult f) throws IOException {
+        g.writeStartObject();
+        g.writeFieldName("Nodes");
+        if (f.nodes() == null) {
+            g.writeNull();
+        } else {
+            g.writeTree(f.nodes());
+        }
+        g.writeFieldName("NodeNames");
+        if (f.nodeNames() == null) {
+            g.writeNull();
+        } else {
+            g.writeStartArray();
+            for (String name : f.nodeNames()) {
+                g.writeString(name);
+            }
+            g.writeEndArray();
+        }
+        stringMap(g, "FailedNodes", f.failedNodes());
+        stringMap(g, "FailedAndUnresolvableNodes", f.failedAndUnresolvableNodes());
+        g.writeStringField("Error", f.error());
+        g.writeEndObject();
+    }
+
+    private static void stringMap(JsonGenerator g, String field, Map<String, String> map) throws IOException {
+        g.writeFieldName(field);
+        g.writeStartObject();
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            g.writeStringField(e.getKey(), e.getValue());
+        }
+        g.writeEndObject();
+    }
+
+    private static void errorOnly(JsonGenerator g, String error) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("Error", error);
+        g.writeEndObject();
+    }
+
+    private static void priorities(JsonGenerator g, List<?> list) throws IOException {
+        g.writeStartArray();
+        for (Object o : list) {
+            ExtenderProtocol.HostPriority p = (ExtenderProtocol.HostPriority) o;
+            g.writeStartObject();
+            g.writeStringField("Host", p.host());
+            g.writeNumberField("Score", p.score());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+    }
+}
