@@ -9,7 +9,7 @@
  *
  * <pre>{@code
  * GpuHealthListener toLedger = e -> ledger.setHealth(e.gpuUuid(), e.health());
- * GpuHealthEvent e = GpuHealthEvent.xid("GPU-0b5c...", 79, "Xid 79: GPU has fallen off the bus");
+ * GpuHealthEvent lost = GpuHealthEvent.xid("GPU-0b5c...", 79, "Xid 79: GPU has fallen off the bus");
  * }</pre>
  *
  * <p><b>Guarantees.</b> The event and sample records are immutable and validated on construction
