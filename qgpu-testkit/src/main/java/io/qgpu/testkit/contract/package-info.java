@@ -14,9 +14,10 @@
  * }
  * }</pre>
  *
- * <p><b>Guarantees.</b> Each rule runs on a fresh scheduler, single-threaded, and every answer in every
- * rule is also judged by the independent oracle of {@code io.qgpu.testkit.invariants}, so a failure
- * names the broken invariant and lists the calls that led to it. The property rules are seeded and
+ * <p><b>Guarantees.</b> Rules are single-threaded and get a fresh scheduler per rule and per property
+ * case; every answer in every rule is also judged by the independent oracle of
+ * {@code io.qgpu.testkit.invariants}, so a failure names the broken invariant and lists the calls that
+ * led to it. The property rules are seeded and
  * print their seed; {@code -Dqgpu.seed=<seed>} re-runs a failure exactly. The suite is itself tested
  * against schedulers broken in exactly the way each rule guards against.
  *

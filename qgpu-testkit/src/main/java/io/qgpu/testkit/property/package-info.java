@@ -19,8 +19,8 @@
  * {@code SplittableRandom} it is given, and case {@code i} of a run comes from the {@code i}-th split of
  * the seed, so a seed reproduces every case, the failing one and its shrunk form. The seed is the one
  * fixed in code, else the {@code qgpu.seed} system property ({@link io.qgpu.testkit.property.Seeds}),
- * else a fresh random one. Generators and options are immutable and may be shared between threads;
- * a {@code Property} is a builder for one thread.
+ * else a fresh random one. The generators here and the options are immutable and may be shared
+ * between threads; a {@code Property} is a builder for one thread.
  *
  * <p>docs/testkit.md in the repository, sections "Generators and the property runner" and "A failure,
  * and re-running it with its seed".
