@@ -11,6 +11,8 @@ import java.util.List;
 public final class Probe {
     /** Each batch of launches between two waits for the device lasts about this long. */
     static final double BATCH_MILLIS = 100.0;
+    /** At most this many launches between two waits, however short one launch is. */
+    static final long MAX_BATCH = 1000;
 
     private Probe() {
     }
@@ -40,7 +42,7 @@ public final class Probe {
             end.record();
             end.synchronize();
             double one = Math.max(0.001, end.millisSince(start));
-            long batch = Math.max(1, Math.round(BATCH_MILLIS / one));
+            long batch = Math.min(MAX_BATCH, Math.max(1, Math.round(BATCH_MILLIS / one)));
 
             long wait = o.startAtMillis() - System.currentTimeMillis();
             if (wait > 0) {
