@@ -44,6 +44,9 @@ public final class Cuda implements DeviceMemory, AutoCloseable {
      */
     public static Cuda load(String library, int ordinal) throws NoDriverException, CudaException {
         CudaNative api;
+        if (library.contains("/")) {
+            library = java.nio.file.Path.of(library).toAbsolutePath().toString(); // the loader takes a path as given
+        }
         try {
             NativeLibrary handle = NativeLibrary.getInstance(library);
             for (String symbol : CudaNative.SYMBOLS) {
