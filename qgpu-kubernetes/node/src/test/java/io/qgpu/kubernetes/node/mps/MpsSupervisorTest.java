@@ -158,6 +158,43 @@ class MpsSupervisorTest {
     }
 
     @Test
+    void tickEveryRunsTicksOnTheExecutorUntilCancelled() throws Exception {
+        java.util.concurrent.CountDownLatch checked = new java.util.concurrent.CountDownLatch(1);
+        MpsControl counting = new MpsControl() {
+            @Override
+            public void start(String gpu) {
+            }
+
+            @Override
+            public boolean healthy(String gpu) {
+                if (!Thread.currentThread().getName().equals("test-main")) {
+                    checked.countDown(); // a health check from the timer's thread: tick() ran there
+                }
+                return true;
+            }
+
+            @Override
+            public void quit(String gpu) {
+            }
+        };
+        String name = Thread.currentThread().getName();
+        Thread.currentThread().setName("test-main");
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            MpsSupervisor sup = new MpsSupervisor(counting, SETTINGS, ticker);
+            sup.share(List.of(GPU));
+            ticker.advance(Duration.ofSeconds(5)); // the next health check is due
+            java.util.concurrent.ScheduledFuture<?> f = sup.tickEvery(timer, Duration.ofMillis(1));
+            assertTrue(checked.await(30, java.util.concurrent.TimeUnit.SECONDS), "a tick ran on the timer");
+            f.cancel(false);
+            assertTrue(f.isCancelled());
+        } finally {
+            timer.shutdownNow();
+            Thread.currentThread().setName(name);
+        }
+    }
+
+    @Test
     void settingsRefuseNonsense() {
         assertThrows(IllegalArgumentException.class, () -> new MpsSupervisor.Settings(Duration.ZERO, Duration.ofSeconds(1),
                 Duration.ofSeconds(2), Duration.ofSeconds(3)));
