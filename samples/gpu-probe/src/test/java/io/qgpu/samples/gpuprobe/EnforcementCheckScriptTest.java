@@ -61,7 +61,7 @@ class EnforcementCheckScriptTest {
         env.put("JAVA", ProcessHandle.current().info().command().orElse("java"));
         env.put("PROBE_CLASSPATH", System.getProperty("java.class.path"));
         env.put("PROBE_ARGS", "--library " + FAKES.resolve("libcuda.so.1") + " --iterations 1000");
-        env.put("PROBE_JAVA_OPTS", "-Xshare:auto -XX:TieredStopAtLevel=1");
+        env.put("PROBE_JAVA_OPTS", "-Xshare:auto -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED");
         env.put("START_LEAD_S", "0");
         env.put("FAKE_CUDA_RECORD", tmp.resolve("cuda-env.txt").toString());
         env.remove("HAMI_CORE_LIBRARY");
