@@ -57,11 +57,17 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
         return streaming.getSupport();
     }
 
-    /** The steps of one stream, each under the consuming thread's lease. Not thread-safe (one consumer). */
+    /**
+     * The steps of one stream, each under the consuming thread's lease: the gate is asked (acquire, then a
+     * checkpoint) before the wrapped iterator's {@code hasNext}, since a stream's iterator computes the next
+     * step there (DJL's streaming blocks hand out their steps as a {@link Stream}). Not thread-safe (one
+     * consumer).
+     */
     static final class Steps implements Iterator<NDList>, AutoCloseable {
         private final Iterator<NDList> steps;
         private final LeaseScope scope;
         private GateSession session;
+        private boolean ready;
         private boolean done;
 
         Steps(Iterator<NDList> steps, LeaseScope scope) {
@@ -74,17 +80,8 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
             if (done) {
                 return false;
             }
-            if (!steps.hasNext()) {
-                close();
-                return false;
-            }
-            return true;
-        }
-
-        @Override
-        public NDList next() {
-            if (done) {
-                throw new NoSuchElementException();
+            if (ready) {
+                return true;
             }
             try {
                 if (session == null) {
@@ -97,6 +94,20 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
                 close();
                 throw new GateInterruptedException(scope.tenant().name(), e);
             }
+            if (!steps.hasNext()) {
+                close();
+                return false;
+            }
+            ready = true;
+            return true;
+        }
+
+        @Override
+        public NDList next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            ready = false;
             return steps.next();
         }
 

@@ -4,6 +4,8 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.providers.OrtCUDAProviderOptions;
 import io.qgpu.api.Validate;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -14,6 +16,7 @@ import java.util.OptionalLong;
  *
  * <pre>{@code
  * Map<String, Object> options = OnnxRuntimeOptions.cuda(env, 0);   // device 0 of NVIDIA_VISIBLE_DEVICES
+ * OnnxRuntimeOptions.cudaProviderSettings(env, 0);    // {device_id=0, gpu_mem_limit=8589934592}
  * Criteria.builder()...optDevice(Device.cpu()).optOptions(options)...   // see below for why Device.cpu()
  * }</pre>
  *
@@ -34,24 +37,49 @@ public final class OnnxRuntimeOptions {
     public static final String SESSION_OPTIONS = "sessionOptions";
     /** The CUDA provider's option that bounds its memory arena, in bytes. */
     public static final String GPU_MEM_LIMIT = "gpu_mem_limit";
+    /** The CUDA provider's option that picks the device. */
+    public static final String DEVICE_ID = "device_id";
 
     private OnnxRuntimeOptions() {
     }
 
     /**
-     * The CUDA provider's options for visible GPU {@code deviceIndex}: its device id and, if the environment
-     * sets a memory limit for it, {@code gpu_mem_limit}. Creating them needs ONNX Runtime's native library (the
-     * CPU package's will do); applying them needs the GPU package.
+     * The CUDA provider's settings for visible GPU {@code deviceIndex}, by ONNX Runtime's names: its
+     * {@code device_id} and, if the environment sets a memory limit for it, {@code gpu_mem_limit}.
      *
-     * @throws OrtException if ONNX Runtime refuses the options
+     * @throws io.qgpu.api.InvalidValueException if the index is negative or not one of the visible GPUs
      */
-    public static OrtCUDAProviderOptions cudaProviderOptions(QgpuEnvironment env, int deviceIndex) throws OrtException {
+    public static Map<String, String> cudaProviderSettings(QgpuEnvironment env, int deviceIndex) {
         Validate.notNull("env", env);
         Validate.atLeast("deviceIndex", deviceIndex, 0);
-        OrtCUDAProviderOptions cuda = new OrtCUDAProviderOptions(deviceIndex);
+        env.gpu(deviceIndex);   // refuses an index outside the visible GPUs
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(DEVICE_ID, Integer.toString(deviceIndex));
         OptionalLong limit = env.memoryLimitBytes(deviceIndex);
         if (limit.isPresent()) {
-            cuda.add(GPU_MEM_LIMIT, Long.toString(limit.getAsLong()));
+            m.put(GPU_MEM_LIMIT, Long.toString(limit.getAsLong()));
+        }
+        return Collections.unmodifiableMap(m);
+    }
+
+    /**
+     * {@link #cudaProviderSettings} as ONNX Runtime's provider options object. Needs the GPU package: the CPU
+     * package has no CUDA provider to create them with.
+     *
+     * @throws OrtException if ONNX Runtime has no CUDA provider or refuses a setting
+     */
+    public static OrtCUDAProviderOptions cudaProviderOptions(QgpuEnvironment env, int deviceIndex) throws OrtException {
+        Map<String, String> settings = cudaProviderSettings(env, deviceIndex);
+        OrtCUDAProviderOptions cuda = new OrtCUDAProviderOptions(deviceIndex);
+        try {
+            for (Map.Entry<String, String> e : settings.entrySet()) {
+                if (!e.getKey().equals(DEVICE_ID)) {
+                    cuda.add(e.getKey(), e.getValue());
+                }
+            }
+        } catch (OrtException | RuntimeException e) {
+            cuda.close();
+            throw e;
         }
         return cuda;
     }

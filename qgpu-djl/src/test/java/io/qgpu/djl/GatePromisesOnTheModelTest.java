@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>Seeded bug, checked by hand: with the checkpoint between slices removed from
  * {@code GatedPredictor.batchPredict}, {@link #anOnlinePredictionWaitsForTheOfflineSliceInProgressOnly} fails
  * (the offline job starts its next slice while the online prediction still waits) and
- * {@link #anOfflineBatchStaysWithinItsLimitInEveryWindow} fails (the batch holds its lease through its whole
- * 800 ms of slices, over its 500 ms limit).
+ * {@link #anOfflineBatchStaysWithinItsLimitInEveryWindow} fails (the batch is never stopped at its limit: it
+ * holds its lease through its whole 800 ms of slices, over its 500 ms limit).
  */
 @Timeout(60) // a hang guard only
 class GatePromisesOnTheModelTest {
