@@ -96,7 +96,11 @@ public final class QgpuDjl implements AutoCloseable {
         return new QgpuDjl(gate, gate.register(Validate.notNull("spec", spec)));
     }
 
-    /** Uses a tenant already registered with its gate. */
+    /**
+     * Uses a tenant already registered with its gate. Make one {@code QgpuDjl} per tenant and share it: the
+     * one-lease-per-thread rule (a prediction inside a session uses the session's lease) holds within one
+     * {@code QgpuDjl}, and two of the same tenant would each acquire a lease on the same thread.
+     */
     public static QgpuDjl of(Tenant tenant) {
         Validate.notNull("tenant", tenant);
         return new QgpuDjl(tenant.gate(), tenant);
