@@ -7,45 +7,50 @@ import ai.djl.inference.Predictor;
 import ai.djl.util.Utils;
 import java.io.IOException;
 import java.net.Proxy;
-import java.net.ProxySelector;
-import java.net.SocketAddress;
-import java.net.URI;
+import java.net.URL;
+import java.net.URLConnection;
+import java.net.URLStreamHandler;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /**
  * The real model runs without the network: with the build's settings (DJL offline, telemetry off, caches
- * under target/), loading ONNX Runtime and predicting opens no URL connection. Every {@code HttpURLConnection}
- * asks the default {@link ProxySelector} first, so a recording one sees any attempt (DJL's engine start, when
- * telemetry is on and DJL is online, asks the EC2 metadata address). The build runs this class alone in a JVM
- * of its own (the {@code no-network} execution in the pom), so that DJL's engine starts inside the test.
+ * under target/), starting DJL's ONNX Runtime engine and predicting opens no http or https connection. The test
+ * installs the JVM's URL stream handler factory for those protocols (once per JVM: the build runs this class
+ * alone in a JVM of its own, the {@code no-network} execution in the pom, so DJL's engine also starts inside
+ * the test); every connection is recorded and refused.
+ *
+ * <p>Checked by hand: with {@code ai.djl.offline} and {@code OPT_OUT_TRACKING} set to {@code false} in the pom,
+ * the test fails, naming DJL's engine start asking {@code http://169.254.169.254/latest/api/token} (the cloud
+ * metadata address its telemetry reads; DJL opens it with {@code Proxy.NO_PROXY}, so a proxy selector would not
+ * see it).
  */
 class NoNetworkTest {
 
     @Test
-    void loadingTheEngineAndPredictingOpensNoConnection() throws Exception {
-        List<URI> asked = new CopyOnWriteArrayList<>();
-        ProxySelector before = ProxySelector.getDefault();
-        ProxySelector.setDefault(new ProxySelector() {
-            @Override
-            public List<Proxy> select(URI uri) {
-                asked.add(uri);
-                return List.of(Proxy.NO_PROXY);
-            }
+    void startingTheEngineAndPredictingOpensNoConnection() throws Exception {
+        List<String> opened = new CopyOnWriteArrayList<>();
+        URL.setURLStreamHandlerFactory(protocol -> protocol.equals("http") || protocol.equals("https")
+                ? new URLStreamHandler() {
+                    @Override
+                    protected URLConnection openConnection(URL u) throws IOException {
+                        opened.add(u.toString());
+                        throw new IOException("no network in this test: " + u);
+                    }
 
-            @Override
-            public void connectFailed(URI uri, SocketAddress sa, IOException ioe) {
-            }
-        });
+                    @Override
+                    protected URLConnection openConnection(URL u, Proxy p) throws IOException {
+                        return openConnection(u);
+                    }
+                }
+                : null);
         try (Model model = OrtFixture.load();
              Predictor<float[], float[]> p = model.newPredictor(new OrtFixture.RowTranslator())) {
             float[] x = OrtFixture.row(1);
             assertArrayEquals(OrtFixture.MLP.forward(x), p.predict(x), 1e-5f);
-        } finally {
-            ProxySelector.setDefault(before);
         }
-        assertEquals(List.of(), asked);
+        assertEquals(List.of(), opened);
         assertTrue(Utils.isOfflineMode(), "the build runs DJL offline");
     }
 }
