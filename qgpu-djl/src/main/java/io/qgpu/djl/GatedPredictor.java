@@ -29,9 +29,9 @@ import java.util.List;
  * <p>The lease covers the wrapped predictor's whole call: pre-processing, the forward pass and
  * post-processing (which, for engines that compute lazily, is where the device finishes). A server that
  * wants the lease around the forward pass alone wraps its translator instead ({@link QgpuDjl#translator}).
- * {@link #streamingPredict} runs under the lease only where the wrapped predictor's translator is gated
- * ({@link QgpuDjl#newPredictor} does that for a streaming translator): then each step of the stream runs under
- * the consuming thread's lease, with a checkpoint between steps.
+ * {@link #streamingPredict} is offered only by a predictor from {@link QgpuDjl#newPredictor} with a streaming
+ * translator, which it gates step by step: each step of the stream runs under the consuming thread's lease,
+ * with a checkpoint between steps; a wrapped predictor ({@link QgpuDjl#wrap}) refuses to stream.
  *
  * <p>Reporting: with {@link #setMetrics} set, every call adds {@code QgpuGateWait} (time waited at the gate)
  * and {@code QgpuLease} (time under the lease) in microseconds, next to DJL's own metrics (which the wrapped
@@ -137,10 +137,11 @@ public final class GatedPredictor<I, O> extends Predictor<I, O> {
     }
 
     /**
-     * The wrapped predictor's stream. Its steps run under the gate only if its translator is gated (see the
-     * class comment); else this throws, so that ungated work does not pass for gated.
+     * The wrapped predictor's stream, each step under the gate (see the class comment); refused where the
+     * steps would not be gated, so that ungated work does not pass for gated.
      *
-     * @throws IllegalStateException if the wrapped predictor does not stream, or streams without the gate
+     * @throws IllegalStateException if this predictor was not made by {@link QgpuDjl#newPredictor} with a
+     *                               streaming translator, or the model's block does not stream
      */
     @Override
     public StreamOutput<O> streamingPredict(I input) throws TranslateException {

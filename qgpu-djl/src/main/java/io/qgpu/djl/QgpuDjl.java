@@ -142,8 +142,9 @@ public final class QgpuDjl implements AutoCloseable {
 
     /**
      * Wraps a predictor that exists already (any engine's) so that its predictions run under the tenant's
-     * leases; {@code model} is the model it predicts with. Its stream, if any, is not gated
-     * ({@link GatedPredictor#streamingPredict} refuses it) unless its translator came from {@link #translator}.
+     * leases; {@code model} is the model it predicts with. Its stream is not offered
+     * ({@link GatedPredictor#streamingPredict} refuses it): to stream under the gate, build the predictor with
+     * {@link #newPredictor}, or with a translator from {@link #translator} and use that predictor as it is.
      */
     public <I, O> GatedPredictor<I, O> wrap(Model model, Predictor<I, O> predictor) {
         Validate.notNull("model", model);

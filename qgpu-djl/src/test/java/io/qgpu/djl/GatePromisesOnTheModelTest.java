@@ -62,14 +62,14 @@ class GatePromisesOnTheModelTest {
             for (int i = 0; i < 6; i++) {
                 rows.add(OrtFixture.row(i));
             }
-            CompletableFuture<List<float[]>> job = CompletableFuture.supplyAsync(() -> call(() -> offline.batchPredict(rows)));
+            CompletableFuture<List<float[]>> job = CompletableFuture.supplyAsync(() -> call(() -> offline.batchPredict(rows)), VirtualGpu.THREADS);
             assertEquals(0, sliceStarts.poll(10, TimeUnit.SECONDS));
             v.now.addAndGet(5 * MS);                         // slice 0 takes 5 ms
             go.release();
             assertEquals(1, sliceStarts.poll(10, TimeUnit.SECONDS));   // slice 1 runs, its lease running
             v.now.addAndGet(1 * MS);                         // 1 ms into slice 1 a request comes
             float[] request = OrtFixture.row(99);
-            CompletableFuture<float[]> answer = CompletableFuture.supplyAsync(() -> call(() -> online.predict(request)));
+            CompletableFuture<float[]> answer = CompletableFuture.supplyAsync(() -> call(() -> online.predict(request)), VirtualGpu.THREADS);
             await(() -> gate.waitingAcquires() == 1);
             v.now.addAndGet(4 * MS);                         // slice 1 ends 5 ms after it began
             go.release();
@@ -115,7 +115,7 @@ class GatePromisesOnTheModelTest {
                     float[] row = OrtFixture.row(i);
                     call(() -> online.predict(row));
                 }
-            });
+            }, VirtualGpu.THREADS);
             v.drive(worker, () -> gate.waitingAcquires() > 0);
             worker.get();
         } finally {
@@ -145,7 +145,7 @@ class GatePromisesOnTheModelTest {
         try (Model model = OrtFixture.load();
              GatedPredictor<float[], float[]> offline = batch.newPredictor(model, v.timed(new OrtFixture.RowTranslator(), 10 * MS))) {
             offline.setSliceSize(1);
-            CompletableFuture<List<float[]>> worker = CompletableFuture.supplyAsync(() -> call(() -> offline.batchPredict(rows)));
+            CompletableFuture<List<float[]>> worker = CompletableFuture.supplyAsync(() -> call(() -> offline.batchPredict(rows)), VirtualGpu.THREADS);
             v.drive(worker, () -> gate.waitingAcquires() > 0 || gate.usage(batch.tenant()).parkedLeases() > 0);
             out = worker.get();
         } finally {

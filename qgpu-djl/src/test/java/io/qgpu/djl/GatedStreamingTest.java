@@ -83,7 +83,7 @@ class GatedStreamingTest {
                     n++;
                 }
                 return n;
-            });
+            }, VirtualGpu.THREADS);
             assertEquals(0, stepStarts.poll(10, TimeUnit.SECONDS));
             go.release();
             assertEquals(1, stepStarts.poll(10, TimeUnit.SECONDS));
@@ -94,7 +94,7 @@ class GatedStreamingTest {
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, VirtualGpu.THREADS);
             GatePromisesOnTheModelTest.await(() -> gate.waitingAcquires() == 1);
             go.release();                                   // step 1 ends; the checkpoint before step 2 parks
             GatePromisesOnTheModelTest.await(() -> online.isDone() || !stepStarts.isEmpty());

@@ -12,6 +12,8 @@ import io.qgpu.core.gate.ManualGateTimer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -22,6 +24,16 @@ import java.util.function.BooleanSupplier;
  * driver that moves the clock only while the worker is held by the gate.
  */
 final class VirtualGpu {
+    /**
+     * The tests' worker threads, one per task. Not the common pool: with 2 CPUs its parallelism is 1, and on
+     * JDK 25 {@code CompletableFuture.supplyAsync} runs there even so (JDK 17 starts a thread per task at that
+     * parallelism), so a worker held by the gate would keep a second task from ever starting.
+     */
+    static final ExecutorService THREADS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "test-worker");
+        t.setDaemon(true);
+        return t;
+    });
     final AtomicLong now = new AtomicLong(1_000_000_000L);
     final ManualGateTimer timer = new ManualGateTimer(now::get);
     /** Virtual [start, end] of every forward pass, in order. */
