@@ -83,6 +83,7 @@ class GatePromisesOnTheModelTest {
             assertEquals(4 * MS, granted.waitedNanos(), "waited for the rest of the slice in progress: 4 of its 5 ms");
             assertEquals(4000.0, metrics.getMetric("QgpuGateWait").get(0).getValue().doubleValue(),
                     "reported in DJL's metrics, microseconds");
+            assertEquals(1, metrics.getMetric("QgpuLease").size(), "and the time under the lease, once per call");
             assertEquals(1, events.stream().filter(e -> e instanceof GateEvent.Suspended s && s.tenant().equals("batch")
                     && s.reason() == GateEvent.SuspendReason.PREEMPTED).count());
             await(() -> gate.usage(batch.tenant()).parkedLeases() == 1);

@@ -2,6 +2,7 @@ package io.qgpu.samples.djl;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.onnxruntime.OrtException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateConfig;
@@ -77,7 +78,16 @@ public final class Main {
             }
         }
         offline(Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getParent());
-        print(run(c, cuda, System.out), System.out);
+        Report r;
+        try {
+            r = run(c, cuda, System.out);
+        } catch (OrtException e) {
+            System.err.println("ONNX Runtime refused the " + (cuda ? "CUDA provider" : "model") + ": " + e.getMessage()
+                    + (cuda ? " (--cuda needs com.microsoft.onnxruntime:onnxruntime_gpu on the class path and a GPU)" : ""));
+            System.exit(1);
+            return;
+        }
+        print(r, System.out);
     }
 
     /**
