@@ -303,12 +303,16 @@ public final class PlacementEngine {
 
     /**
      * An engine with this one's configuration, filters, scorers and clock over another ledger (a
-     * private scratch copy, for trying placements that nobody else may see).
+     * private copy, {@link Ledger#copy()}, for trying placements that nobody else may see), with
+     * {@code extra} (may be null) as one more node filter after this engine's own.
      */
-    PlacementEngine onLedger(Ledger other) {
+    PlacementEngine onLedger(Ledger other, NodeFilter extra) {
         Builder b = new Builder(other).config(config).ticker(ticker);
         b.refusalDetail = refusalDetail;
         b.nodeFilters.addAll(List.of(nodeFilters));
+        if (extra != null) {
+            b.nodeFilters.add(extra);
+        }
         b.gpuFilters.addAll(List.of(gpuFilters));
         for (int i = 0; i < nodeScorers.length; i++) {
             b.nodeScorer(nodeScorers[i], nodeScorerWeights[i]);

@@ -169,7 +169,9 @@ class ScratchCopyRegressionTest {
         Node a = node("a", 1, 0, 0, "r1");
         Node b = node("b", 1, 0, 0, "r1");
         Ledger l = Ledger.create(List.of(a, b));
-        reserve(l, on(Claim.builder("x1").memoryGiB(4).compute(10, 100).locality(Locality.of("L", null, null)).build(), b, 0));
+        // x1 (online, priority 5 within the class) binds L to b-g0 and may not be evicted by hi
+        reserve(l, on(Claim.builder("x1").memoryGiB(4).compute(10, 100).locality(Locality.of("L", null, null))
+                .priority(PriorityClass.ONLINE).priorityWithinClass(5).build(), b, 0));
         reserve(l, on(Claim.builder("low").memoryGiB(10).compute(10, 100).build(), b, 0));
         PreemptionPlanner planner = new PreemptionPlanner(PlacementEngine.create(l));
         // node a is empty, but the label L holds b-g0: only evicting "low" there makes room

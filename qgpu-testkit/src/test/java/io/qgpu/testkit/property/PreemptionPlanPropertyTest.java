@@ -119,11 +119,11 @@ class PreemptionPlanPropertyTest {
     @Test
     void aPlanEvictsOnlyLowerRanksAndItsCommitKeepsEveryInvariant() {
         Property.forAll(cases()).seed(31).tries(400).verify(c -> check(PreemptionPlanPropertyTest::real, c));
-        // not vacuous: plans with victims, host-only victims and plans for a claim with an affinity label
+        // not vacuous: from seed 31, 99 plans with victims, 9 host-only victims, 33 plans for a claim
+        // with an affinity label
         assertTrue(withVictims.get() >= 30, "cases with victims: " + withVictims.get());
         assertTrue(hostOnlyVictims.get() >= 5, "host-only victims: " + hostOnlyVictims.get());
         assertTrue(affinityPlans.get() >= 10, "plans with an affinity label: " + affinityPlans.get());
-        System.err.println("plan property: " + withVictims + " with victims, " + hostOnlyVictims + " host-only victims, " + affinityPlans + " with affinity");
     }
 
     @Test
