@@ -44,6 +44,7 @@ public final class DraDriver implements AutoCloseable {
     private final SlicePublisher slices;
     private final RegistrationService registration;
     private final CountDownLatch closed = new CountDownLatch(1);
+    private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
 
     private DraDriver(Nvml nvml, GpuHealth health, DriverSockets sockets, ScheduledExecutorService timer, PreparedClaims claims,
                       SlicePublisher slices, RegistrationService registration) {
@@ -144,9 +145,12 @@ public final class DraDriver implements AutoCloseable {
         closed.await();
     }
 
-    /** Stops serving and watching; the ResourceSlice stays published (a restart replaces it). */
+    /** Stops serving and watching; the ResourceSlice stays published (a restart replaces it). Idempotent. */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
         try {
             if (timer != null) {
                 timer.shutdownNow();
