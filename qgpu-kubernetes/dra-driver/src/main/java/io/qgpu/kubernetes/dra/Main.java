@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
+import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -104,10 +105,18 @@ public final class Main {
         try {
             driver = DraDriver.start(config, client);
         } catch (IllegalArgumentException e) {
-            // --machine or --nvml-lib naming something the library refuses
+            // --machine naming a machine the fake library does not play, or another library
             err.println("error: " + e.getMessage());
             client.close();
             return USAGE_ERROR;
+        } catch (NvmlLibraryException e) {
+            client.close();
+            if (config.nvmlLibrary().isPresent()) {
+                err.println("error: --nvml-lib " + config.nvmlLibrary().get() + ": not an NVML library: " + e.getMessage());
+                return USAGE_ERROR;
+            }
+            err.println("error: the driver could not start: " + e.getMessage());
+            return START_ERROR;
         } catch (IOException | RuntimeException e) {
             err.println("error: the driver could not start: " + e.getMessage());
             client.close();

@@ -96,6 +96,16 @@ class MainTest {
     }
 
     @Test
+    void aFileThatIsNoNvmlLibraryIsRefusedByNameWithExitCodeTwo() throws Exception {
+        Path notALibrary = Files.writeString(tmp.resolve("libnvidia-ml.so.1"), "not a shared object");
+        Run r = run(Map.of(), dirs("--cdi-root", tmp.resolve("cdi").toString(), "--nvml-lib", notALibrary.toString())
+                .toArray(String[]::new));
+        assertEquals(Main.USAGE_ERROR, r.code(), r.err());
+        assertTrue(r.err().startsWith("error: --nvml-lib " + notALibrary + ": not an NVML library: "), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+    }
+
+    @Test
     void defaultsAreTheKubeletsDirectoriesAndBothValueFormsWork() {
         DriverConfig c = Main.config(Main.parse(dirs("--cdi-root=/run/cdi", "--state-file", "/x/s.json", "--rules", "hami",
                 "--recover-after", "30")), Map.of());
