@@ -81,10 +81,14 @@ public final class DraDriver implements AutoCloseable {
             claims.restore();
             SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus);
             health = GpuHealth.start(nvml, (uuid, h) -> {
-                if (ledger.node(c.nodeName()).isPresent() && gpus.byUuid(uuid).isPresent()) {
+                if (gpus.byUuid(uuid).isPresent()) {
                     ledger.setHealth(uuid, h);
                 }
-                slices.setHealth(uuid, h);
+                try {
+                    slices.setHealth(uuid, h);
+                } catch (RuntimeException e) {
+                    LOG.error("GPU {} is {}, but the ResourceSlice could not be published: {}", uuid, h, e.getMessage());
+                }
             }, c.ticker(), c.recoverAfter());
             slices.start();
             ClaimPreparer preparer = new ClaimPreparer(client, c.nodeName(), gpus, claims, c.rules());

@@ -94,9 +94,7 @@ public final class Main {
         }
         KubernetesClient client;
         try {
-            client = kubeconfig.isPresent()
-                    ? new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kubeconfig.get(), StandardCharsets.UTF_8))).build()
-                    : new KubernetesClientBuilder().build();
+            client = client(kubeconfig);
         } catch (IOException | RuntimeException e) {
             err.println("error: --kubeconfig " + kubeconfig.map(Path::toString).orElse("(in-cluster)") + ": " + e.getMessage());
             return USAGE_ERROR;
@@ -132,6 +130,15 @@ public final class Main {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /** A client from the kubeconfig file, else fabric8's automatic configuration (in a pod: the in-cluster one). */
+    static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
+        if (kubeconfig.isPresent()) {
+            return new KubernetesClientBuilder()
+                    .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig.get(), StandardCharsets.UTF_8))).build();
+        }
+        return new KubernetesClientBuilder().build();
     }
 
     /** Options to values ({@code ""} for {@code --help}); refuses unknown, repeated or valueless options. */
