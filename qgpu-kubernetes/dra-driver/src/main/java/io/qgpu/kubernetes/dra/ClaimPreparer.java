@@ -135,7 +135,7 @@ final class ClaimPreparer {
         List<PreparedClaim.Device> devices = new ArrayList<>();
         List<Slice> slices = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        Optional<Capacities.Consumed> shape = null;
+        Optional<Capacities.Consumed> shape = Optional.empty();
         for (int i = 0; i < (results == null ? 0 : results.size()); i++) {
             DeviceRequestAllocationResult r = results.get(i);
             if (!DriverNames.DRIVER.equals(r.getDriver())) {
@@ -154,7 +154,7 @@ final class ClaimPreparer {
             }
             Optional<Capacities.Consumed> c = Capacities.of(at + ".consumedCapacity", r.getConsumedCapacity())
                     .filter(x -> !(x.memoryBytes() == gpu.memoryBytes() && x.cores() == 100));
-            if (shape != null && !shape.equals(c)) {
+            if (!devices.isEmpty() && !shape.equals(c)) {
                 throw new IllegalArgumentException(at + ".consumedCapacity = " + r.getConsumedCapacity()
                         + ": differs from the claim's first result (qgpu gives a claim the same slice on each GPU)");
             }

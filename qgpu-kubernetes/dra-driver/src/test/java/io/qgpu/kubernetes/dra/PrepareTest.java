@@ -161,6 +161,21 @@ class PrepareTest extends DriverTestBase {
     }
 
     @Test
+    void aClaimWhoseResultsQgpuCannotPlaceAsOneSliceIsRefusedWithTheReason() throws Exception {
+        String mixed = Claims.allocated(client, "mixed", Claims.share("gpu-0", "8Gi", "20", null), Claims.share("gpu-1", "4Gi", "20", null));
+        String e = prepare("mixed", mixed).getError();
+        assertTrue(e.contains("results[1].consumedCapacity") && e.contains("differs from the claim's first result"), e);
+        String twice = Claims.allocated(client, "twice", Claims.share("gpu-0", "8Gi", "20", "aaaaaaaa-0000-0000-0000-000000000003"),
+                Claims.share("gpu-0", "8Gi", "20", "aaaaaaaa-0000-0000-0000-000000000004"));
+        String t = prepare("twice", twice).getError();
+        assertTrue(t.contains("results[1].device = gpu-0") && t.contains("a second share of one GPU"), t);
+        // two equal shares on two GPUs are one placement
+        String equal = Claims.allocated(client, "equal", Claims.share("gpu-0", "8Gi", "20", null), Claims.share("gpu-1", "8Gi", "20", null));
+        assertEquals("", prepare("equal", equal).getError());
+        assertEquals(8 * GIB + "," + 8 * GIB, env(equal).get("QGPU_MEMORY_LIMIT_BYTES"));
+    }
+
+    @Test
     void eachClaimGetsItsOwnErrorAndTheOthersArePrepared() throws Exception {
         String first = Claims.allocated(client, "first", Claims.share("gpu-3", "60Gi", "50", null));
         assertEquals("", prepare("first", first).getError());
