@@ -39,9 +39,12 @@ import org.junit.jupiter.api.Test;
  * whose 30 GiB a third share would then be given on an 80 GiB GPU already holding 60 GiB: the test fails
  * with "expected: <[a, b]> but was: <[a]>".
  *
- * <p>{@link #twoPreparesOfSharesThatDoNotBothFitPrepareExactlyOne()} drives the same through the kubelet's
- * socket; there qgpu's {@link Ledger} (an atomic admission per node) refuses the second share whichever
- * thread comes first.
+ * <p>{@link #twoPreparesOfSharesThatDoNotBothFitPrepareExactlyOne()} drives two prepares through the
+ * kubelet's socket at once; two guards stand between them and an overcommit: {@link PreparedClaims}' lock
+ * and qgpu's {@link Ledger} (admission and compare-and-set per node). Checked by hand with both broken
+ * (the lock removed, and qgpu-core's {@code Reservations.commit} admitting, yielding, then setting the node
+ * state unconditionally instead of its compare-and-set): the test fails in round 1 with both 50 GiB shares
+ * prepared on the 80 GiB GPU ("exactly one of the two fits: '', ''"); with either guard alone it passes.
  */
 class ConcurrentPrepareTest extends DriverTestBase {
     static final long GIB = 1L << 30;
