@@ -1,10 +1,11 @@
 package io.qgpu.kubernetes.deviceplugin;
 
-import com.sun.jna.Function;
-import com.sun.jna.NativeLibrary;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.kubernetes.node.FakeNvml;
+import io.qgpu.kubernetes.node.GpuHealth;
+import io.qgpu.kubernetes.node.PlacementEdits;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
@@ -34,8 +35,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class DevicePlugin implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DevicePlugin.class);
-    /** The control function of the fake NVML library that picks the machine it plays. */
-    static final String FAKE_SELECT = "fake_nvml_select_machine";
 
     private final Nvml nvml;
     private final VirtualDevicePool pool;
@@ -61,7 +60,7 @@ public final class DevicePlugin implements AutoCloseable {
         GpuHealth health = null;
         try {
             if (c.fakeMachine().isPresent()) {
-                selectFakeMachine(nvml.library(), c.fakeMachine().get());
+                FakeNvml.selectMachine(nvml.library(), c.fakeMachine().get());
             }
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(c.nodeName());
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
@@ -74,9 +73,9 @@ public final class DevicePlugin implements AutoCloseable {
             for (NvmlDeviceInfo d : inv.devices()) {
                 minors.put(d.uuid(), d.minorNumber());
             }
-            health = GpuHealth.start(nvml, pool, c.ticker(), c.recoverAfter());
+            health = GpuHealth.start(nvml, pool::setHealth, c.ticker(), c.recoverAfter());
             PluginServer server = new PluginServer(c.pluginDir(), c.endpoint(), c.kubeletSocket(), Names.RESOURCE,
-                    new DevicePluginService(pool, new ContainerEnvironment(minors))).start();
+                    new DevicePluginService(pool, new ContainerEnvironment(new PlacementEdits(minors)))).start();
             ScheduledExecutorService timer = null;
             if (!c.recoveryCheckEvery().isZero()) {
                 timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -103,20 +102,6 @@ public final class DevicePlugin implements AutoCloseable {
             }
             nvml.close();
             throw e;
-        }
-    }
-
-    /** Asks the fake NVML library to play a machine; refused for any other library. */
-    static void selectFakeMachine(String library, String machine) {
-        Function select;
-        try {
-            select = NativeLibrary.getInstance(library).getFunction(FAKE_SELECT);
-        } catch (UnsatisfiedLinkError e) {
-            throw new IllegalArgumentException("--machine works only with the fake NVML library "
-                    + "(qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1); " + library + " does not export " + FAKE_SELECT);
-        }
-        if (select.invokeInt(new Object[] {machine}) != 0) {
-            throw new IllegalArgumentException("--machine " + machine + ": the fake library knows dgx-h100, t4x4 and a100-bridged");
         }
     }
 

@@ -35,10 +35,10 @@ public final class Names {
     public static final String PLUGIN_SOCKET = "qgpu.sock";
 
     /** Container annotation (to the runtime): the physical GPU UUIDs. */
-    public static final String CONTAINER_GPUS = "qgpu.io/gpus";
+    public static final String CONTAINER_GPUS = io.qgpu.kubernetes.node.PlacementEdits.ANNOTATION_GPUS;
 
     /** Container annotation (to the runtime): the qgpu tenant id of the allocation. */
-    public static final String CONTAINER_TENANT = "qgpu.io/tenant";
+    public static final String CONTAINER_TENANT = io.qgpu.kubernetes.node.PlacementEdits.ANNOTATION_TENANT;
 
     /** Environment variable with the virtual device ids the kubelet allocated. */
     public static final String ENV_VIRTUAL_DEVICES = "QGPU_VIRTUAL_DEVICES";

@@ -21,7 +21,7 @@ import java.util.Optional;
  * @param rules              granularity rules: how many virtual ids each GPU gets
  * @param slotMemoryBytes    memory per GPU of an allocation the plugin decides itself
  * @param recoverAfter       how long a GPU must go without a critical Xid to be healthy again
- * @param recoveryCheckEvery how often that is checked; zero: never (tests call {@link GpuHealth#recoverDue()})
+ * @param recoveryCheckEvery how often that is checked; zero: never (tests call {@link io.qgpu.kubernetes.node.GpuHealth#recoverDue()})
  * @param ticker             the clock of the health recovery
  * @param decisions          where the extender's decisions come from
  *

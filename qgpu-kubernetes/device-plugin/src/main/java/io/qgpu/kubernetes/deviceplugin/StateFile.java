@@ -9,15 +9,12 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Validate;
 import io.qgpu.core.json.QgpuJson;
+import io.qgpu.kubernetes.node.AtomicFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,9 +23,9 @@ import java.util.Optional;
 
 /**
  * The plugin's memory across restarts: which virtual id is on which GPU, and the placement behind
- * each allocation. Written after every change to a temporary file in the same directory, forced to
- * disk and moved over the old file in one atomic rename, so that a crash leaves the old or the new
- * state, never a torn one.
+ * each allocation. Written after every change with {@link AtomicFiles} (a temporary file in the same
+ * directory, forced to disk and renamed over the old file atomically), so that a crash leaves the old
+ * or the new state, never a torn one.
  *
  * <pre>{@code
  * StateFile f = new StateFile(Path.of("/var/lib/qgpu/device-plugin-state.json"));
@@ -84,22 +81,7 @@ public final class StateFile implements AllocationStore {
                 }
                 o.set("placement", MAPPER.readTree(QgpuJson.writePlacement(a.placement())));
             }
-            Path dir = path.getParent();
-            Files.createDirectories(dir);
-            Path tmp = Files.createTempFile(dir, path.getFileName().toString(), ".tmp");
-            try {
-                try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    ch.write(java.nio.ByteBuffer.wrap(MAPPER.writeValueAsBytes(root)));
-                    ch.force(true);
-                }
-                try {
-                    Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    throw new IOException("the file system of " + dir + " cannot rename atomically", e);
-                }
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
+            AtomicFiles.write(path, MAPPER.writeValueAsBytes(root));
         } catch (IOException e) {
             throw new UncheckedIOException("state file " + path + " cannot be written: " + e.getMessage(), e);
         }

@@ -32,6 +32,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread safety: thread-safe.
  */
 public final class UnixSockets implements AutoCloseable {
+    /** The {@code :authority} every channel of this class presents. */
+    public static final String AUTHORITY = "localhost";
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
 
@@ -65,11 +68,16 @@ public final class UnixSockets implements AutoCloseable {
         return b.build().start();
     }
 
-    /** A plaintext channel to a socket file. */
+    /**
+     * A plaintext channel to a socket file. It presents the HTTP/2 authority {@value #AUTHORITY}, as
+     * grpc-go's {@code unix:} scheme does: grpc-java would otherwise send the socket path as
+     * {@code :authority}, which a peer that validates its headers (grpc-go's kubelet) refuses.
+     */
     public ManagedChannel channel(Path socket) {
         return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollDomainSocketChannel.class)
                 .eventLoopGroup(workers)
+                .overrideAuthority(AUTHORITY)
                 .usePlaintext()
                 .build();
     }

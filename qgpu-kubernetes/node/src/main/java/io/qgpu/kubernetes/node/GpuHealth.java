@@ -1,4 +1,4 @@
-package io.qgpu.kubernetes.deviceplugin;
+package io.qgpu.kubernetes.node;
 
 import io.qgpu.api.Health;
 import io.qgpu.api.Ticker;
@@ -11,18 +11,20 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Feeds NVML health into the pool: an Xid critical error (one NVML does not count as an application
- * error) or a lost GPU turns the GPU's virtual devices Unhealthy; after {@code recoverAfter} without
- * a further such event, and when NVML answers for the GPU again, it is reported Healthy again (to the
- * NVML session, whose listeners include the pool). {@link #recoverDue()} does that check; the plugin
- * calls it periodically, tests call it after moving their ticker.
+ * Feeds NVML health into a node agent (the device plugin's pool, the DRA driver's slice publisher): an
+ * Xid critical error (one NVML does not count as an application error) or a lost GPU makes the GPU
+ * Unhealthy; after {@code recoverAfter} without a further such event, and when NVML answers for the GPU
+ * again, it is reported Healthy again (to the NVML session, whose listeners include the sink).
+ * {@link #recoverDue()} does that check; the agents call it periodically, tests call it after moving
+ * their ticker.
  *
  * <pre>{@code
- * try (GpuHealth h = GpuHealth.start(nvml, pool, Ticker.system(), Duration.ofMinutes(5))) {
+ * try (GpuHealth h = GpuHealth.start(nvml, pool::setHealth, Ticker.system(), Duration.ofMinutes(5))) {
  *     h.recoverDue();
  * }
  * }</pre>
@@ -33,16 +35,16 @@ public final class GpuHealth implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GpuHealth.class);
 
     private final Nvml nvml;
-    private final VirtualDevicePool pool;
+    private final BiConsumer<String, Health> sink;
     private final Ticker ticker;
     private final long recoverAfterNanos;
     private final Map<String, Long> lastBad = new ConcurrentHashMap<>();
     private final Nvml.Registration registration;
     private final NvmlHealthMonitor monitor;
 
-    private GpuHealth(Nvml nvml, VirtualDevicePool pool, Ticker ticker, Duration recoverAfter) {
+    private GpuHealth(Nvml nvml, BiConsumer<String, Health> sink, Ticker ticker, Duration recoverAfter) {
         this.nvml = nvml;
-        this.pool = pool;
+        this.sink = sink;
         this.ticker = ticker;
         this.recoverAfterNanos = recoverAfter.toNanos();
         this.registration = nvml.addHealthListener(this::onChange);
@@ -56,23 +58,24 @@ public final class GpuHealth implements AutoCloseable {
         this.monitor = m;
         for (String uuid : nvml.unhealthyGpus()) {
             lastBad.put(uuid, ticker.read());
-            pool.setHealth(uuid, Health.UNHEALTHY);
+            sink.accept(uuid, Health.UNHEALTHY);
         }
     }
 
     /**
      * Starts watching.
      *
+     * @param sink         told each GPU's health as it changes (UUID, health), on NVML's event thread
      * @param recoverAfter how long a GPU must go without a critical event before it counts as healthy again
      */
-    public static GpuHealth start(Nvml nvml, VirtualDevicePool pool, Ticker ticker, Duration recoverAfter) {
+    public static GpuHealth start(Nvml nvml, BiConsumer<String, Health> sink, Ticker ticker, Duration recoverAfter) {
         Validate.notNull("gpuHealth.nvml", nvml);
-        Validate.notNull("gpuHealth.pool", pool);
+        Validate.notNull("gpuHealth.sink", sink);
         Validate.notNull("gpuHealth.ticker", ticker);
         if (recoverAfter == null || recoverAfter.isNegative() || recoverAfter.isZero()) {
             throw new IllegalArgumentException("gpuHealth.recoverAfter = " + recoverAfter + ": must be positive");
         }
-        return new GpuHealth(nvml, pool, ticker, recoverAfter);
+        return new GpuHealth(nvml, sink, ticker, recoverAfter);
     }
 
     /** The UUIDs of the GPUs watched for Xid events. */
@@ -86,7 +89,7 @@ public final class GpuHealth implements AutoCloseable {
         } else {
             lastBad.remove(e.gpuUuid());
         }
-        pool.setHealth(e.gpuUuid(), e.health());
+        sink.accept(e.gpuUuid(), e.health());
     }
 
     /**

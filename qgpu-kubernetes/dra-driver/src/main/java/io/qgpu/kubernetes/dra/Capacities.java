@@ -1,0 +1,87 @@
+package io.qgpu.kubernetes.dra;
+
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.math.BigDecimal;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads an allocation result's {@code consumedCapacity} (Kubernetes quantities such as {@code 30Gi},
+ * {@code 1G} or plain bytes, parsed by fabric8's {@link Quantity}) into what qgpu reserves: memory in
+ * bytes and compute in percent. Nothing is rounded: a fraction of a byte or of a percent is refused.
+ *
+ * <p>Thread safety: stateless.
+ */
+final class Capacities {
+    private Capacities() {
+    }
+
+    /**
+     * What a result consumes.
+     *
+     * @param memoryBytes memory in bytes
+     * @param cores       compute in percent of one GPU
+     */
+    record Consumed(long memoryBytes, int cores) {
+    }
+
+    /**
+     * The result's consumption; empty when it has no {@code consumedCapacity} (the whole GPU).
+     *
+     * @param at where the map is, for messages ({@code status.allocation.devices.results[0].consumedCapacity})
+     * @throws IllegalArgumentException naming the entry and its value when it is missing, unknown or not a whole number
+     */
+    static Optional<Consumed> of(String at, Map<String, Quantity> consumed) {
+        if (consumed == null || consumed.isEmpty()) {
+            return Optional.empty();
+        }
+        Quantity memory = null;
+        Quantity cores = null;
+        for (Map.Entry<String, Quantity> e : consumed.entrySet()) {
+            String name = local(e.getKey());
+            if (DriverNames.CAPACITY_MEMORY.equals(name)) {
+                memory = e.getValue();
+            } else if (DriverNames.CAPACITY_CORES.equals(name)) {
+                cores = e.getValue();
+            } else {
+                throw new IllegalArgumentException(at + "[" + e.getKey() + "] = " + e.getValue()
+                        + ": " + DriverNames.DRIVER + " publishes only " + DriverNames.CAPACITY_MEMORY + " and " + DriverNames.CAPACITY_CORES);
+            }
+        }
+        if (memory == null) {
+            throw new IllegalArgumentException(at + " has no " + DriverNames.CAPACITY_MEMORY + " entry: " + consumed);
+        }
+        if (cores == null) {
+            throw new IllegalArgumentException(at + " has no " + DriverNames.CAPACITY_CORES + " entry: " + consumed);
+        }
+        long bytes = whole(at + "[" + DriverNames.CAPACITY_MEMORY + "]", memory, Long.MAX_VALUE);
+        long percent = whole(at + "[" + DriverNames.CAPACITY_CORES + "]", cores, 100);
+        return Optional.of(new Consumed(bytes, (int) percent));
+    }
+
+    /** {@code memory} for {@code memory} and for {@code gpu.qgpu.io/memory}. */
+    private static String local(String qualified) {
+        String prefix = DriverNames.DRIVER + "/";
+        return qualified.startsWith(prefix) ? qualified.substring(prefix.length()) : qualified;
+    }
+
+    private static long whole(String at, Quantity q, long max) {
+        BigDecimal v;
+        try {
+            v = q.getNumericalAmount();
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(at + " = " + q + ": not a Kubernetes quantity");
+        }
+        if (v.signum() < 0) {
+            throw new IllegalArgumentException(at + " = " + q + ": must not be negative");
+        }
+        BigDecimal s = v.stripTrailingZeros();
+        if (s.scale() > 0) {
+            throw new IllegalArgumentException(at + " = " + q + ": must be a whole number (is " + s.toPlainString() + ")");
+        }
+        if (s.compareTo(BigDecimal.valueOf(max)) > 0) {
+            throw new IllegalArgumentException(at + " = " + q + ": must be at most " + max);
+        }
+        return s.longValueExact();
+    }
+}

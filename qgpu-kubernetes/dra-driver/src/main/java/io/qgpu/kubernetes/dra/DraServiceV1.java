@@ -1,0 +1,59 @@
+package io.qgpu.kubernetes.dra;
+
+import io.grpc.stub.StreamObserver;
+import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
+import io.qgpu.kubernetes.dra.v1.Device;
+import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
+import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesRequest;
+import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
+import io.qgpu.kubernetes.dra.v1.NodeUnprepareResourceResponse;
+import io.qgpu.kubernetes.dra.v1.NodeUnprepareResourcesRequest;
+import io.qgpu.kubernetes.dra.v1.NodeUnprepareResourcesResponse;
+import java.util.List;
+
+/**
+ * The kubelet's {@code v1.DRAPlugin} service over {@link ClaimPreparer}: one answer per claim of the
+ * request, keyed by uid; a device of a share carries the result's {@code shareID} as {@code share_id}.
+ *
+ * <p>Thread safety: thread-safe.
+ */
+final class DraServiceV1 extends DRAPluginGrpc.DRAPluginImplBase {
+    private final ClaimPreparer preparer;
+
+    DraServiceV1(ClaimPreparer preparer) {
+        this.preparer = preparer;
+    }
+
+    @Override
+    public void nodePrepareResources(NodePrepareResourcesRequest request, StreamObserver<NodePrepareResourcesResponse> out) {
+        List<ClaimPreparer.ClaimRef> refs = request.getClaimsList().stream()
+                .map(c -> new ClaimPreparer.ClaimRef(c.getNamespace(), c.getName(), c.getUid())).toList();
+        NodePrepareResourcesResponse.Builder r = NodePrepareResourcesResponse.newBuilder();
+        preparer.prepare(refs).forEach((uid, outcome) -> {
+            NodePrepareResourceResponse.Builder one = NodePrepareResourceResponse.newBuilder();
+            if (outcome instanceof ClaimPreparer.Outcome.Failed f) {
+                one.setError(f.error());
+            } else if (outcome instanceof ClaimPreparer.Outcome.Prepared p) {
+                for (PreparedClaim.Device d : p.claim().devices()) {
+                    Device.Builder db = Device.newBuilder().addAllRequestNames(d.requestNames()).setPoolName(d.pool())
+                            .setDeviceName(d.device()).addAllCdiDeviceIds(d.cdiIds());
+                    d.shareId().ifPresent(db::setShareId);
+                    one.addDevices(db);
+                }
+            }
+            r.putClaims(uid, one.build());
+        });
+        out.onNext(r.build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void nodeUnprepareResources(NodeUnprepareResourcesRequest request, StreamObserver<NodeUnprepareResourcesResponse> out) {
+        List<ClaimPreparer.ClaimRef> refs = request.getClaimsList().stream()
+                .map(c -> new ClaimPreparer.ClaimRef(c.getNamespace(), c.getName(), c.getUid())).toList();
+        NodeUnprepareResourcesResponse.Builder r = NodeUnprepareResourcesResponse.newBuilder();
+        preparer.unprepare(refs).forEach((uid, error) -> r.putClaims(uid, NodeUnprepareResourceResponse.newBuilder().setError(error).build()));
+        out.onNext(r.build());
+        out.onCompleted();
+    }
+}

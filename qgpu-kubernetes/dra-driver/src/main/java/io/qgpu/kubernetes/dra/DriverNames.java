@@ -1,0 +1,51 @@
+package io.qgpu.kubernetes.dra;
+
+/**
+ * The names the driver shares with the kubelet, the API server and the container runtime.
+ *
+ * <p>Thread safety: constants only.
+ */
+public final class DriverNames {
+    /** The DRA driver name: ResourceSlices' {@code spec.driver}, allocation results' {@code driver}. */
+    public static final String DRIVER = "gpu.qgpu.io";
+    /** The registration socket's file name in the kubelet's registrar directory. */
+    public static final String REGISTRATION_SOCKET = DRIVER + "-reg.sock";
+    /** The DRA service socket's file name in the driver's directory under the kubelet's plugins directory. */
+    public static final String DRA_SOCKET = "dra.sock";
+    /** {@code PluginInfo.type} of a DRA driver. */
+    public static final String PLUGIN_TYPE = "DRAPlugin";
+    /** The kubelet's name for the v1 DRA service. */
+    public static final String SERVICE_V1 = "v1.DRAPlugin";
+    /** The kubelet's name for the v1beta1 DRA service. */
+    public static final String SERVICE_V1BETA1 = "v1beta1.DRAPlugin";
+    /** Capacity of a device: its memory in bytes. */
+    public static final String CAPACITY_MEMORY = "memory";
+    /** Capacity of a device: its compute in percent of one GPU (100). */
+    public static final String CAPACITY_CORES = "cores";
+    /** The kubelet's registrar directory. */
+    public static final String DEFAULT_REGISTRAR_DIR = "/var/lib/kubelet/plugins_registry";
+    /** The kubelet's plugins directory. */
+    public static final String DEFAULT_PLUGINS_DIR = "/var/lib/kubelet/plugins";
+    /** The CDI root container runtimes read by default. */
+    public static final String DEFAULT_CDI_ROOT = "/var/run/cdi";
+    /** Linux's limit on a Unix socket path, in bytes including the terminating zero. */
+    public static final int SOCKET_PATH_MAX = 108;
+
+    private DriverNames() {
+    }
+
+    /** The published name of the GPU with this NVML index. */
+    public static String deviceName(int index) {
+        return "gpu-" + index;
+    }
+
+    /** The ResourceSlice of a node: one per node, named after it. */
+    public static String sliceName(String node) {
+        return node + "-" + DRIVER;
+    }
+
+    /** The CDI device name of a claim's device: derived from the claim uid. */
+    public static String cdiDeviceName(String claimUid, String device) {
+        return claimUid + "-" + device;
+    }
+}

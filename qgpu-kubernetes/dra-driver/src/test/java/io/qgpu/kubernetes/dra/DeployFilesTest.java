@@ -1,0 +1,116 @@
+package io.qgpu.kubernetes.dra;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequest;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Item 6: the deploy files parse as the objects they claim to be, the DaemonSet's flags are the driver's,
+ * and each example template, allocated as the scheduler allocates it (its capacity requests consumed,
+ * else the device's whole capacity), is prepared into the container environment the README shows.
+ */
+class DeployFilesTest extends DriverTestBase {
+    static final Path DEPLOY = Path.of(System.getProperty("qgpu.dra.deploy", "deploy"));
+
+    static List<HasMetadata> load(String file) throws Exception {
+        try (InputStream in = Files.newInputStream(DEPLOY.resolve(file))) {
+            return client.load(in).items();
+        }
+    }
+
+    @Test
+    void daemonSetRbacAndDeviceClass() throws Exception {
+        List<HasMetadata> objects = load("daemonset.yaml");
+        DaemonSet ds = objects.stream().filter(DaemonSet.class::isInstance).map(DaemonSet.class::cast).findFirst().orElseThrow();
+        List<String> command = ds.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand();
+        assertEquals(List.of("java", "-jar", "/opt/qgpu/qgpu-dra-driver.jar"), command.subList(0, 3));
+        Map<String, String> flags = Main.parse(command.subList(3, command.size()));
+        assertEquals(List.of("--node-name", "--kubelet-registrar-directory-path", "--kubelet-plugins-directory-path", "--cdi-root",
+                "--state-file"), List.copyOf(flags.keySet()));
+        assertEquals("/var/lib/kubelet/plugins_registry", flags.get("--kubelet-registrar-directory-path"));
+        ClusterRole role = objects.stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+        assertTrue(role.getRules().stream().anyMatch(r -> r.getResources().contains("resourceslices")
+                && r.getVerbs().containsAll(List.of("list", "create", "update", "delete"))));
+        assertTrue(role.getRules().stream().anyMatch(r -> r.getResources().contains("resourceclaims") && r.getVerbs().contains("get")));
+
+        DeviceClass dc = (DeviceClass) load("deviceclass.yaml").get(0);
+        assertEquals("gpu.qgpu.io", dc.getMetadata().getName());
+        assertEquals("device.driver == \"gpu.qgpu.io\"", dc.getSpec().getSelectors().get(0).getCel().getExpression());
+    }
+
+    @Test
+    void eachTemplateAllocatedAsTheSchedulerDoesIsPreparedIntoTheReadmesEnvironment() throws Exception {
+        start("dgx-h100");
+        var stub = kubelet.v1(register());
+        ResourceSlice slice = slices().get(0);
+        Map<String, ResourceClaimTemplate> templates = new LinkedHashMap<>();
+        for (HasMetadata o : load("resourceclaimtemplates.yaml")) {
+            templates.put(o.getMetadata().getName(), (ResourceClaimTemplate) o);
+        }
+        assertEquals(List.of("qgpu-whole-gpu", "qgpu-share-10gi-30", "qgpu-two-gpus"), List.copyOf(templates.keySet()));
+
+        Map<String, String> whole = prepare(stub, slice, templates.get("qgpu-whole-gpu"), 0);
+        assertEquals("100", whole.get("QGPU_COMPUTE_LIMIT"));
+        assertEquals(Long.toString(80L << 30), whole.get("QGPU_MEMORY_LIMIT_BYTES"));
+
+        Map<String, String> share = prepare(stub, slice, templates.get("qgpu-share-10gi-30"), 1);
+        assertEquals(Long.toString(10L << 30), share.get("QGPU_MEMORY_LIMIT_BYTES"));
+        assertEquals("30", share.get("QGPU_COMPUTE_REQUEST"));
+        assertEquals("30", share.get("QGPU_COMPUTE_LIMIT"));
+        assertEquals("offline", share.get("QGPU_PRIORITY"));
+
+        Map<String, String> two = prepare(stub, slice, templates.get("qgpu-two-gpus"), 2);
+        assertEquals(2, two.get("NVIDIA_VISIBLE_DEVICES").split(",").length);
+    }
+
+    /** Allocates the template's claim on consecutive devices from {@code first}, prepares it, returns its environment. */
+    Map<String, String> prepare(io.qgpu.kubernetes.dra.v1.DRAPluginGrpc.DRAPluginBlockingStub stub, ResourceSlice slice,
+                                ResourceClaimTemplate t, int first) throws Exception {
+        ExactDeviceRequest req = t.getSpec().getSpec().getDevices().getRequests().get(0).getExactly();
+        assertEquals("gpu.qgpu.io", req.getDeviceClassName());
+        int count = req.getCount() == null ? 1 : req.getCount().intValue();
+        List<DeviceRequestAllocationResult> results = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            var device = slice.getSpec().getDevices().get(first + i);
+            Map<String, Quantity> requested = req.getCapacity() == null ? Map.of() : req.getCapacity().getRequests();
+            String memory = requested.containsKey("memory") ? requested.get("memory").toString()
+                    : device.getCapacity().get("memory").getValue().toString();
+            String cores = requested.containsKey("cores") ? requested.get("cores").toString()
+                    : device.getCapacity().get("cores").getValue().toString();
+            results.add(Claims.result(t.getSpec().getSpec().getDevices().getRequests().get(0).getName(), "node-a", device.getName(),
+                    memory, cores, "aaaaaaaa-0000-0000-0000-00000000000" + i));
+        }
+        String name = t.getMetadata().getName() + "-claim";
+        String uid = Claims.allocated(client, name, results.toArray(DeviceRequestAllocationResult[]::new));
+        NodePrepareResourceResponse r = Kubelet.prepare(stub, Kubelet.claim(Claims.NS, name, uid)).getClaimsOrThrow(uid);
+        assertEquals("", r.getError());
+        JsonNode spec = new ObjectMapper().readTree(cdi.resolve("qgpu.io-gpu_" + uid + ".json").toFile());
+        Map<String, String> env = new LinkedHashMap<>();
+        for (JsonNode e : spec.at("/containerEdits/env")) {
+            String[] kv = e.asText().split("=", 2);
+            env.put(kv[0], kv[1]);
+        }
+        assertEquals(uid, env.get("QGPU_TENANT"));
+        return env;
+    }
+}

@@ -1,0 +1,39 @@
+package io.qgpu.kubernetes.dra;
+
+import com.sun.jna.Library;
+import com.sun.jna.Native;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The control functions of the fake libnvidia-ml that the build compiles from qgpu-nvml's test
+ * sources into target/fake-nvml, bound through JNA on the same file the plugin loads, so both see one
+ * state.
+ */
+interface FakeNvmlControl extends Library {
+
+    /** The fake library (system property set by the POM). */
+    static Path path() {
+        String d = System.getProperty("qgpu.fakeNvml.dir");
+        if (d == null) {
+            throw new IllegalStateException("system property qgpu.fakeNvml.dir is not set (run the tests through Maven)");
+        }
+        Path p = Path.of(d, "libnvidia-ml.so.1");
+        if (!Files.isRegularFile(p)) {
+            throw new IllegalStateException(p + " is missing: the build compiles it in generate-test-resources");
+        }
+        return p;
+    }
+
+    static FakeNvmlControl load() {
+        return Native.load(path().toAbsolutePath().toString(), FakeNvmlControl.class);
+    }
+
+    int fake_nvml_select_machine(String name);
+
+    int fake_nvml_init_count();
+
+    int fake_nvml_inject_xid(int gpu, long xid);
+
+    void fake_nvml_clear_faults();
+}

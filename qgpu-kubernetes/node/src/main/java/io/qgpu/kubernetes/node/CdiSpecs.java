@@ -1,0 +1,169 @@
+package io.qgpu.kubernetes.node;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.qgpu.kubernetes.node.ContainerEdits.DeviceNode;
+import io.qgpu.kubernetes.node.ContainerEdits.Mount;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * Container Device Interface (CDI) spec files of kind {@value #KIND}, one per transient owner (a
+ * ResourceClaim's uid), written atomically ({@link AtomicFiles}) directly in the CDI root that the
+ * container runtime reads ({@code /var/run/cdi} by default), as JSON, named as CDI's transient specs
+ * are: {@code qgpu.io-gpu_<id>.json}.
+ *
+ * <p>The spec's own {@code containerEdits} carry what the owner's container gets once (they apply
+ * whenever one of its devices is requested); each device's {@code containerEdits} what that device
+ * adds; the common annotations go into the spec's {@code annotations}. Environment variables are
+ * {@code "NAME=VALUE"} strings, device nodes {@code {"path", "permissions"}}, mounts
+ * {@code {"hostPath", "containerPath", "options"}}. {@value #CDI_VERSION} is the first CDI version with
+ * annotations.
+ *
+ * <pre>{@code
+ * CdiSpecs cdi = new CdiSpecs(Path.of("/var/run/cdi"));
+ * List<String> ids = cdi.write(claimUid, edits.common(), List.of(new CdiSpecs.Device(claimUid + "-gpu-0", perGpu)));
+ * ids.get(0);   // "qgpu.io/gpu=<uid>-gpu-0", the id the kubelet hands to the runtime
+ * cdi.delete(claimUid);
+ * }</pre>
+ *
+ * <p>Thread safety: thread-safe (each write replaces a whole file atomically).
+ */
+public final class CdiSpecs {
+    /** The CDI kind (vendor/class) of every qgpu device. */
+    public static final String KIND = "qgpu.io/gpu";
+    /** The CDI version the specs declare. */
+    public static final String CDI_VERSION = "0.6.0";
+    /** CDI's rule for device names and transient ids. */
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?");
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final Path root;
+
+    /** @param root the CDI root the runtime reads */
+    public CdiSpecs(Path root) {
+        this.root = Objects.requireNonNull(root, "cdiRoot").toAbsolutePath();
+    }
+
+    /** The CDI root. */
+    public Path root() {
+        return root;
+    }
+
+    /** The spec file of an owner. */
+    public Path file(String transientId) {
+        return root.resolve(KIND.replace('/', '-') + "_" + checked("transientId", transientId) + ".json");
+    }
+
+    /** The fully qualified CDI device id of a device name: {@code qgpu.io/gpu=NAME}. */
+    public static String qualifiedName(String deviceName) {
+        return KIND + "=" + checked("device name", deviceName);
+    }
+
+    /**
+     * Writes (or replaces) the owner's spec.
+     *
+     * @return the qualified CDI ids of the devices, in order
+     * @throws IllegalArgumentException naming a device name CDI does not allow, or an empty device list
+     * @throws UncheckedIOException     naming the file when it cannot be written
+     */
+    public List<String> write(String transientId, ContainerEdits common, List<Device> devices) {
+        Objects.requireNonNull(common, "common");
+        if (devices == null || devices.isEmpty()) {
+            throw new IllegalArgumentException("a CDI spec needs at least one device (owner " + transientId + ")");
+        }
+        Path file = file(transientId);
+        ObjectNode spec = MAPPER.createObjectNode();
+        spec.put("cdiVersion", CDI_VERSION);
+        spec.put("kind", KIND);
+        if (!common.annotations().isEmpty()) {
+            ObjectNode a = spec.putObject("annotations");
+            common.annotations().forEach(a::put);
+        }
+        ArrayNode list = spec.putArray("devices");
+        List<String> ids = new ArrayList<>();
+        for (Device d : devices) {
+            ids.add(qualifiedName(d.name()));
+            ObjectNode o = list.addObject();
+            o.put("name", d.name());
+            if (!d.edits().annotations().isEmpty()) {
+                ObjectNode a = o.putObject("annotations");
+                d.edits().annotations().forEach(a::put);
+            }
+            o.set("containerEdits", edits(d.edits()));
+        }
+        spec.set("containerEdits", edits(common));
+        try {
+            AtomicFiles.write(file, MAPPER.writeValueAsBytes(spec));
+        } catch (IOException e) {
+            throw new UncheckedIOException("CDI spec " + file + " cannot be written: " + e.getMessage(), e);
+        }
+        return List.copyOf(ids);
+    }
+
+    /**
+     * Removes the owner's spec.
+     *
+     * @return whether there was one
+     */
+    public boolean delete(String transientId) {
+        Path file = file(transientId);
+        try {
+            return Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("CDI spec " + file + " cannot be removed: " + e.getMessage(), e);
+        }
+    }
+
+    private static ObjectNode edits(ContainerEdits e) {
+        ObjectNode o = MAPPER.createObjectNode();
+        if (!e.env().isEmpty()) {
+            ArrayNode env = o.putArray("env");
+            e.envStrings().forEach(env::add);
+        }
+        if (!e.deviceNodes().isEmpty()) {
+            ArrayNode nodes = o.putArray("deviceNodes");
+            for (DeviceNode n : e.deviceNodes()) {
+                nodes.addObject().put("path", n.path()).put("permissions", n.permissions());
+            }
+        }
+        if (!e.mounts().isEmpty()) {
+            ArrayNode mounts = o.putArray("mounts");
+            for (Mount m : e.mounts()) {
+                ObjectNode mo = mounts.addObject().put("hostPath", m.hostPath()).put("containerPath", m.containerPath());
+                ArrayNode opts = mo.putArray("options");
+                m.options().forEach(opts::add);
+            }
+        }
+        return o;
+    }
+
+    private static String checked(String what, String name) {
+        if (name == null || name.length() > 253 || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("CDI " + what + " " + name
+                    + ": must be letters, digits, '-', '_', '.', ':' and begin and end with a letter or digit");
+        }
+        return name;
+    }
+
+    /**
+     * One device of a spec.
+     *
+     * @param name  its CDI name (unique within the kind)
+     * @param edits what requesting it adds
+     */
+    public record Device(String name, ContainerEdits edits) {
+        public Device {
+            checked("device name", name);
+            Objects.requireNonNull(edits, "device.edits");
+        }
+    }
+}
