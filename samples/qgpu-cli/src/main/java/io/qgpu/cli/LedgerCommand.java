@@ -58,6 +58,7 @@ final class LedgerCommand implements Subcommand {
     @Override
     public int run(List<String> argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("--json"), Set.of("--snapshot", "--restore"));
+        Path snapshotOut = args.option("--snapshot").map(v -> OutputNames.userPath("--snapshot", v)).orElse(null);
         Ledger ledger;
         List<LedgerOperations.Operation> ops;
         if (args.option("--restore").isPresent()) {
@@ -65,12 +66,12 @@ final class LedgerCommand implements Subcommand {
                 throw new UsageException("with --restore, give at most OPERATIONS.json; unexpected argument "
                         + args.positionals().get(1));
             }
-            Path snapshotFile = Path.of(args.option("--restore").get());
+            Path snapshotFile = OutputNames.userPath("--restore", args.option("--restore").get());
             ledger = Ledger.of(QgpuJson.readSnapshot(snapshotFile));
-            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(Path.of(args.positionals().get(0)));
+            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(OutputNames.userPath("OPERATIONS.json", args.positionals().get(0)));
         } else {
-            Path inventoryFile = Path.of(args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
-            Path opsFile = Path.of(args.positional(1, "OPERATIONS.json"));
+            Path inventoryFile = OutputNames.userPath("INVENTORY.json", args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
+            Path opsFile = OutputNames.userPath("OPERATIONS.json", args.positional(1, "OPERATIONS.json"));
             if (args.positionals().size() > 2) {
                 throw new UsageException("unexpected argument " + args.positionals().get(2));
             }
@@ -103,8 +104,8 @@ final class LedgerCommand implements Subcommand {
             }
         }
         String snapshot = QgpuJson.writeSnapshot(ledger.snapshot());
-        if (args.option("--snapshot").isPresent()) {
-            Files.writeString(Path.of(args.option("--snapshot").get()), snapshot);
+        if (snapshotOut != null) {
+            Files.writeString(snapshotOut, snapshot);
         }
         if (json) {
             out.print(snapshot);

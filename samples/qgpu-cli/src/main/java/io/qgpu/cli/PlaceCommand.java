@@ -77,6 +77,9 @@ final class PlaceCommand implements Subcommand {
         if (!args.positionals().isEmpty()) {
             throw new UsageException("unexpected argument " + args.positionals().get(0));
         }
+        if (args.option("--out").isPresent()) {
+            out(args);
+        }
         Inventory inventory = QgpuJson.readInventory(file(args, "--inventory"));
         List<Claim> claims = QgpuJson.readClaims(file(args, "--claims"));
         PlacementConfig.Builder cfg = PlacementConfig.builder();
@@ -129,7 +132,7 @@ final class PlaceCommand implements Subcommand {
         doc.set("failures", failures);
         String json = mapper.writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n";
         if (args.option("--out").isPresent()) {
-            Files.writeString(Path.of(args.option("--out").get()), json, StandardCharsets.UTF_8);
+            Files.writeString(out(args), json, StandardCharsets.UTF_8);
         } else if (!explain) {
             out.print(json);
         }
@@ -149,8 +152,12 @@ final class PlaceCommand implements Subcommand {
         cfg.classPolicy(pc, node, gpu);
     }
 
+    private static Path out(Args args) {
+        return OutputNames.userPath("--out", args.option("--out").get());
+    }
+
     private static Path file(Args args, String flag) {
-        return Path.of(args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
+        return OutputNames.userPath(flag, args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
     }
 
     /** The inventory's nodes with the tenants it lists already reserved; a listing that does not fit is bad input. */

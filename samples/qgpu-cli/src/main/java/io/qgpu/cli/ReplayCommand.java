@@ -74,8 +74,8 @@ final class ReplayCommand implements Subcommand {
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
         Args a = Args.parse(args, Set.of("--no-cpu-pods"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
                 "--resolution", "--threads", "--out"));
-        Path nodesFile = Path.of(a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
-        Path podsFile = Path.of(a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
+        Path nodesFile = OutputNames.userPath("--nodes", a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
+        Path podsFile = OutputNames.userPath("--pods", a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
         List<Replay.Policy> policies = new ArrayList<>();
         for (String p : a.option("--policies").orElse("binpack,fragmentation").split(",")) {
             policies.add(Replay.Policy.fromName(p.trim()));
@@ -90,7 +90,7 @@ final class ReplayCommand implements Subcommand {
                     + FragmentationScorer.MAX_RESOLUTION);
         }
         int resolution = (int) res;
-        Path outDir = Path.of(a.option("--out").orElse("qgpu-replay-out"));
+        Path outDir = OutputNames.userPath("--out", a.option("--out").orElse("qgpu-replay-out"));
         int threads = (int) number("--threads", a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors())));
 
         List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
@@ -121,7 +121,7 @@ final class ReplayCommand implements Subcommand {
             }
             double[] mean = ReplayChart.mean(curves);
             means.put(policy.wireName(), mean);
-            writeCurve(outDir.resolve("curve-" + policy.wireName() + ".csv"), seeds, curves, mean);
+            writeCurve(OutputNames.file(outDir, "curve-", "--policies", policy.wireName(), ".csv"), seeds, curves, mean);
             StringBuilder per = new StringBuilder();
             for (double v : atShare) {
                 per.append(String.format(Locale.ROOT, " %.2f", v));
