@@ -24,6 +24,40 @@ final class Problems {
         if (m.contains("out of range")) {
             return "the number is too large";
         }
+        java.util.regex.Matcher x;
+        if ((x = java.util.regex.Pattern.compile("^Unrecognized token '([^']*)'").matcher(m)).find()) {
+            return "unexpected text '" + x.group(1) + "': a JSON value is a string in double quotes, a number, an array, an object,"
+                    + " true, false or null";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Non-standard token '([^']*)'").matcher(m)).find()) {
+            return x.group(1) + " is not a JSON number";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Number value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "a number of " + x.group(1) + " digits; at most " + x.group(2) + " are accepted";
+        }
+        if ((x = java.util.regex.Pattern.compile("^String value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "a string of " + x.group(1) + " characters; at most " + x.group(2) + " are accepted";
+        }
+        if ((x = java.util.regex.Pattern.compile("nesting depth \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "arrays and objects nested " + x.group(1) + " deep; at most " + x.group(2) + " levels are accepted";
+        }
+        if (m.startsWith("Unexpected end-of-input")) {
+            return "the text ends before the JSON value does (a missing } or ] or closing quote?)";
+        }
+        if (m.contains("Leading zeroes not allowed") || m.contains("Invalid numeric value: Leading zero")) {
+            return "a number may not start with 0 (write 7, not 07)";
+        }
+        if (m.startsWith("Illegal unquoted character")) {
+            return "a string holds a raw control character (a line break or tab?); write it escaped, as \\n or \\t";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Unexpected character \\('(.)' \\(code \\d+\\)\\): was expecting (.*)$",
+                java.util.regex.Pattern.DOTALL).matcher(m)).find()) {
+            String want = x.group(2).replaceAll("\\s+", " ").replace("double-quote to start field name", "a key in double quotes")
+                    .replace("comma to separate Object entries", "a comma or }").replace("comma to separate Array entries", "a comma or ]")
+                    .replace("a colon to separate field name and value", "a colon after the key");
+            int src = want.indexOf(" at [Source");
+            return "unexpected '" + x.group(1) + "': expected " + (src >= 0 ? want.substring(0, src) : want).trim();
+        }
         return clean(m);
     }
 
@@ -67,6 +101,7 @@ final class Problems {
         if (src >= 0) {
             s = s.substring(0, src);
         }
+        s = s.replaceAll(";?\\s*enable `[^`]*` to allow", "").replaceAll(",?\\s*from `StreamReadConstraints[^`]*`", "");
         s = s.replaceAll("`[^`]*`", "a value").replaceAll("\\(code \\d+\\)", "").replace("REDACTED", "");
         s = s.replaceAll("\\s+", " ").trim();
         return s.isEmpty() ? "is not valid here" : s;
