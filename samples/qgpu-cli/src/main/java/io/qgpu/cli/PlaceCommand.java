@@ -54,8 +54,11 @@ final class PlaceCommand implements Subcommand {
                 options:
                   --inventory FILE        nodes, GPUs, links and granularity rules (JSON)
                   --claims FILE           a JSON array of claims
-                  --node-policy P         engine default at node level: binpack | spread (default binpack)
-                  --gpu-policy P          engine default at GPU level: binpack | spread (default spread)
+                  --node-policy P         engine default at node level: binpack | spread | fragmentation
+                                          (default binpack; fragmentation: leave the least GPU capacity
+                                          unusable for the requests seen so far)
+                  --gpu-policy P          engine default at GPU level: binpack | spread | fragmentation
+                                          (default spread; fragmentation ranks GPUs as binpack)
                   --online-policy P[,Q]   default for online claims: node policy P, GPU policy Q (Q = P if left out)
                   --offline-policy P[,Q]  default for offline claims
                   --explain               print each claim's candidates table instead of JSON
