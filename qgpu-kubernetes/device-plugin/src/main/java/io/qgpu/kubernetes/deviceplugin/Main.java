@@ -92,13 +92,19 @@ public final class Main {
         Map<String, String> opts;
         try {
             opts = parse(args);
-            if (opts.containsKey("--help")) {
-                out.print(USAGE);
-                return 0;
-            }
-            config = config(opts, System.getenv());
         } catch (IllegalArgumentException e) {
             usageError(err, e.getMessage());
+            return 2;
+        }
+        if (opts.containsKey("--help")) {
+            out.print(USAGE);
+            return 0;
+        }
+        try {
+            config = config(opts, System.getenv());
+        } catch (IllegalArgumentException e) {
+            // a flag's value: one line naming it (the usage text is for unknown options)
+            err.println("error: " + e.getMessage());
             return 2;
         }
         DevicePlugin plugin;

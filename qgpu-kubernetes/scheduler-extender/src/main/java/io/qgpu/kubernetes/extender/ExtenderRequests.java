@@ -316,9 +316,10 @@ public final class ExtenderRequests {
         Map<String, JsonNode> fields = fields(root, "ExtenderBindingArgs", Set.of("podname", "podnamespace", "poduid", "node"));
         String name = text(fields, "podname", "ExtenderBindingArgs.PodName", true);
         String ns = text(fields, "podnamespace", "ExtenderBindingArgs.PodNamespace", true);
-        String uid = text(fields, "poduid", "ExtenderBindingArgs.PodUID", false);
+        // the scheduler always sends the UID: without it a pod recreated under the same name could be bound in its place
+        String uid = text(fields, "poduid", "ExtenderBindingArgs.PodUID", true);
         String node = text(fields, "node", "ExtenderBindingArgs.Node", true);
-        return new ExtenderProtocol.BindingArgs(name, ns, uid == null ? "" : uid, node);
+        return new ExtenderProtocol.BindingArgs(name, ns, uid, node);
     }
 
     /** The filter reply's NodeList: the request's NodeList with only the {@code keep} items, as sent. */
