@@ -145,7 +145,8 @@ public final class Main {
         if (e instanceof NvmlLibraryException n) {
             String lib = opts.get("--nvml-lib");
             return lib != null
-                    ? "--nvml-lib " + lib + ": cannot be loaded as the NVML library (" + firstLine(n.getMessage()) + ")"
+                    ? "--nvml-lib " + lib + ": cannot be loaded as the NVML library (" + loadProblem(n) + "); give the path of"
+                    + " libnvidia-ml.so.1"
                     : "no NVML library (libnvidia-ml.so.1) on this machine: is the NVIDIA driver installed? Give its path with"
                     + " --nvml-lib PATH (to try the plugin without a GPU: --nvml-lib qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1"
                     + " --machine t4x4)";
@@ -157,6 +158,18 @@ public final class Main {
             return "--state-file " + file.trim() + ": " + (m.startsWith("state file ") && colon > 0 ? m.substring(colon + 2) : m);
         }
         return firstLine(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+    }
+
+    /** What the loader said, without the library's own hints (they name a system property, not the plugin's flag). */
+    private static String loadProblem(NvmlLibraryException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof UnsatisfiedLinkError u && u.getMessage() != null) {
+                return firstLine(u.getMessage()).replaceAll("\\s*Native library \\(.*", "").trim();
+            }
+        }
+        String m = firstLine(e.getMessage());
+        int hint = m.indexOf(". Is the NVIDIA driver installed");
+        return hint > 0 ? m.substring(0, hint) : m;
     }
 
     private static String firstLine(String s) {

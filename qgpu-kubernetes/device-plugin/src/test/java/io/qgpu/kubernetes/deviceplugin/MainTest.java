@@ -90,6 +90,7 @@ class MainTest {
         Path dir = Files.createDirectories(tmp.resolve("d"));
         Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "nosuch");
         assertEquals(2, r.rc());
+        assertEquals(1, r.err().lines().count(), "one line, no usage text: " + r.err());
         assertEquals("error: --machine nosuch: the fake NVML library plays dgx-h100, t4x4, a100-bridged, a100-mig, x86-numa, h100-vm",
                 firstLine(r));
     }
@@ -143,6 +144,7 @@ class MainTest {
         Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", notALibrary.toString());
         assertEquals(2, r.rc());
         assertTrue(firstLine(r).startsWith("error: --nvml-lib " + notALibrary + ": cannot be loaded as the NVML library"), r.err());
+        assertFalse(r.err().contains("-Dqgpu.nvml.library") || r.err().contains("NVML_ERROR"), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
         String none = Main.startFailure(new io.qgpu.nvml.NvmlLibraryException("load", io.qgpu.nvml.NvmlReturn.LIBRARY_NOT_FOUND,
                 "libnvidia-ml.so.1", "not found", null), Map.of());

@@ -67,6 +67,10 @@ public final class Main {
         Map<String, String> opts;
         try {
             opts = parse(argv);
+        } catch (BadValue e) {
+            // a flag's value: one line naming it
+            err.println("qgpu-scheduler-extender: " + e.getMessage());
+            return 2;
         } catch (IllegalArgumentException e) {
             err.println("qgpu-scheduler-extender: " + e.getMessage());
             err.println(usage());
@@ -275,7 +279,7 @@ public final class Main {
             try {
                 Durations.parse("--sync-timeout", m.get("sync-timeout"));
             } catch (InvalidValueException e) {
-                throw new IllegalArgumentException(e.getMessage());
+                throw new BadValue(e.getMessage());
             }
         }
         for (Map.Entry<String, long[]> r : RANGES.entrySet()) {
@@ -288,12 +292,21 @@ public final class Main {
                     v = Long.MIN_VALUE;
                 }
                 if (v < r.getValue()[0] || v > r.getValue()[1]) {
-                    throw new IllegalArgumentException("--" + n + " " + m.get(n) + ": must be a whole number between " + r.getValue()[0]
+                    throw new BadValue("--" + n + " " + m.get(n) + ": must be a whole number between " + r.getValue()[0]
                             + " and " + r.getValue()[1]);
                 }
             }
         }
         return m;
+    }
+
+    /** A flag with a value it does not take (as opposed to an unknown flag): one line, no usage text. */
+    static final class BadValue extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String message) {
+            super(message);
+        }
     }
 
     /**

@@ -105,7 +105,7 @@ class MainTest {
         for (String[] c : cases) {
             Run r = run("--demo", "--inventory", inv.toString(), c[0], c[1]);
             assertEquals(2, r.rc(), r.err());
-            assertEquals("qgpu-scheduler-extender: " + c[2], r.err().lines().findFirst().orElse(""));
+            assertEquals("qgpu-scheduler-extender: " + c[2] + "\n", r.err(), "one line, no usage text");
             assertFalse(r.err().contains("server."), r.err());
         }
         Run host = run("--demo", "--inventory", inv.toString(), "--host", "no.such.host.invalid", "--port", "0");
