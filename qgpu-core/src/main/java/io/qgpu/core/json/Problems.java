@@ -22,7 +22,7 @@ final class Problems {
             return "the same key appears twice in one object (" + m.substring("Duplicate field ".length()) + ")";
         }
         if (m.contains("out of range")) {
-            return "the number is too large";
+            return outOfRange(m);
         }
         java.util.regex.Matcher x;
         if ((x = java.util.regex.Pattern.compile("^Unrecognized token '([^']*)'").matcher(m)).find()) {
@@ -61,9 +61,19 @@ final class Problems {
         return clean(m);
     }
 
+    /** "out of range of long (-9223372036854775808 - 9223372036854775807)" in words, with the range. */
+    static String outOfRange(String m) {
+        java.util.regex.Matcher r = java.util.regex.Pattern.compile("out of range of \\w+ \\((-?\\d+) - (-?\\d+)\\)").matcher(m);
+        return r.find() ? "the number is too large: a whole number here is between " + r.group(1) + " and " + r.group(2)
+                : "the number is too large";
+    }
+
     /** A binding error (wrong type, fraction for a whole number, ...) in words. */
     static String mapping(JsonMappingException e) {
         String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.contains("out of range of")) {
+            return outOfRange(m);
+        }
         if (m.startsWith("Trailing token")) {
             return "unexpected content after the end of the JSON value";
         }

@@ -97,4 +97,21 @@ class UserTermsTest {
         assertTrue(j.getMessage().contains("nodes[0].name"), j.getMessage());
         assertTrue(j.getMessage().contains("at most 253"), j.getMessage());
     }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"gpus\": 1.6e1}] | claims[0].gpus = 1.6e1: must be a whole number",
+        "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"computeLimit\": 0.5e2}] | claims[0].computeLimit = 0.5e2: must be a whole number",
+        "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"computeRequest\": 1e400}] | claims[0].computeRequest = 1e400:",
+        "[{\"tenant\": \"a\", \"memoryGiB\": 99999999999999999999}] | claims[0].memoryGiB = 99999999999999999999: the number is too large: a whole number here is between -9223372036854775808 and 9223372036854775807",
+        "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"selectors\": {\"mustIncludeUuids\": [\"x\", \"y\"]}}] | claims[0].selectors.mustIncludeUuids = [\"x\",\"y\"]: names more GPUs than the claim asks for (1)",
+        "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"selectors\": {\"mustIncludeIndices\": [0, 1]}}] | claims[0].selectors.mustIncludeIndices = [0,1]: names more GPUs than the claim asks for (1)",
+    })
+    void valuesAreShownAsWrittenAndKeysAsTheFileNamesThem(String json, String expected) {
+        QgpuJsonException e = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(JsonInput.parse("c.json", json, "claims")));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        userTerms(e.getMessage());
+        assertFalse(e.getMessage().contains("Infinity") || e.getMessage().contains("16.0") || e.getMessage().contains("mustInclude ")
+                || e.getMessage().contains("mustInclude ="), e.getMessage());
+    }
 }
