@@ -86,6 +86,11 @@ final class LedgerCommand implements Subcommand {
             LedgerOperations.Operation op = ops.get(i);
             if (op instanceof LedgerOperations.Reserve r) {
                 String what = String.format("#%d reserve %s on %s %s", i, r.claim().tenantId(), r.node(), r.gpus());
+                if (r.problem() != null) {
+                    refused++;
+                    refusal(log, what, op, List.of(r.problem()));
+                    continue;
+                }
                 Placement p;
                 try {
                     p = r.placement(ledger);

@@ -36,6 +36,20 @@ final class LedgerOperations {
     }
 
     record Reserve(String where, String node, List<String> gpus, Claim claim) implements Operation {
+        /** What makes this reservation impossible to write down, in the file's terms; null when nothing does. */
+        String problem() {
+            Set<String> seen = new java.util.HashSet<>();
+            for (String g : gpus) {
+                if (!seen.add(g)) {
+                    return "gpus lists " + g + " twice";
+                }
+            }
+            if (!claim.hostOnly() && gpus.size() != claim.gpuCount()) {
+                return "gpus lists " + gpus.size() + " GPU(s); the claim asks for " + claim.gpuCount() + " (its gpus)";
+            }
+            return null;
+        }
+
         /** The placement this reservation asks for; an exclusive slice holds the GPU's whole memory. */
         Placement placement(Ledger ledger) {
             List<Slice> slices = new ArrayList<>();

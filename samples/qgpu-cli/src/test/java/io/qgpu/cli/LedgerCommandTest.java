@@ -119,7 +119,9 @@ class LedgerCommandTest {
         assertTrue(r.out().contains("#0 health GPU-nope -> unhealthy: REFUSED (" + ops + " operations[0], line 2)"), r.out());
         assertTrue(r.out().contains("      - no GPU GPU-nope in the ledger"), r.out());
         assertTrue(r.out().contains("#1 reserve x on t4-node [GPU-nope]: REFUSED (" + ops + " operations[1], line 3)"), r.out());
-        assertTrue(r.out().contains("#2 reserve y on t4-node [GPU-t4-0, GPU-t4-0]: REFUSED (" + ops + " operations[2], line 4)"), r.out());
+        assertTrue(r.out().contains("#2 reserve y on t4-node [GPU-t4-0, GPU-t4-0]: REFUSED (" + ops + " operations[2], line 4)\n"
+                + "      - gpus lists GPU-t4-0 twice"), r.out());
+        assertTrue(!r.out().contains("placement[") && !r.out().contains("gpuCount"), r.out());
         assertTrue(r.out().contains("#3 reserve z on t4-node [GPU-t4-0]: ok"), r.out());
         assertTrue(r.out().contains("4 operation(s), 3 refused, 1 reservation(s) held"), r.out());
         assertTrue(r.err().isEmpty(), r.err());
@@ -132,5 +134,22 @@ class LedgerCommandTest {
         Run r = run("ledger", "--restore", inv.toString());
         assertEquals(2, r.code(), r.out());
         assertTrue(r.err().contains("--restore " + inv + ": is an inventory, not a ledger snapshot"), r.err());
+    }
+
+    /** Issue 30 item 8: marking a GPU unhealthy (a user's input) logs under the public Ledger, no internal class name. */
+    @Test
+    void theLedgerLogsAUsersHealthChangeUnderItsPublicName() throws Exception {
+        PrintStream saved = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), EXAMPLES.resolve("ledger-operations.json").toString());
+            assertEquals(0, r.code(), r.err());
+        } finally {
+            System.setErr(saved);
+        }
+        String log = captured.toString(StandardCharsets.UTF_8);
+        assertTrue(log.contains("WARN io.qgpu.core.ledger.Ledger - GPU GPU-h100-3"), log);
+        assertTrue(!log.contains(".internal."), log);
     }
 }
