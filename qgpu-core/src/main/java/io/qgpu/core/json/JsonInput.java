@@ -124,6 +124,19 @@ public final class JsonInput {
         return new JsonInput(label, rootName == null ? "" : rootName, tree, positions(m, json, numbers), numbers);
     }
 
+    /**
+     * A parser's or binder's error in words, as this class's own errors say it: no parser class names,
+     * no {@code enable ... to allow}, ranges stated. For readers of JSON of their own (the scheduler
+     * extender's requests).
+     */
+    public static String problem(com.fasterxml.jackson.core.JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.startsWith("Duplicate field") || m.startsWith("Trailing token") || !(e instanceof JsonMappingException)) {
+            return Problems.syntax(e);
+        }
+        return Problems.mapping((JsonMappingException) e);
+    }
+
     /** The label given for messages (a file name), or empty. */
     public String source() {
         return source;

@@ -197,6 +197,17 @@ class BadRequestTest {
         expect(400, "malformed JSON", TestSupport.post(url + "/bind", utf8("{\"PodName\":")));
     }
 
+    /** Issue 30 item 4: malformed JSON is said in words, not in the parser's. */
+    @Test
+    void malformedJsonIsSaidInWords() {
+        HttpResponse<String> r = TestSupport.post(url + "/filter", utf8("{\"Pod\": garbage}"));
+        expect(400, "ExtenderArgs: malformed JSON: unexpected text 'garbage': a JSON value is a string in double quotes", r);
+        assertTrue(!r.body().contains("Unrecognized token") && !r.body().contains("was expecting"), r.body());
+        HttpResponse<String> n = TestSupport.post(url + "/filter", utf8("{\"Pod\": {\"a\": NaN}}"));
+        expect(400, "NaN is not a JSON number", n);
+        assertTrue(!n.body().contains("enable"), n.body());
+    }
+
     /** Issue 30: the scheduler always sends PodUID; a bind without it could bind a pod recreated under the same name. */
     @Test
     void aBindWithoutPodUidIsRefusedWithTheField() {
