@@ -152,4 +152,17 @@ class LedgerCommandTest {
         assertTrue(log.contains("WARN io.qgpu.core.ledger.Ledger - GPU GPU-h100-3"), log);
         assertTrue(!log.contains(".internal."), log);
     }
+
+    /** Issue 30 item 4: a GPU count other than the claim's is said in the file's terms (not placement[...].slices.size). */
+    @Test
+    void aGpuListThatDoesNotMatchTheClaimIsRefusedInTheFilesTerms(@TempDir Path tmp) throws Exception {
+        Path ops = tmp.resolve("ops.json");
+        Files.writeString(ops, "[{\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-t4-0\", \"GPU-t4-1\"],"
+                + " \"claim\": {\"tenant\": \"z\", \"memoryGiB\": 1}}]");
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("#0 reserve z on t4-node [GPU-t4-0, GPU-t4-1]: REFUSED (" + ops + " operations[0], line 1)\n"
+                + "      - gpus lists 2 GPU(s); the claim asks for 1 (its gpus)"), r.out());
+        assertTrue(!r.out().contains("placement[") && !r.out().contains("gpuCount"), r.out());
+    }
 }
