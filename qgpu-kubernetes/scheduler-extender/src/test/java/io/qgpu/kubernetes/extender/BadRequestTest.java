@@ -197,6 +197,16 @@ class BadRequestTest {
         expect(400, "malformed JSON", TestSupport.post(url + "/bind", utf8("{\"PodName\":")));
     }
 
+    /** Issue 30 item 4: a memory too large for the ledger states the range, not "a positive whole number". */
+    @Test
+    void aMemoryTooLargeStatesTheRange() {
+        filter(400, "limits[qgpu.io/gpu-memory] = \"99999999999\": is too large: at most 8589934591 GiB (9223372036854775807 bytes)",
+                withPod(p -> {
+                    limits(p).put("qgpu.io/gpu-memory", "99999999999");
+                    requests(p).put("qgpu.io/gpu-memory", "99999999999");
+                }));
+    }
+
     /** Issue 30 item 4: malformed JSON is said in words, not in the parser's. */
     @Test
     void malformedJsonIsSaidInWords() {
