@@ -82,6 +82,11 @@ final class NodeSummary {
      * could still use. Only for nodes of at most 64 GPUs; larger nodes skip the look-ahead.
      */
     final long freeMask;
+    /**
+     * Bit {@code i} set when GPU {@code i} is healthy, busy or not: the GPUs a single-GPU claim's
+     * connectivity tie-break ({@link #connectivityAfter}) counts. Only for nodes of at most 64 GPUs.
+     */
+    final long healthyMask;
     /** Free CPU (millicores) and host memory (bytes) of the node; {@code Long.MAX_VALUE} when not tracked. */
     final long cpuFree;
     final long hostMemFree;
@@ -100,6 +105,7 @@ final class NodeSummary {
         load = new double[n];
         numa = new int[n];
         long free = 0;
+        long healthyBits = 0;
         boolean affinity = false;
         double loadSum = 0;
         int healthy = 0;
@@ -147,6 +153,9 @@ final class NodeSummary {
             if (d.healthy() && empty && i < 64) {
                 free |= 1L << i;
             }
+            if (d.healthy() && i < 64) {
+                healthyBits |= 1L << i;
+            }
             if (d.healthy()) {
                 loadSum += load[i];
                 healthy++;
@@ -176,6 +185,7 @@ final class NodeSummary {
         this.cpuFree = state.cpuMillisFree().orElse(Long.MAX_VALUE);
         this.hostMemFree = state.hostMemoryFree().orElse(Long.MAX_VALUE);
         this.freeMask = n <= 64 ? free : 0;
+        this.healthyMask = n <= 64 ? healthyBits : 0;
         this.anyAffinity = affinity;
         this.nodeLoad = healthy == 0 ? 1.0 : loadSum / healthy;
         this.openOnline = oOn;
@@ -216,6 +226,23 @@ final class NodeSummary {
             return 1.0;
         }
         long mask = freeMask;
+        for (int i = 0; i < len; i++) {
+            mask &= ~(1L << set[i]);
+        }
+        return topo.left(mask);
+    }
+
+    /**
+     * {@code left(healthy \ S)}: how well the node's healthy GPUs other than the set stay connected,
+     * busy or not (the look-ahead's {@code left} over every healthy GPU rather than the idle ones);
+     * the last tie-break of a single-GPU claim, so that at equal load the worst-connected GPU goes
+     * first. 1 on nodes of more than 64 GPUs (no tie-break there).
+     */
+    double connectivityAfter(int[] set, int len) {
+        if (size > 64) {
+            return 1.0;
+        }
+        long mask = healthyMask;
         for (int i = 0; i < len; i++) {
             mask &= ~(1L << set[i]);
         }

@@ -93,6 +93,34 @@ class PlacementQualityTest {
         assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100)), "a shared slice too");
     }
 
+    /**
+     * Every GPU busy with the same small tenant: the look-ahead (idle GPUs only) sees nothing and the
+     * load ties, so the worst-connected GPU goes first. Failed before the connectivity tie-break (GPU 0 was taken).
+     */
+    @Test
+    void whenEveryGpuIsBusyWithEqualLoadTheLoneGpuGoesFirst() {
+        Object[][] links = new Object[10][];
+        int i = 0;
+        for (int a = 0; a < 5; a++) {
+            for (int b = a + 1; b < 5; b++) {
+                links[i++] = new Object[] {a, b, new GpuLink.NvLink(1)};
+            }
+        }
+        Node n = node("n", new int[] {0, 0, 0, 0, 0, 0}, SYS, links);
+        Ledger l = Ledger.create(List.of(n));
+        for (int g = 0; g < 6; g++) {
+            assertTrue(l.reserve(on(claim("small" + g, 2, 10, 100), n, g)).reserved());
+        }
+        assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100)), "spread (the default GPU policy)");
+        l.release("shared");
+        assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100),
+                PlacementConfig.builder().gpuPolicy(PlacementPolicy.BINPACK).build()), "binpack");
+        // unequal load still decides first: a lighter GPU of the five wins under spread
+        l.release("small2");
+        assertTrue(l.reserve(on(claim("smaller2", 1, 5, 100), n, 2)).reserved());
+        assertArrayEquals(new int[] {2}, place(l, n, claim("other", 4, 10, 100)), "load before connectivity");
+    }
+
     @Test
     void aSingleGpuClaimDoesNotBreakTheBestPair() {
         // 0-2 is the best pair (NV2), 1 is free too
