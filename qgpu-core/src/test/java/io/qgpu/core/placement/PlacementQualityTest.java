@@ -121,6 +121,20 @@ class PlacementQualityTest {
         assertArrayEquals(new int[] {2}, place(l, n, claim("other", 4, 10, 100)), "load before connectivity");
     }
 
+    /**
+     * Replicas of one request (NVIDIA's {@code distributed} policy): two GPUs with two tenant slots
+     * each, one slot of GPU 1 taken; a request for two replicas, said as one claim of two GPUs, gets
+     * one replica on each GPU (the device plugin's GetPreferredAllocation and Allocate say it so).
+     */
+    @Test
+    void replicasOfOneRequestAsOneClaimGetOneReplicaOfEachGpu() {
+        Node n = node("n", new int[] {0, 0}, SYS, new Object[0][]);
+        Ledger l = Ledger.create(new GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0), List.of(n));
+        assertTrue(l.reserve(on(claim("taken", 4, 0, 100), n, 1)).reserved());
+        Claim two = Claim.builder("pod").gpus(2).memoryGiB(4).compute(0, 100).build();
+        assertArrayEquals(new int[] {0, 1}, place(l, n, two));
+    }
+
     @Test
     void aSingleGpuClaimDoesNotBreakTheBestPair() {
         // 0-2 is the best pair (NV2), 1 is free too
