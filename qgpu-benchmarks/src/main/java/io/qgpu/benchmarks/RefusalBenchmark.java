@@ -107,7 +107,8 @@ public class RefusalBenchmark {
     /**
      * Refusals of every claim shape against a placement, on the same nearly full cluster (the same
      * {@link FullCluster}: DGX-1V nodes, NVLink on two NUMA nodes, beside DGX H100 nodes, NVSwitch;
-     * filled by online and offline claims; 0.2% of the holders released). {@code shape} picks the
+     * filled by online and offline claims; 0.2% of the holders released, among the shared ones whose
+     * GPUs keep another tenant, so that no GPU is empty and exclusive claims stay refused). {@code shape} picks the
      * refused claims: {@code mixed} cycles through all of them, both classes each: exclusive 1, 2, 4
      * and 8 GPUs; shared 4 and 8 GPUs (1-4 GiB, 0-10% compute); a shared 1-GPU claim of 60 GiB; and
      * {@code exclusive-1}, {@code 4-gpus}, {@code 8-gpus} one kind each (shared and exclusive for the
@@ -144,8 +145,13 @@ public class RefusalBenchmark {
             engine = fc.engine;
             SplittableRandom rnd = new SplittableRandom(11);
             List<String> holders = new ArrayList<>(fc.holders);
-            for (int i = 0; i < holders.size() / 500; i++) {
-                ledger.release(holders.remove(rnd.nextInt(holders.size())));
+            for (int released = 0, i = 0; released < holders.size() / 500 && i < 100 * holders.size(); i++) {
+                String h = holders.get(rnd.nextInt(holders.size()));
+                if (sharesItsGpus(ledger, h)) {
+                    ledger.release(h);   // no GPU becomes empty: exclusive claims stay refused
+                    holders.remove(h);
+                    released++;
+                }
             }
             List<Claim> still = new ArrayList<>();
             for (Claim c : shapes(shape, 512, new SplittableRandom(13))) {
@@ -180,6 +186,21 @@ public class RefusalBenchmark {
             Claim c = refused[next++ % refused.length];
             return engine.place(c);
         }
+    }
+
+    /** Whether every GPU the holder's placement is on holds another tenant too. */
+    static boolean sharesItsGpus(Ledger ledger, String holder) {
+        io.qgpu.api.Placement p = ledger.placement(holder).orElse(null);
+        if (p == null || p.claim().exclusive()) {
+            return false;
+        }
+        io.qgpu.api.NodeState n = ledger.node(p.nodeName()).orElseThrow();
+        for (String uuid : p.gpuUuids()) {
+            if (n.gpus().stream().filter(g -> g.uuid().equals(uuid)).findFirst().orElseThrow().tenants() < 2) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The claims of a shape kind, {@code count} of them, classes alternating. */
