@@ -103,4 +103,131 @@ public class RefusalBenchmark {
         Claim c = refused[next++ % refused.length];
         return engine.place(c);
     }
+
+    /**
+     * Refusals of every claim shape against a placement, on the same nearly full cluster (the same
+     * {@link FullCluster}: DGX-1V nodes, NVLink on two NUMA nodes, beside DGX H100 nodes, NVSwitch;
+     * filled by online and offline claims; 0.2% of the holders released, among the shared ones whose
+     * GPUs keep another tenant, so that no GPU is empty and exclusive claims stay refused). {@code shape} picks the
+     * refused claims: {@code mixed} cycles through all of them, both classes each: exclusive 1, 2, 4
+     * and 8 GPUs; shared 4 and 8 GPUs (1-4 GiB, 0-10% compute); a shared 1-GPU claim of 60 GiB; and
+     * {@code exclusive-1}, {@code 4-gpus}, {@code 8-gpus} one kind each (shared and exclusive for the
+     * multi-GPU ones). Only claims the cluster refuses are kept (a shape that fits somewhere is
+     * dropped, so {@code setUp} fails if none of a kind is refused).
+     *
+     * <pre>
+     *   java -jar qgpu-benchmarks/target/benchmarks.jar 'RefusalBenchmark.Shapes' -f 1 -wi 2 -i 3 -w 1s -r 2s
+     * </pre>
+     */
+    @State(Scope.Benchmark)
+    @BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    @Warmup(iterations = 2, time = 1)
+    @Measurement(iterations = 3, time = 2)
+    @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
+    public static class Shapes {
+        @Param({"4000", "10000"})
+        public int nodes;
+
+        @Param({"mixed"})
+        public String shape;
+
+        private Ledger ledger;
+        private PlacementEngine engine;
+        private Claim fits;
+        private Claim[] refused;
+        private int next;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            FullCluster fc = FullCluster.build(nodes, 256, 7);
+            ledger = fc.ledger;
+            engine = fc.engine;
+            SplittableRandom rnd = new SplittableRandom(11);
+            List<String> holders = new ArrayList<>(fc.holders);
+            for (int released = 0, i = 0; released < holders.size() / 500 && i < 100 * holders.size(); i++) {
+                String h = holders.get(rnd.nextInt(holders.size()));
+                if (sharesItsGpus(ledger, h)) {
+                    ledger.release(h);   // no GPU becomes empty: exclusive claims stay refused
+                    holders.remove(h);
+                    released++;
+                }
+            }
+            List<Claim> still = new ArrayList<>();
+            for (Claim c : shapes(shape, 512, new SplittableRandom(13))) {
+                if (engine.place(c) instanceof PlacementResult.Placed) {
+                    ledger.release(c.tenantId());
+                } else {
+                    still.add(c);
+                }
+            }
+            if (still.isEmpty()) {
+                throw new IllegalStateException("no claim of shape " + shape + " is refused");
+            }
+            refused = still.toArray(new Claim[0]);
+            fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();
+            if (!(engine.place(fits) instanceof PlacementResult.Placed)) {
+                throw new IllegalStateException("the fitting claim does not fit");
+            }
+            ledger.release(fits.tenantId());
+        }
+
+        /** A claim that fits, placed and released. */
+        @Benchmark
+        public Object placeFits() {
+            PlacementResult r = engine.place(fits);
+            ledger.release(fits.tenantId());
+            return r;
+        }
+
+        /** The next refused claim of the shape. */
+        @Benchmark
+        public Object refuse() {
+            Claim c = refused[next++ % refused.length];
+            return engine.place(c);
+        }
+    }
+
+    /** Whether every GPU the holder's placement is on holds another tenant too. */
+    static boolean sharesItsGpus(Ledger ledger, String holder) {
+        io.qgpu.api.Placement p = ledger.placement(holder).orElse(null);
+        if (p == null || p.claim().exclusive()) {
+            return false;
+        }
+        io.qgpu.api.NodeState n = ledger.node(p.nodeName()).orElseThrow();
+        for (String uuid : p.gpuUuids()) {
+            if (n.gpus().stream().filter(g -> g.uuid().equals(uuid)).findFirst().orElseThrow().tenants() < 2) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The claims of a shape kind, {@code count} of them, classes alternating. */
+    static List<Claim> shapes(String shape, int count, SplittableRandom rnd) {
+        List<Claim> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            PriorityClass cls = i % 2 == 0 ? PriorityClass.ONLINE : PriorityClass.OFFLINE;
+            Claim.Builder b = Claim.builder("shape-" + i).priority(cls);
+            int kind = switch (shape) {
+                case "mixed" -> (i / 2) % 7;
+                case "exclusive-1" -> 0;
+                case "4-gpus" -> (i / 2) % 2 == 0 ? 2 : 4;
+                case "8-gpus" -> (i / 2) % 2 == 0 ? 3 : 5;
+                default -> throw new IllegalArgumentException("shape " + shape + ": mixed, exclusive-1, 4-gpus or 8-gpus");
+            };
+            switch (kind) {
+                case 0 -> b.gpus(1).exclusive();
+                case 1 -> b.gpus(2).exclusive();
+                case 2 -> b.gpus(4).exclusive();
+                case 3 -> b.gpus(8).exclusive();
+                case 4 -> b.gpus(4).memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
+                case 5 -> b.gpus(8).memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
+                default -> b.gpus(1).memoryGiB(60).compute(5 * rnd.nextInt(3), 100);
+            }
+            out.add(b.build());
+        }
+        return out;
+    }
+
 }

@@ -21,6 +21,12 @@ import org.junit.jupiter.api.Test;
  * compute or tenant slots are fully booked to 1 (it used to be its memory share), which moves some
  * binpack choices on this stream; the count placed (4,365) is unchanged. The new hash was taken from
  * the merged engine, whose refusal path the fast-refusal agreement property checks against explain.
+ *
+ * <p>Re-pinned a second time, on purpose (issue 29, items 1 and 2): within a node NVLink bandwidth
+ * now always comes before one NUMA node and PCIe closeness (they became tie-breaks), and a single GPU
+ * on a node whose GPUs are all busy at equal load goes to the worst-connected GPU. Both move GPU
+ * choices on this stream; 4,398 claims are placed instead of 4,365. The faster refusals of item 4 were
+ * made after this pin and change none of it.
  */
 class PlacementsUnchangedTest {
 
@@ -39,7 +45,6 @@ class PlacementsUnchangedTest {
                 h = h * 31 + 7;
             }
         }
-        assertEquals(4_365, placed);
-        assertEquals("ef5fbc4c20017bd1", Long.toHexString(h));
+        assertEquals("4398 placed, hash 4e8c501c13742ca1", placed + " placed, hash " + Long.toHexString(h));
     }
 }

@@ -42,6 +42,8 @@ final class ClaimShape {
     /** Host resources asked for: CPU millicores and host memory bytes (0 when none). */
     final long cpuMillis;
     final long hostMemory;
+    /** A shared claim of 2 to 14 GPUs: the tier key ({@link NodeIndex#tierCause}) may refuse a node. */
+    final boolean tiered;
 
     ClaimShape(Claim claim, PlacementConfig config, GranularityRules rules) {
         this.claim = claim;
@@ -69,5 +71,6 @@ final class ClaimShape {
         this.hostOnly = k == 0;
         this.cpuMillis = claim.host().cpuMillis();
         this.hostMemory = claim.host().memoryBytes();
+        this.tiered = !exclusive && k >= 2 && k <= 14;
     }
 }

@@ -121,6 +121,12 @@ final class ExplainTerms {
             terms.add(new PlacementExplanation.Term(SET, "link-quality", 1.0, config.linkWeight(), "single GPU"));
             terms.add(new PlacementExplanation.Term(SET, "pcie-locality", 1.0, config.pcieWeight(), "single GPU"));
             terms.add(new PlacementExplanation.Term(SET, "numa", 1.0, config.numaWeight(), "single GPU"));
+            if (config.leftoverWeight() > 0) {
+                terms.add(new PlacementExplanation.Term(SET, "connectivity", s.connectivityAfter(positions, 1),
+                        PlacementScores.CONNECTIVITY_TIE_BREAK * config.leftoverWeight(),
+                        "tie-break at equal load: how well the node's other healthy GPUs (busy or not) stay connected "
+                                + "without this one (the look-ahead's left over them); the worst-connected GPU goes first"));
+            }
             return;
         }
         NodeTopo t = s.topo;
@@ -158,11 +164,12 @@ final class ExplainTerms {
         terms.add(new PlacementExplanation.Term(SET, "link-quality", linkSum / pairs, config.linkWeight(),
                 "NVLink bandwidth, mean pair link score (max lanes " + t.maxLanes + "): " + String.join(", ", links)));
         terms.add(new PlacementExplanation.Term(SET, "pcie-locality", pcieSum / pairs, config.pcieWeight(),
-                "PCIe tie-break, mean closeness of each pair's common ancestor (1 same board, .83 one switch, "
+                "PCIe tie-break (within the node only between sets the other terms rank equal; its weight counts across nodes), mean closeness of each pair's common ancestor (1 same board, .83 one switch, "
                         + ".67 several switches, .50 host bridge, .33 one NUMA node, .17 across sockets): "
                         + String.join(", ", pcie)));
         terms.add(new PlacementExplanation.Term(SET, "numa", (double) sameNuma / pairs, config.numaWeight(),
-                String.format(Locale.ROOT, "%d of %d pair(s) on one CPU NUMA node (GPU:NUMA %s)", sameNuma, pairs,
+                String.format(Locale.ROOT, "%d of %d pair(s) on one CPU NUMA node (GPU:NUMA %s); a tie-break within the "
+                        + "node (after bandwidth, before PCIe); its weight counts across nodes", sameNuma, pairs,
                         String.join(" ", numa))));
     }
 

@@ -68,6 +68,27 @@ final class NodeSummary {
     /** Open GPUs usable by the class with a free tenant slot. */
     final int slotsOnline;
     final int slotsOffline;
+    /**
+     * The tiers of the open GPUs of the class with a free tenant slot, for multi-GPU claims (the same
+     * GPUs the largest free memory and compute are taken over): the 4th and 8th largest free memory
+     * ({@code -1} when there are fewer such GPUs) and the 2nd, 4th and 8th largest free guaranteed
+     * compute of the class ({@code -1} likewise). A claim of {@code k} GPUs needs {@code k} of them
+     * with its memory and its compute, so the {@code t}-th largest, for the largest tier
+     * {@code t <= k}, must cover it ({@link #tier}).
+     */
+    final long mem4Online;
+    final long mem8Online;
+    final long mem4Offline;
+    final long mem8Offline;
+    final int cpt2Online;
+    final int cpt4Online;
+    final int cpt8Online;
+    final int cpt2Offline;
+    final int cpt4Offline;
+    final int cpt8Offline;
+    /** {@link NodeIndex} tier keys of this state for each class. */
+    private final long tiersOnline;
+    private final long tiersOffline;
     /** The rules the summary was made under (for the words of a refusal). */
     private final GranularityRules rules;
     private final long[] packed;
@@ -82,6 +103,11 @@ final class NodeSummary {
      * could still use. Only for nodes of at most 64 GPUs; larger nodes skip the look-ahead.
      */
     final long freeMask;
+    /**
+     * Bit {@code i} set when GPU {@code i} is healthy, busy or not: the GPUs a single-GPU claim's
+     * connectivity tie-break ({@link #connectivityAfter}) counts. Only for nodes of at most 64 GPUs.
+     */
+    final long healthyMask;
     /** Free CPU (millicores) and host memory (bytes) of the node; {@code Long.MAX_VALUE} when not tracked. */
     final long cpuFree;
     final long hostMemFree;
@@ -100,6 +126,7 @@ final class NodeSummary {
         load = new double[n];
         numa = new int[n];
         long free = 0;
+        long healthyBits = 0;
         boolean affinity = false;
         double loadSum = 0;
         int healthy = 0;
@@ -113,6 +140,10 @@ final class NodeSummary {
         int sOff = 0;
         long mOn = Long.MIN_VALUE;
         long mOff = Long.MIN_VALUE;
+        long[] memsOn = new long[n];
+        long[] memsOff = new long[n];
+        int[] cptsOn = new int[n];
+        int[] cptsOff = new int[n];
         for (int i = 0; i < n; i++) {
             GpuState g = state.gpu(i);
             GpuDevice d = g.device();
@@ -147,6 +178,9 @@ final class NodeSummary {
             if (d.healthy() && empty && i < 64) {
                 free |= 1L << i;
             }
+            if (d.healthy() && i < 64) {
+                healthyBits |= 1L << i;
+            }
             if (d.healthy()) {
                 loadSum += load[i];
                 healthy++;
@@ -160,6 +194,8 @@ final class NodeSummary {
                     if (slot) {
                         mOn = Math.max(mOn, memFree);
                         cOn = Math.max(cOn, freeOn);
+                        memsOn[sOn - 1] = memFree;
+                        cptsOn[sOn - 1] = freeOn;
                     }
                 }
                 if ((flags & F_RES_ONLINE) == 0) {
@@ -169,6 +205,8 @@ final class NodeSummary {
                     if (slot) {
                         mOff = Math.max(mOff, memFree);
                         cOff = Math.max(cOff, freeOff);
+                        memsOff[sOff - 1] = memFree;
+                        cptsOff[sOff - 1] = freeOff;
                     }
                 }
             }
@@ -176,6 +214,7 @@ final class NodeSummary {
         this.cpuFree = state.cpuMillisFree().orElse(Long.MAX_VALUE);
         this.hostMemFree = state.hostMemoryFree().orElse(Long.MAX_VALUE);
         this.freeMask = n <= 64 ? free : 0;
+        this.healthyMask = n <= 64 ? healthyBits : 0;
         this.anyAffinity = affinity;
         this.nodeLoad = healthy == 0 ? 1.0 : loadSum / healthy;
         this.openOnline = oOn;
@@ -190,6 +229,36 @@ final class NodeSummary {
         this.slotsOffline = sOff;
         this.keyOnline = NodeIndex.key(nodeLoad, oOn, sOn, eOn, cOn, mOn);
         this.keyOffline = NodeIndex.key(nodeLoad, oOff, sOff, eOff, cOff, mOff);
+        java.util.Arrays.sort(memsOn, 0, sOn);
+        java.util.Arrays.sort(cptsOn, 0, sOn);
+        java.util.Arrays.sort(memsOff, 0, sOff);
+        java.util.Arrays.sort(cptsOff, 0, sOff);
+        this.mem4Online = largest(memsOn, sOn, 4);
+        this.mem8Online = largest(memsOn, sOn, 8);
+        this.cpt2Online = (int) largest(cptsOn, sOn, 2);
+        this.cpt4Online = (int) largest(cptsOn, sOn, 4);
+        this.cpt8Online = (int) largest(cptsOn, sOn, 8);
+        this.mem4Offline = largest(memsOff, sOff, 4);
+        this.mem8Offline = largest(memsOff, sOff, 8);
+        this.cpt2Offline = (int) largest(cptsOff, sOff, 2);
+        this.cpt4Offline = (int) largest(cptsOff, sOff, 4);
+        this.cpt8Offline = (int) largest(cptsOff, sOff, 8);
+        this.tiersOnline = NodeIndex.tiers(cpt2Online, mem4Online, cpt4Online, mem8Online, cpt8Online);
+        this.tiersOffline = NodeIndex.tiers(cpt2Offline, mem4Offline, cpt4Offline, mem8Offline, cpt8Offline);
+    }
+
+    /** The {@code t}-th largest of {@code sorted[0..n)} (ascending), or -1 when {@code n < t}. */
+    private static long largest(long[] sorted, int n, int t) {
+        return n < t ? -1 : sorted[n - t];
+    }
+
+    private static long largest(int[] sorted, int n, int t) {
+        return n < t ? -1 : sorted[n - t];
+    }
+
+    /** The tier of a claim of {@code k} GPUs: 8, 4 or 2 (the largest not above k), 0 for one GPU. */
+    static int tier(int k) {
+        return k >= 8 ? 8 : k >= 4 ? 4 : k >= 2 ? 2 : 0;
     }
 
     /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
@@ -222,6 +291,23 @@ final class NodeSummary {
         return topo.left(mask);
     }
 
+    /**
+     * {@code left(healthy \ S)}: how well the node's healthy GPUs other than the set stay connected,
+     * busy or not (the look-ahead's {@code left} over every healthy GPU rather than the idle ones);
+     * the last tie-break of a single-GPU claim, so that at equal load the worst-connected GPU goes
+     * first. 1 on nodes of more than 64 GPUs (no tie-break there).
+     */
+    double connectivityAfter(int[] set, int len) {
+        if (size > 64) {
+            return 1.0;
+        }
+        long mask = healthyMask;
+        for (int i = 0; i < len; i++) {
+            mask &= ~(1L << set[i]);
+        }
+        return topo.left(mask);
+    }
+
     /** The {@link NodeIndex} key of this state for the class. */
     long key(boolean online) {
         return online ? keyOnline : keyOffline;
@@ -244,7 +330,10 @@ final class NodeSummary {
      * of the claim's class for an exclusive claim ({@code EXCLUSIVE}); open GPUs of the class
      * ({@code NOT_ENOUGH_GPUS}); open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}); the
      * largest free memory on one of those ({@code INSUFFICIENT_MEMORY}); the largest free guaranteed
-     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}). Never refuses a node that
+     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}); for a shared claim of
+     * {@code k >= 2} GPUs, the tiers ({@link #tierCause}: the 4th or 8th largest free memory,
+     * {@code INSUFFICIENT_MEMORY}, then the 2nd, 4th or 8th largest free compute,
+     * {@code INSUFFICIENT_COMPUTE}). Never refuses a node that
      * has {@code k} admissible GPUs. Then the node's free CPU ({@code INSUFFICIENT_CPU}) and free host
      * memory ({@code INSUFFICIENT_HOST_MEMORY}), exactly the ledger's host rule; they come after the GPU
      * aggregates so that a node the key refuses ({@link NodeIndex#cause}, GPUs only) has the same cause
@@ -282,7 +371,44 @@ final class NodeSummary {
         if ((on ? maxComputeOnline : maxComputeOffline) < c.minComputeFree) {
             return ReasonCode.INSUFFICIENT_COMPUTE;
         }
-        return null;
+        return tierCause(c);
+    }
+
+    /**
+     * The tiers of a multi-GPU shared claim ({@link #tier}): the {@code t}-th largest free memory
+     * (tiers 4 and 8) and then the {@code t}-th largest free compute of the class (tiers 2, 4, 8) on
+     * the open GPUs with a free slot must cover the claim's; null for other claims.
+     */
+    private ReasonCode tierCause(ClaimShape c) {
+        int t = tier(c.k);
+        if (t == 0) {
+            return null;
+        }
+        if (t >= 4 && tierMemory(c) < c.memory) {
+            return ReasonCode.INSUFFICIENT_MEMORY;
+        }
+        return tierCompute(c) < c.minComputeFree ? ReasonCode.INSUFFICIENT_COMPUTE : null;
+    }
+
+    /** The free memory of the claim's tier ({@link #tierCause}); the largest when its tier has none. */
+    long tierMemory(ClaimShape c) {
+        int t = tier(c.k);
+        boolean on = c.online;
+        return t == 8 ? (on ? mem8Online : mem8Offline) : t == 4 ? (on ? mem4Online : mem4Offline)
+                : (on ? maxMemOnline : maxMemOffline);
+    }
+
+    /** The free compute of the claim's tier ({@link #tierCause}). */
+    int tierCompute(ClaimShape c) {
+        int t = tier(c.k);
+        boolean on = c.online;
+        return t == 8 ? (on ? cpt8Online : cpt8Offline) : t == 4 ? (on ? cpt4Online : cpt4Offline)
+                : t == 2 ? (on ? cpt2Online : cpt2Offline) : (on ? maxComputeOnline : maxComputeOffline);
+    }
+
+    /** The {@link NodeIndex} tier key of this state for the class ({@link NodeIndex#tiers}). */
+    long tiers(boolean online) {
+        return online ? tiersOnline : tiersOffline;
     }
 
     /** Whether the node can possibly hold the claim ({@link #precheckCause} finds nothing). */

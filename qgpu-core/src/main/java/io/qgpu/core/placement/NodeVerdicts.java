@@ -152,17 +152,28 @@ final class NodeVerdicts {
                     + (on ? s.emptyOnline : s.emptyOffline) + " empty and open to " + cls + " claims");
             case NOT_ENOUGH_GPUS -> new Reason(code, node, c.k, on ? s.openOnline : s.openOffline,
                     "healthy GPUs open to " + cls + " claims");
-            case INSUFFICIENT_MEMORY -> new Reason(code, node, c.memory, Math.max(0, on ? s.maxMemOnline : s.maxMemOffline),
-                    "largest free on one GPU with a free tenant slot");
-            case INSUFFICIENT_COMPUTE -> new Reason(code, node, c.minComputeFree,
-                    Math.max(0, on ? s.maxComputeOnline : s.maxComputeOffline),
-                    "largest free " + cls + " guaranteed compute on one GPU with a free tenant slot");
+            case INSUFFICIENT_MEMORY -> (on ? s.maxMemOnline : s.maxMemOffline) < c.memory
+                    ? new Reason(code, node, c.memory, Math.max(0, on ? s.maxMemOnline : s.maxMemOffline),
+                            "largest free on one GPU with a free tenant slot")
+                    : new Reason(code, node, c.memory, Math.max(0, s.tierMemory(c)), tierWords(s, c, "free"));
+            case INSUFFICIENT_COMPUTE -> (on ? s.maxComputeOnline : s.maxComputeOffline) < c.minComputeFree
+                    ? new Reason(code, node, c.minComputeFree, Math.max(0, on ? s.maxComputeOnline : s.maxComputeOffline),
+                            "largest free " + cls + " guaranteed compute on one GPU with a free tenant slot")
+                    : new Reason(code, node, c.minComputeFree, Math.max(0, s.tierCompute(c)),
+                            tierWords(s, c, "free " + cls + " guaranteed compute"));
             case TOO_MANY_TENANTS -> Reason.of(code, node, c.k + " GPU(s) with a free tenant slot needed, "
                     + (on ? s.slotsOnline : s.slotsOffline) + " have one");
             case INSUFFICIENT_CPU -> new Reason(code, node, c.cpuMillis, s.cpuFree, "CPU on the node");
             case INSUFFICIENT_HOST_MEMORY -> new Reason(code, node, c.hostMemory, s.hostMemFree, "host memory on the node");
             default -> throw new IllegalArgumentException("not a summary cause: " + code);
         };
+    }
+
+    /** The words of a tier refusal: {@code 4th largest free on the GPUs with a free tenant slot (8 GPUs needed)}. */
+    private static String tierWords(NodeSummary s, ClaimShape c, String what) {
+        int t = NodeSummary.tier(c.k);
+        return (t == 2 ? "2nd" : t + "th") + " largest " + what + " on the GPUs with a free tenant slot (" + c.k
+                + " GPUs needed)";
     }
 
     boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {

@@ -42,10 +42,11 @@ import java.util.Map;
  * @param loadWeight         weight of the GPU policy (load) term of a GPU set (>= 0, default 0.5)
  * @param leftoverWeight     weight of the look-ahead: how well the free GPUs a set leaves behind are
  *                           still connected, relative to the best set of the node (>= 0, default 0.5)
- * @param numaWeight         weight of the share of pairs of a set on one CPU NUMA node, a tie-break after
- *                           link quality (>= 0, default 0.1)
- * @param pcieWeight         weight of the PCIe closeness of a set's pairs, the tie-break between pairs
- *                           of equal NVLink bandwidth (>= 0, default 0.05)
+ * @param numaWeight         weight of the share of pairs of a set on one CPU NUMA node: within a node a
+ *                           tie-break after NVLink bandwidth (scaled by {@link PlacementScores#TIE_BREAK}),
+ *                           across nodes this weight (>= 0, default 0.1)
+ * @param pcieWeight         weight of the PCIe closeness of a set's pairs: within a node the tie-break
+ *                           after one NUMA node (scaled likewise), across nodes this weight (>= 0, default 0.05)
  * @param fragmentationWeight points a candidate loses per GPU of expected fragmentation it adds, for
  *                           claims whose node policy is {@code fragmentation} ({@link FragmentationScorer};
  *                           >= 0, default 100)

@@ -76,10 +76,10 @@ import org.slf4j.LoggerFactory;
  *   setScore(S) = cliqueWeight   * clique(S)      1 if every pair of S is NVLink, else 0
  *               + linkWeight     * link(S)        mean pair linkScore: NVLink bandwidth first
  *               + leftoverWeight * leftover(S)    look-ahead: 1 - (maxLeft[j] - left(free \ S))
- *               + numaWeight     * numa(S)        share of pairs on one CPU NUMA node
- *               + pcieWeight     * pcie(S)        mean pcieCloseness of the pairs' PCIe ancestors
  *               + loadWeight     * policyTerm(gpuPolicy, mean load(g) over S)
  *               + sum of weight * score of each registered GpuSetScorer
+ *               + TIE_BREAK * (numaWeight * numa(S) + pcieWeight * pcie(S) / pairs)   tie-breaks within the node
+ *               + CONNECTIVITY_TIE_BREAK * leftoverWeight * left(healthy \ S)       one GPU: worst-connected first
  *               - fragmentationWeight * delta(n, S) / 100   only when the node policy is fragmentation</pre>
  *       The last term ({@link FragmentationScorer}, formula in {@link Fragmentation}) makes a candidate
  *       lose {@code fragmentationWeight} (default 100) points per GPU of expected fragmentation it adds
@@ -98,10 +98,14 @@ import org.slf4j.LoggerFactory;
  *       score gains more than what it leaves behind loses (NV2 leaving NV1 beats NV1 leaving NV2;
  *       NV2 leaving two GPUs across the sockets loses to NV1 leaving an NVLink pair). The look-ahead
  *       decides which idle GPUs a claim takes, never how many (the GPU policy decides that), and it
- *       scores 1 on the best set of every node, so it never moves a claim to another node. NUMA and
- *       PCIe closeness are tie-breaks worth 0.15 together: any difference of more than 0.3 in mean
- *       pair link score outweighs them. On an NVSwitch node every pair has the same bandwidth, so
- *       NUMA, PCIe and load decide. Sets are enumerated exhaustively up to
+ *       scores 1 on the best set of every node, so it never moves a claim to another node. Within a
+ *       node the precedence is NVLink bandwidth, then one NUMA node, then PCIe closeness: the NUMA and
+ *       PCIe terms are scaled by {@link PlacementScores#TIE_BREAK}, below the smallest bandwidth
+ *       difference two sets of a node can have; the chosen set carries them at their full weights
+ *       ({@code numaWeight * numa(S) + pcieWeight * pcie(S)}) into its node's total, so across nodes
+ *       they weigh as weights. On an NVSwitch node every pair has the same bandwidth, so the
+ *       look-ahead and load, then NUMA and PCIe decide. A single GPU on a node whose GPUs are all
+ *       busy at equal load goes to the worst-connected GPU. Sets are enumerated exhaustively up to
  *       {@code exhaustiveSetLimit} candidates per node (every node of up to 14 GPUs with the default
  *       5000), else searched greedily with local improvement and without the look-ahead
  *       ({@link SetSearch}).</li>

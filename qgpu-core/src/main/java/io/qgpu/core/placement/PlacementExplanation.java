@@ -113,6 +113,11 @@ public record PlacementExplanation(String tenantId, PlacementPolicy nodePolicy, 
         }
     }
 
+    /** A weight for the table: two decimals, or one significant digit for the tie-breaks' tiny weights. */
+    private static String weight(double w) {
+        return w == 0 || w >= 0.005 ? String.format(Locale.ROOT, "%.2f", w) : String.format(Locale.ROOT, "%.0e", w);
+    }
+
     /** Width at which {@link #table()} wraps long lines. */
     public static final int TABLE_WIDTH = 100;
 
@@ -138,7 +143,7 @@ public record PlacementExplanation(String tenantId, PlacementPolicy nodePolicy, 
                     isChosen ? "=>" : (c.shortlisted() ? "" : "-"), c.node(), c.gpus().toString(), c.nodeScore(), c.setScore(),
                     c.total()));
             for (Term t : c.terms()) {
-                wrap(sb, String.format(Locale.ROOT, "        %-16s %.3f x %.2f  ", t.scorer(), t.value(), t.weight()), t.why());
+                wrap(sb, String.format(Locale.ROOT, "        %-16s %.3f x %s  ", t.scorer(), t.value(), weight(t.weight())), t.why());
             }
         }
         for (NodeRejection r : rejected.values()) {

@@ -67,6 +67,32 @@ public final class PlacementScores {
     private PlacementScores() {
     }
 
+    /**
+     * Scale of the NUMA and PCIe terms when a node's GPU sets are ranked against each other: they are
+     * added as {@code TIE_BREAK * (numaWeight * numa(S) + pcieWeight * pcie(S) / pairs)}, at most
+     * {@code TIE_BREAK * (numaWeight + pcieWeight)} (1.5e-7 points at the defaults), so within a node
+     * they only break ties between sets whose other terms (NVLink clique and bandwidth, the
+     * look-ahead, load, registered scorers) differ by less than that. The smallest bandwidth
+     * difference two sets of one node can have is {@code linkWeight / (lcm(2 * maxLanes, 12) * pairs)}
+     * (an NVLink pair scores a multiple of {@code 1 / (2 * maxLanes)}, a PCIe pair a multiple of
+     * {@code 1 / 12}): 6.5e-7 points at the default {@code linkWeight} of 0.5 even for 64-lane links
+     * and sets of 64 GPUs (2,016 pairs), so within a node NVLink bandwidth is never outweighed by
+     * them. One more pair on one NUMA node gains {@code numaWeight / pairs}, more than any PCIe
+     * difference ({@code < 5/6 * pcieWeight / pairs}) when {@code numaWeight > 5/6 * pcieWeight}
+     * (the defaults): one NUMA node first, then PCIe closeness. The chosen set carries both terms at
+     * their full weights into its node's total, so across nodes they weigh as weights.
+     */
+    public static final double TIE_BREAK = 1e-6;
+
+    /**
+     * Scale of a single GPU's connectivity tie-break: {@code CONNECTIVITY_TIE_BREAK * leftoverWeight *
+     * left(healthy \ {g})}, at most 5e-10 points at the defaults, below every NUMA or PCIe difference
+     * (a single GPU scores 1 on both anyway): at equal load and look-ahead, the GPU whose loss leaves
+     * the node's other healthy GPUs (busy or not) best connected goes first, that is the
+     * worst-connected GPU.
+     */
+    public static final double CONNECTIVITY_TIE_BREAK = 1e-9;
+
     /** {@code load(g)} as defined above. */
     public static double gpuLoad(GpuState g, GranularityRules rules) {
         if (g.heldExclusively()) {

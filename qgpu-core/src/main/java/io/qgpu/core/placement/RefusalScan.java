@@ -16,7 +16,8 @@ import java.util.Map;
  *
  * <p>When the index's keys are settled ({@link NodeIndex#settled}: every numbered change delivered,
  * no refresh under way, and none begun by the end of the scan), the pass streams through the
- * contiguous per-node keys: a key that shows a shortage ({@link NodeIndex#cause}) refuses its node
+ * contiguous per-node keys: a key that shows a shortage ({@link NodeIndex#cause}; for a shared claim of
+ * 2 to 14 GPUs also the tier key, {@link NodeIndex#tierCause}) refuses its node
  * at once, and only the nodes the keys let through are read, their {@link NodeSummary} deciding
  * ({@link NodeVerdicts}) and their GPUs visited only when the summary's aggregates let the claim
  * through. Otherwise (concurrent changes or refreshes) it reads every node's current state and the
@@ -112,9 +113,8 @@ final class RefusalScan {
      */
     private static void scanKeys(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd, Tally t) {
         Ledger.NodeFeed feed = idx.feed;
-        boolean online = c.online;
         for (int i = 0; i < t.nodes; i++) {
-            ReasonCode code = NodeIndex.cause(idx.key(i, online), c);
+            ReasonCode code = idx.cause(i, c);
             NodeState ns = null;
             if (code == null) {
                 ns = feed.nodeAt(i);
@@ -144,6 +144,9 @@ final class RefusalScan {
             NodeState ns = feed.nodeAt(i);
             NodeSummary s = idx.summary(i, ns);
             ReasonCode code = NodeIndex.cause(s.key(online), c);
+            if (code == null && c.tiered) {
+                code = NodeIndex.tierCause(s.tiers(online), c);
+            }
             if (code == null) {
                 code = verdicts.cause(s, c);
                 if (code == null) {
@@ -189,10 +192,9 @@ final class RefusalScan {
         for (int o = 0; o < CODES.length; o++) {
             missing += e.keyCauses[o] > 0 ? 1 : 0;
         }
-        boolean online = c.online;
         boolean[] seen = new boolean[CODES.length];
         for (int i = 0; i < t.nodes && missing > 0; i++) {
-            ReasonCode code = NodeIndex.cause(idx.key(i, online), c);
+            ReasonCode code = idx.cause(i, c);
             if (code != null && !seen[code.ordinal()]) {
                 seen[code.ordinal()] = true;
                 firstAt[code.ordinal()] = Math.min(firstAt[code.ordinal()], i);

@@ -11,8 +11,12 @@ import java.util.Arrays;
  *
  * <p>Set score (see {@link PlacementEngine} for the full formula and {@link PlacementScores} for each
  * term): {@code cliqueWeight * clique(S) + linkWeight * link(S) + leftoverWeight * leftover(S)
- * + numaWeight * numa(S) + pcieWeight * pcie(S) + loadWeight * policyTerm(meanLoad(S))} plus each
- * registered {@link GpuSetScorer}'s {@code weight * score}. {@code leftover(S)} is relative:
+ * + loadWeight * policyTerm(meanLoad(S))} plus each registered {@link GpuSetScorer}'s
+ * {@code weight * score}, plus the tie-breaks {@code TIE_BREAK * (numaWeight * numa(S) + pcieWeight * pcie(S) / pairs)}
+ * and, for a single GPU, {@code CONNECTIVITY_TIE_BREAK * leftoverWeight * connectivity(S)}: scaled so
+ * that they decide only between sets the other terms rank equal (see {@link PlacementScores#TIE_BREAK}).
+ * The chosen set then carries its NUMA and PCIe terms at their full weights into the node's total
+ * ({@link #acrossNodes}): across nodes they weigh as before. {@code leftover(S)} is relative:
  * {@code 1 - (maxLeft[j] - left(S))}, where {@code j} is how many idle GPUs {@code S} takes and
  * {@code maxLeft[j]} the most any set of the node taking as many idle GPUs leaves behind. So the
  * look-ahead decides which idle GPUs a claim takes, never how many (the GPU policy decides that),
@@ -101,7 +105,7 @@ final class SetSearch {
             return null;
         }
         noteLeft(positions, positions.length);
-        return new Choice(positions, v + lookAhead(positions, positions.length));
+        return new Choice(positions, v + lookAhead(positions, positions.length) + acrossNodes(positions));
     }
 
     /**
@@ -111,7 +115,7 @@ final class SetSearch {
      */
     double scoreOf(int[] positions) {
         double v = score(positions, positions.length, true);
-        return v == Double.NEGATIVE_INFINITY ? v : v + lookAhead(positions, positions.length);
+        return v == Double.NEGATIVE_INFINITY ? v : v + lookAhead(positions, positions.length) + acrossNodes(positions);
     }
 
     /** Records {@code left(S)} in {@link #maxLeft}; false for a set that breaks {@code numa: required}. */
@@ -130,6 +134,47 @@ final class SetSearch {
             return 0.0;
         }
         return cfg.leftoverWeight() * (1.0 - (maxLeft[taken(set, len)] - s.leftAfter(set, len)));
+    }
+
+    /**
+     * What the chosen set adds to its node's total beyond its rank within the node: its NUMA and PCIe
+     * terms at their full weights ({@code numaWeight * numa(S) + pcieWeight * pcie(S)}) less the
+     * {@code TIE_BREAK}-scaled share already counted. Within a node they only break ties; across nodes
+     * a node that offers a set on one NUMA node and close on PCIe is preferred by these weights.
+     */
+    private double acrossNodes(int[] set) {
+        int len = set.length;
+        if (len == 0) {
+            return 0.0;
+        }
+        double numa = 1.0;
+        double pcie = 1.0;
+        if (len > 1) {
+            NodeTopo t = s.topo;
+            int same = 0;
+            double p = 0;
+            for (int a = 0; a < len; a++) {
+                for (int b = a + 1; b < len; b++) {
+                    p += t.pcie[set[a] * t.size + set[b]];
+                    same += s.numa[set[a]] == s.numa[set[b]] ? 1 : 0;
+                }
+            }
+            double pairs = len * (len - 1) / 2;
+            numa = same / pairs;
+            pcie = p / pairs;
+        }
+        double pairs = Math.max(1, len * (len - 1) / 2);
+        return cfg.numaWeight() * numa + cfg.pcieWeight() * pcie - PlacementScores.TIE_BREAK * withinNode(numa, pcie, pairs);
+    }
+
+    /**
+     * The tie-break within a node, before {@code TIE_BREAK}: {@code numaWeight * numa + pcieWeight * pcie / pairs}.
+     * A set with one more pair on one NUMA node gains {@code numaWeight / pairs}; PCIe closeness moves
+     * the term by less than {@code pcieWeight * (5/6) / pairs}, so one NUMA node comes before PCIe
+     * closeness whenever {@code numaWeight > 5/6 * pcieWeight} (0.1 against 0.05 by default).
+     */
+    private double withinNode(double numa, double pcie, double pairs) {
+        return cfg.numaWeight() * numa + cfg.pcieWeight() * pcie / pairs;
     }
 
     /** How many of the set's GPUs are idle (in the node's free mask). */
@@ -210,7 +255,7 @@ final class SetSearch {
             return null;
         }
         Arrays.sort(best);
-        return new Choice(best, bestScore);
+        return new Choice(best, bestScore + acrossNodes(best));
     }
 
     /** C(m, k), exact for the sizes {@link #binomialAtMost} lets through. */
@@ -316,7 +361,7 @@ final class SetSearch {
         }
         // no look-ahead here: the chosen set is its own reference (term 1, as the best set of any node)
         noteLeft(best, k);
-        return new Choice(best, bestScore + lookAhead(best, k));
+        return new Choice(best, bestScore + lookAhead(best, k) + acrossNodes(best));
     }
 
     /** A full set's score without the look-ahead (the greedy search does not look ahead). */
@@ -361,9 +406,12 @@ final class SetSearch {
             }
             double pairs = len * (len - 1) / 2;
             v += (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs
-                    + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
+                    + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs);
         } else {
-            v += cfg.cliqueWeight() + cfg.linkWeight() + cfg.pcieWeight() + cfg.numaWeight();
+            v += cfg.cliqueWeight() + cfg.linkWeight() + PlacementScores.TIE_BREAK * withinNode(1.0, 1.0, 1);
+            if (full && cfg.leftoverWeight() > 0) {
+                v += PlacementScores.CONNECTIVITY_TIE_BREAK * cfg.leftoverWeight() * s.connectivityAfter(set, len);
+            }
         }
         if (full) {
             if (scorers.length > 0) {

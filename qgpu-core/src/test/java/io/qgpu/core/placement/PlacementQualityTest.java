@@ -93,6 +93,48 @@ class PlacementQualityTest {
         assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100)), "a shared slice too");
     }
 
+    /**
+     * Every GPU busy with the same small tenant: the look-ahead (idle GPUs only) sees nothing and the
+     * load ties, so the worst-connected GPU goes first. Failed before the connectivity tie-break (GPU 0 was taken).
+     */
+    @Test
+    void whenEveryGpuIsBusyWithEqualLoadTheLoneGpuGoesFirst() {
+        Object[][] links = new Object[10][];
+        int i = 0;
+        for (int a = 0; a < 5; a++) {
+            for (int b = a + 1; b < 5; b++) {
+                links[i++] = new Object[] {a, b, new GpuLink.NvLink(1)};
+            }
+        }
+        Node n = node("n", new int[] {0, 0, 0, 0, 0, 0}, SYS, links);
+        Ledger l = Ledger.create(List.of(n));
+        for (int g = 0; g < 6; g++) {
+            assertTrue(l.reserve(on(claim("small" + g, 2, 10, 100), n, g)).reserved());
+        }
+        assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100)), "spread (the default GPU policy)");
+        l.release("shared");
+        assertArrayEquals(new int[] {5}, place(l, n, claim("shared", 4, 10, 100),
+                PlacementConfig.builder().gpuPolicy(PlacementPolicy.BINPACK).build()), "binpack");
+        // unequal load still decides first: a lighter GPU of the five wins under spread
+        l.release("small2");
+        assertTrue(l.reserve(on(claim("smaller2", 1, 5, 100), n, 2)).reserved());
+        assertArrayEquals(new int[] {2}, place(l, n, claim("other", 4, 10, 100)), "load before connectivity");
+    }
+
+    /**
+     * Replicas of one request (NVIDIA's {@code distributed} policy): two GPUs with two tenant slots
+     * each, one slot of GPU 1 taken; a request for two replicas, said as one claim of two GPUs, gets
+     * one replica on each GPU (the device plugin's GetPreferredAllocation and Allocate say it so).
+     */
+    @Test
+    void replicasOfOneRequestAsOneClaimGetOneReplicaOfEachGpu() {
+        Node n = node("n", new int[] {0, 0}, SYS, new Object[0][]);
+        Ledger l = Ledger.create(new GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0), List.of(n));
+        assertTrue(l.reserve(on(claim("taken", 4, 0, 100), n, 1)).reserved());
+        Claim two = Claim.builder("pod").gpus(2).memoryGiB(4).compute(0, 100).build();
+        assertArrayEquals(new int[] {0, 1}, place(l, n, two));
+    }
+
     @Test
     void aSingleGpuClaimDoesNotBreakTheBestPair() {
         // 0-2 is the best pair (NV2), 1 is free too

@@ -158,6 +158,24 @@ class AllocateTest extends PluginTestBase {
         assertEquals(2, new HashSet<>(around).size());
     }
 
+    /**
+     * NVIDIA's {@code distributed} policy: a pod asking for two time-sliced replicas on a node whose GPUs
+     * have two replicas each, one already taken on GPU 1, gets one replica of each GPU (not both of GPU 0,
+     * whose two replicas are both free), and Allocate puts them on those two GPUs.
+     */
+    @Test
+    void replicasOfOneRequestAreSpreadOverGpus() throws Exception {
+        plugin = start(config("t4x4", PodDecisions.none())
+                .withRules(new io.qgpu.api.GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0)));
+        stub = stub(kubelet.awaitRegistration());
+        assertEquals(8, allIds().size(), "two replicas per GPU");
+        allocate(List.of(id(1, 0)));
+        List<String> offered = List.of(id(0, 0), id(0, 1), id(1, 1));
+        List<String> two = preferred(offered, List.of(), 2);
+        assertEquals(Set.of(uuid(0), uuid(1)), two.stream().map(VirtualDevice::homeOf).collect(Collectors.toSet()), two.toString());
+        assertEquals(Set.of(uuid(0), uuid(1)), visible(allocate(two).getContainerResponses(0)));
+    }
+
     @Test
     void anIdHandedOutAgainReleasesItsOldAllocation() throws Exception {
         up("t4x4", PodDecisions.none());
