@@ -163,12 +163,12 @@ public final class GateCore {
         lock.lock();
         try {
             TenantState t = known(tenant);
-            if (t.running() > 0 || t.hasWork()) {
+            // revoke first, then count (never the other way round): see TenantState.revokeIfIdle
+            if (t.hasWork() || !t.revokeIfIdle()) {
                 throw new GateStateException(gpu, t.name, "has " + (t.running() + t.parked) + " open leases and "
                         + t.waiters.size() + " waiting acquires; close them first");
             }
             long now = nowLocked();
-            t.permitUntil = TenantState.NO_PERMIT;
             engines.deregister(t, now);
             tenants.remove(t.name);
             t.registered = false;
@@ -267,7 +267,7 @@ public final class GateCore {
             }
             closed = true;
             for (TenantState t : tenants.values()) {
-                t.permitUntil = TenantState.NO_PERMIT;
+                t.setPermit(TenantState.NO_PERMIT);
                 for (Iterator<Waiter> it = t.waiters.iterator(); it.hasNext(); ) {
                     Waiter w = it.next();
                     if (w.isAsync()) {

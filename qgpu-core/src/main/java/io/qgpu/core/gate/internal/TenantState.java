@@ -49,7 +49,7 @@ public final class TenantState implements Tenant {
     final long limitNanos;
 
     // ---- fast path, lock-free ----
-    /** Leases may start and go on while the ticker reads less than this. */
+    /** Leases may start and go on while the ticker reads less than this; written only by {@link #setPermit} and {@link #revokeIfIdle}. */
     volatile long permitUntil = NO_PERMIT;
     /**
      * High 32 bits: number of the last busy period opened; bit 31: {@link #OPENER}; bits 0-30: running
@@ -203,6 +203,47 @@ public final class TenantState implements Tenant {
             return REFUSED;
         }
         return entry;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the permit: written only here, under the gate's lock
+
+    /**
+     * Under the gate's lock: the permit lasts until {@code until} ({@link #NO_PERMIT}: none). Lowering
+     * it stops no running lease: each stops at its next checkpoint; to learn whether any runs, use
+     * {@link #revokeIfIdle}.
+     */
+    void setPermit(long until) {
+        if (permitUntil != until) {
+            permitUntil = until;
+        }
+    }
+
+    /**
+     * Under the gate's lock: revokes the permit, <em>then</em> reads the running count; if a lease
+     * runs, the permit is restored. This is the revoker's half of the protocol with {@link #enter}
+     * (which raises the count, then reads the permit), ordered like Dekker's algorithm: both sides
+     * write their variable and then read the other's, all volatile, so at least one of them sees the
+     * other. Either the revoker sees the lease (false), or the entry sees the revocation and backs
+     * out; a lease can never be granted that the revoker did not see. Reading the count first and
+     * revoking after, as {@code unregister} once did, lets an entry slip between the two and keep a
+     * lease that nobody accounts for. Every caller that needs "no lease runs and none can start"
+     * comes here: {@link EngineBridge} before it reports a tenant idle or stopped,
+     * {@link GateCore#unregister} before it removes one.
+     *
+     * @return true if no lease runs: the permit stays revoked, so until it is set again no lease of
+     *         the tenant starts on the lock-free path (and the lock-side entries take the gate's
+     *         lock, which the caller holds); false if a lease runs (or an entry racing with this
+     *         call is backing out), with the permit as it was
+     */
+    boolean revokeIfIdle() {
+        long p = permitUntil;
+        permitUntil = NO_PERMIT;
+        if (running() != 0) {
+            permitUntil = p;
+            return false;
+        }
+        return true;
     }
 
     /**
