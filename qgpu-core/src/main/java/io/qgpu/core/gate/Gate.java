@@ -1,11 +1,18 @@
 package io.qgpu.core.gate;
 
 import io.qgpu.core.compute.TokenScheduler;
+import io.qgpu.api.Validate;
 import io.qgpu.core.gate.internal.GateCore;
+import io.qgpu.core.gate.internal.Handles;
+import io.qgpu.core.gate.internal.Holder;
+import io.qgpu.core.gate.internal.LeaseImpl;
+import io.qgpu.core.gate.internal.LeaseSlot;
+import io.qgpu.core.gate.internal.TenantState;
 import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.PreemptionMachine;
 import io.qgpu.core.preempt.PreemptionState;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -77,7 +84,17 @@ public final class Gate implements AutoCloseable {
     private final GateCore core;
 
     private Gate(String gpu, GateConfig config, GateTimer sharedTimer) {
-        this.core = new GateCore(this, gpu, config, sharedTimer);
+        this.core = new GateCore(new Handles() {
+            @Override
+            public TenantState tenant(GateCore c, GateTenantSpec spec, long limitNanos) {
+                return new GateTenant(Gate.this, c, spec, limitNanos);
+            }
+
+            @Override
+            public LeaseImpl lease(TenantState t, Holder holder, LeaseSlot slot, long acquiredAt, long entry) {
+                return new GateLease(t, holder, slot, acquiredAt, entry);
+            }
+        }, gpu, config, sharedTimer);
     }
 
     /**
@@ -94,9 +111,30 @@ public final class Gate implements AutoCloseable {
         return new Gate(gpuUuid, config, sharedTimer);
     }
 
-    /** The parts behind this facade (for tests in this module). */
-    GateCore core() {
-        return core;
+    /** The state behind a tenant handle (every {@link Tenant} is a {@link GateTenant}: the interface is sealed). */
+    private static TenantState state(Tenant tenant) {
+        return (GateTenant) Validate.notNull("gate.tenant", tenant);
+    }
+
+    /** Every lease the core makes is a {@link GateLease} (see {@link Handles}). */
+    private static Lease lease(LeaseImpl l) {
+        return (GateLease) l;
+    }
+
+    /**
+     * The core's future of a lease as the public type: its value is a {@link GateLease}, and a value
+     * completed from outside is a {@link Lease}, hence also a {@link GateLease} (sealed), so both
+     * views of the one future hold what they claim.
+     */
+    @SuppressWarnings("unchecked")
+    static CompletableFuture<Lease> asLeases(CompletableFuture<LeaseImpl> f) {
+        return (CompletableFuture<Lease>) (CompletableFuture<?>) f;
+    }
+
+    /** As {@link #asLeases(CompletableFuture)}, for an optional (immutable) lease. */
+    @SuppressWarnings("unchecked")
+    private static Optional<Lease> asLeases(Optional<LeaseImpl> l) {
+        return (Optional<Lease>) (Optional<?>) l;
     }
 
     /** The GPU this gate is bound to. */
@@ -116,7 +154,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateClosedException                if the gate is closed
      */
     public Tenant register(GateTenantSpec spec) {
-        return core.register(spec);
+        return (GateTenant) core.register(spec);
     }
 
     /**
@@ -125,12 +163,17 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException if it has open leases or waiting acquires, or is not this gate's
      */
     public void unregister(Tenant tenant) {
-        core.unregister(tenant);
+        core.unregister(state(tenant));
     }
 
     /** The registered tenants, in registration order. */
     public List<Tenant> tenants() {
-        return core.tenants();
+        List<TenantState> states = core.tenants();
+        List<Tenant> out = new ArrayList<>(states.size());
+        for (TenantState t : states) {
+            out.add((GateTenant) t);
+        }
+        return List.copyOf(out);
     }
 
     /**
@@ -141,7 +184,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException   if the tenant is not registered with this gate
      */
     public Lease acquire(Tenant tenant) throws InterruptedException {
-        return core.waiting().acquire(tenant);
+        return lease(core.waiting().acquire(state(tenant)));
     }
 
     /**
@@ -153,7 +196,7 @@ public final class Gate implements AutoCloseable {
      * @throws io.qgpu.api.InvalidValueException if the timeout is null or negative
      */
     public Lease acquire(Tenant tenant, Duration timeout) throws InterruptedException {
-        return core.waiting().acquire(tenant, timeout);
+        return lease(core.waiting().acquire(state(tenant), timeout));
     }
 
     /**
@@ -176,7 +219,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException  if the tenant is not registered with this gate
      */
     public Optional<Lease> tryAcquire(Tenant tenant) {
-        return core.waiting().tryAcquire(tenant);
+        return asLeases(core.waiting().tryAcquire(state(tenant)));
     }
 
     /**
@@ -185,7 +228,7 @@ public final class Gate implements AutoCloseable {
      * closed at once. The lease belongs to no thread (it is not reclaimed when a thread dies).
      */
     public CompletableFuture<Lease> acquireAsync(Tenant tenant) {
-        return core.waiting().acquireAsync(tenant, null);
+        return asLeases(core.waiting().acquireAsync(state(tenant), null));
     }
 
     /**
@@ -193,12 +236,12 @@ public final class Gate implements AutoCloseable {
      * {@code timeout} of the gate's ticker ({@code null}: no timeout).
      */
     public CompletableFuture<Lease> acquireAsync(Tenant tenant, Duration timeout) {
-        return core.waiting().acquireAsync(tenant, timeout);
+        return asLeases(core.waiting().acquireAsync(state(tenant), timeout));
     }
 
     /** The tenant's use of the GPU now. */
     public TenantUsage usage(Tenant tenant) {
-        return core.usage(tenant);
+        return core.usage(state(tenant));
     }
 
     /** Every tenant's use of the GPU now, in registration order. */
