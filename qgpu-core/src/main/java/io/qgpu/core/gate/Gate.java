@@ -1,6 +1,5 @@
 package io.qgpu.core.gate;
 
-import io.qgpu.core.compute.TokenScheduler;
 import io.qgpu.api.Validate;
 import io.qgpu.core.gate.internal.GateCore;
 import io.qgpu.core.gate.internal.Handles;
@@ -9,7 +8,6 @@ import io.qgpu.core.gate.internal.LeaseImpl;
 import io.qgpu.core.gate.internal.LeaseSlot;
 import io.qgpu.core.gate.internal.TenantState;
 import io.qgpu.core.preempt.GpuMode;
-import io.qgpu.core.preempt.PreemptionMachine;
 import io.qgpu.core.preempt.PreemptionState;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,41 +39,14 @@ import java.util.concurrent.CompletableFuture;
  * }
  * }</pre>
  *
- * <h2>How it decides</h2>
- * The gate drives the same pure engines as the simulator, with the real clock: the
- * {@link PreemptionMachine} (online/offline modes, suspend, resume, release delay) and a
- * {@link TokenScheduler} that hands the GPU's token to one offline tenant at a time under the GPU's
- * {@link io.qgpu.api.IsolationPolicy}. Limits are the gate's own: a tenant's usage is the time at
- * least one of its leases ran in the window (concurrent leases count once), optionally corrected
- * with NVML per-process samples; a tenant at its limit waits until enough usage has left the
- * window, and a lease that started within the limit ends its slice (so a limit is passed by at most
- * one slice). Usage is kept per tenant in bounded memory (periods closer than window/1024 merge,
- * never under-counted); an optional {@link io.qgpu.api.spi.ProcessUsageSource} corrects it with
- * what the driver measured.
+ * <p>How it decides (the preemption machine and the token scheduler it drives), its lock-free fast
+ * path, its accounting and its guarantees, each with the test that holds it: the project's
+ * {@code docs/gate.md} and the package documentation. In short: a tenant at its limit waits, a lease
+ * that started within the limit ends its slice, online work waits for at most one offline slice,
+ * {@link #unregister} never returns while a lease of the tenant is open, and {@link #close()} may be
+ * called any number of times.
  *
- * <h2>Fast path</h2>
- * Each tenant has a permit: the ticker time until which it may start and continue leases without
- * consulting the engines (an online tenant that is running in online mode, or the offline tenant
- * that holds the token in offline mode, up to its quota's end). Under a valid permit, acquire is a
- * ticker read, a volatile read and a compare-and-set on the tenant's word; close is a ticker read and
- * one compare-and-set on the same word for a lease that ran alone (acquired on this path, it opened
- * the tenant's busy period, and its owner thread closes it), else a compare-and-set on the lease and an atomic
- * decrement; checkpoint is a ticker read and a volatile read: no lock (each acquire returns a new
- * small lease object; a lease object is never reused, see {@link Lease}).
- * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
- * feeds events to the engines and acts on their decisions. A tenant whose last lease closed keeps
- * its engine state until the gate next takes its lock; the idle time is then reported with the time
- * the tenant really went idle.
- *
- * <h2>Guarantees</h2>
- * A lease object stands for one acquire and, once closed, stays closed (see {@link Lease}). A
- * waiter that gives up (timeout, interrupt, cancelled future) leaves no lease and no request behind;
- * a cancelled async checkpoint is withdrawn; a dead owner's leases are reclaimed and the futures they
- * strand fail. A closed gate keeps nothing reachable from the threads that used it.
- * {@link #close()} may be called any number of times.
- *
- * <p>This class is a facade; the work is done by the non-exported parts of
- * {@code io.qgpu.core.gate.internal}, one job each.
+ * <p>This class is a facade over the non-exported parts in {@code io.qgpu.core.gate.internal}.
  *
  * <p>Thread safety: thread-safe. Listeners and future callbacks are called outside the gate's lock.
  */
