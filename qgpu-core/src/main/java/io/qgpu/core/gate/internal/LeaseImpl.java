@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
  * park or resume the later lease. The fast paths of close and checkpoint are here; everything else is
  * the tenant's gate's {@link Checkpoints}.
  *
- * <p>The public lease ({@code io.qgpu.core.gate.Lease}) is a final subclass of this in the gate's
+ * <p>The object handed out as a {@code io.qgpu.core.gate.Lease} is a final subclass of this in the gate's
  * package, made by the gate's {@link Handles}; this class knows nothing of it.
  *
  * <p>Thread safety: thread-safe: close from any thread, concurrently with itself.
