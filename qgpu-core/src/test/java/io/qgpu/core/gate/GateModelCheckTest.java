@@ -55,7 +55,11 @@ import org.junit.jupiter.api.Test;
  * the records the gate holds; with {@code -Dlincheck.instrumentAllClasses=true}, read once per JVM,
  * it instruments every loaded class instead. The build runs this class in a surefire execution of its
  * own with that flag (qgpu-core's pom); elsewhere it is skipped. Most of its time (about 3.5 minutes
- * on the 2 shared vCPUs at a load average of 15 to 20) is that instrumentation.
+ * on the 2 shared vCPUs at a load average of 15 to 20) is that instrumentation. It runs on JDK 17
+ * only: on Temurin 25 Lincheck 2.39 reported "the execution has hung" in the first scenario, with the
+ * acquiring thread parked on the gate's lock and the unregistering thread, which held it, waiting in
+ * the checker's own scheduling (a lock that is released a few instructions later: the checker, not
+ * the gate, stopped), so it is skipped there.
  */
 public class GateModelCheckTest {
 
@@ -164,6 +168,10 @@ public class GateModelCheckTest {
         // the build runs this class in a JVM of its own with every class instrumented (see qgpu-core's pom)
         org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("lincheck.instrumentAllClasses"),
                 "needs -Dlincheck.instrumentAllClasses=true from the start of the JVM");
+        // Lincheck 2.39's model checking on JDK 25 reports a hang as soon as a thread blocks on the gate's
+        // ReentrantLock (the locking thread parks where the checker no longer switches); verified on 17
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() == 17,
+                "model checking verified on JDK 17 only (hangs in Lincheck 2.39 on JDK 25)");
         ModelCheckingOptions options = new ModelCheckingOptions()
                 .iterations(0)
                 .invocationsPerIteration(Integer.getInteger("qgpu.lincheck.invocations", INVOCATIONS))
