@@ -1,11 +1,16 @@
 package io.qgpu.core.gate;
 
-import io.qgpu.core.compute.TokenScheduler;
+import io.qgpu.api.Validate;
 import io.qgpu.core.gate.internal.GateCore;
+import io.qgpu.core.gate.internal.Handles;
+import io.qgpu.core.gate.internal.Holder;
+import io.qgpu.core.gate.internal.LeaseImpl;
+import io.qgpu.core.gate.internal.LeaseSlot;
+import io.qgpu.core.gate.internal.TenantState;
 import io.qgpu.core.preempt.GpuMode;
-import io.qgpu.core.preempt.PreemptionMachine;
 import io.qgpu.core.preempt.PreemptionState;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -34,41 +39,14 @@ import java.util.concurrent.CompletableFuture;
  * }
  * }</pre>
  *
- * <h2>How it decides</h2>
- * The gate drives the same pure engines as the simulator, with the real clock: the
- * {@link PreemptionMachine} (online/offline modes, suspend, resume, release delay) and a
- * {@link TokenScheduler} that hands the GPU's token to one offline tenant at a time under the GPU's
- * {@link io.qgpu.api.IsolationPolicy}. Limits are the gate's own: a tenant's usage is the time at
- * least one of its leases ran in the window (concurrent leases count once), optionally corrected
- * with NVML per-process samples; a tenant at its limit waits until enough usage has left the
- * window, and a lease that started within the limit ends its slice (so a limit is passed by at most
- * one slice). Usage is kept per tenant in bounded memory (periods closer than window/1024 merge,
- * never under-counted); an optional {@link io.qgpu.api.spi.ProcessUsageSource} corrects it with
- * what the driver measured.
+ * <p>How it decides (the preemption machine and the token scheduler it drives), its lock-free fast
+ * path, its accounting and its guarantees, each with the test that holds it: the project's
+ * {@code docs/gate.md} and the package documentation. In short: a tenant at its limit waits, a lease
+ * that started within the limit ends its slice, online work waits for at most one offline slice,
+ * {@link #unregister} never returns while a lease of the tenant is open, and {@link #close()} may be
+ * called any number of times.
  *
- * <h2>Fast path</h2>
- * Each tenant has a permit: the ticker time until which it may start and continue leases without
- * consulting the engines (an online tenant that is running in online mode, or the offline tenant
- * that holds the token in offline mode, up to its quota's end). Under a valid permit, acquire is a
- * ticker read, a volatile read and a compare-and-set on the tenant's word; close is a ticker read and
- * one compare-and-set on the same word for a lease that ran alone (acquired on this path, it opened
- * the tenant's busy period, and its owner thread closes it), else a compare-and-set on the lease and an atomic
- * decrement; checkpoint is a ticker read and a volatile read: no lock (each acquire returns a new
- * small lease object; a lease object is never reused, see {@link Lease}).
- * Everything else (a tenant's first lease, preemption, quota, timeouts) takes the gate's lock,
- * feeds events to the engines and acts on their decisions. A tenant whose last lease closed keeps
- * its engine state until the gate next takes its lock; the idle time is then reported with the time
- * the tenant really went idle.
- *
- * <h2>Guarantees</h2>
- * A lease object stands for one acquire and, once closed, stays closed (see {@link Lease}). A
- * waiter that gives up (timeout, interrupt, cancelled future) leaves no lease and no request behind;
- * a cancelled async checkpoint is withdrawn; a dead owner's leases are reclaimed and the futures they
- * strand fail. A closed gate keeps nothing reachable from the threads that used it.
- * {@link #close()} may be called any number of times.
- *
- * <p>This class is a facade; the work is done by the non-exported parts of
- * {@code io.qgpu.core.gate.internal}, one job each.
+ * <p>This class is a facade over the non-exported parts in {@code io.qgpu.core.gate.internal}.
  *
  * <p>Thread safety: thread-safe. Listeners and future callbacks are called outside the gate's lock.
  */
@@ -77,7 +55,17 @@ public final class Gate implements AutoCloseable {
     private final GateCore core;
 
     private Gate(String gpu, GateConfig config, GateTimer sharedTimer) {
-        this.core = new GateCore(this, gpu, config, sharedTimer);
+        this.core = new GateCore(new Handles() {
+            @Override
+            public TenantState tenant(GateCore c, GateTenantSpec spec, long limitNanos) {
+                return new GateTenant(Gate.this, c, spec, limitNanos);
+            }
+
+            @Override
+            public LeaseImpl lease(TenantState t, Holder holder, LeaseSlot slot, long acquiredAt, long entry) {
+                return new GateLease(t, holder, slot, acquiredAt, entry);
+            }
+        }, gpu, config, sharedTimer);
     }
 
     /**
@@ -94,9 +82,30 @@ public final class Gate implements AutoCloseable {
         return new Gate(gpuUuid, config, sharedTimer);
     }
 
-    /** The parts behind this facade (for tests in this module). */
-    GateCore core() {
-        return core;
+    /** The state behind a tenant handle (every {@link Tenant} is a {@link GateTenant}: the interface is sealed). */
+    private static TenantState state(Tenant tenant) {
+        return (GateTenant) Validate.notNull("gate.tenant", tenant);
+    }
+
+    /** Every lease the core makes is a {@link GateLease} (see {@link Handles}). */
+    private static Lease lease(LeaseImpl l) {
+        return (GateLease) l;
+    }
+
+    /**
+     * The core's future of a lease as the public type: its value is a {@link GateLease}, and a value
+     * completed from outside is a {@link Lease}, hence also a {@link GateLease} (sealed), so both
+     * views of the one future hold what they claim.
+     */
+    @SuppressWarnings("unchecked")
+    static CompletableFuture<Lease> asLeases(CompletableFuture<LeaseImpl> f) {
+        return (CompletableFuture<Lease>) (CompletableFuture<?>) f;
+    }
+
+    /** As {@link #asLeases(CompletableFuture)}, for an optional (immutable) lease. */
+    @SuppressWarnings("unchecked")
+    private static Optional<Lease> asLeases(Optional<LeaseImpl> l) {
+        return (Optional<Lease>) (Optional<?>) l;
     }
 
     /** The GPU this gate is bound to. */
@@ -116,7 +125,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateClosedException                if the gate is closed
      */
     public Tenant register(GateTenantSpec spec) {
-        return core.register(spec);
+        return (GateTenant) core.register(spec);
     }
 
     /**
@@ -125,12 +134,17 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException if it has open leases or waiting acquires, or is not this gate's
      */
     public void unregister(Tenant tenant) {
-        core.unregister(tenant);
+        core.unregister(state(tenant));
     }
 
     /** The registered tenants, in registration order. */
     public List<Tenant> tenants() {
-        return core.tenants();
+        List<TenantState> states = core.tenants();
+        List<Tenant> out = new ArrayList<>(states.size());
+        for (TenantState t : states) {
+            out.add((GateTenant) t);
+        }
+        return List.copyOf(out);
     }
 
     /**
@@ -141,7 +155,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException   if the tenant is not registered with this gate
      */
     public Lease acquire(Tenant tenant) throws InterruptedException {
-        return core.waiting().acquire(tenant);
+        return lease(core.waiting().acquire(state(tenant)));
     }
 
     /**
@@ -153,7 +167,7 @@ public final class Gate implements AutoCloseable {
      * @throws io.qgpu.api.InvalidValueException if the timeout is null or negative
      */
     public Lease acquire(Tenant tenant, Duration timeout) throws InterruptedException {
-        return core.waiting().acquire(tenant, timeout);
+        return lease(core.waiting().acquire(state(tenant), timeout));
     }
 
     /**
@@ -176,7 +190,7 @@ public final class Gate implements AutoCloseable {
      * @throws GateStateException  if the tenant is not registered with this gate
      */
     public Optional<Lease> tryAcquire(Tenant tenant) {
-        return core.waiting().tryAcquire(tenant);
+        return asLeases(core.waiting().tryAcquire(state(tenant)));
     }
 
     /**
@@ -185,7 +199,7 @@ public final class Gate implements AutoCloseable {
      * closed at once. The lease belongs to no thread (it is not reclaimed when a thread dies).
      */
     public CompletableFuture<Lease> acquireAsync(Tenant tenant) {
-        return core.waiting().acquireAsync(tenant, null);
+        return asLeases(core.waiting().acquireAsync(state(tenant), null));
     }
 
     /**
@@ -193,12 +207,12 @@ public final class Gate implements AutoCloseable {
      * {@code timeout} of the gate's ticker ({@code null}: no timeout).
      */
     public CompletableFuture<Lease> acquireAsync(Tenant tenant, Duration timeout) {
-        return core.waiting().acquireAsync(tenant, timeout);
+        return asLeases(core.waiting().acquireAsync(state(tenant), timeout));
     }
 
     /** The tenant's use of the GPU now. */
     public TenantUsage usage(Tenant tenant) {
-        return core.usage(tenant);
+        return core.usage(state(tenant));
     }
 
     /** Every tenant's use of the GPU now, in registration order. */

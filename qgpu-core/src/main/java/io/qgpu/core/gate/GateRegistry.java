@@ -2,7 +2,6 @@ package io.qgpu.core.gate;
 
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
-import io.qgpu.core.gate.internal.SystemGateTimer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

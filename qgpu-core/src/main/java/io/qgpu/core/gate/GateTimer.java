@@ -41,6 +41,6 @@ public interface GateTimer {
      * for {@link Ticker#system()}.
      */
     static GateTimer system(Ticker ticker) {
-        return new io.qgpu.core.gate.internal.SystemGateTimer(ticker);
+        return new SystemGateTimer(ticker);
     }
 }

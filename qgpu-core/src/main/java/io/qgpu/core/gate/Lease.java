@@ -6,7 +6,8 @@ import java.util.concurrent.CompletableFuture;
  * The right to run one unit of GPU work (a batch, a kernel sequence) for a tenant of a {@link Gate}.
  * Close it when the work is done; offline work runs in bounded slices and calls
  * {@link #checkpoint()} between them, which holds the thread while online work has the GPU (or the
- * tenant's turn or quota is used up) and returns when it may go on. Only the gate implements it.
+ * tenant's turn or quota is used up) and returns when it may go on. Only the gate implements it (the
+ * interface is sealed).
  *
  * <pre>{@code
  * try (Lease lease = gate.acquire(train)) {
@@ -27,7 +28,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread safety: thread-safe; {@link #close()} may be called from any thread, concurrently with
  * itself. {@link #checkpoint()} is meant for the thread doing the work.
  */
-public interface Lease extends AutoCloseable {
+public sealed interface Lease extends AutoCloseable permits GateLease {
 
     /** The tenant this lease runs work for. */
     Tenant tenant();

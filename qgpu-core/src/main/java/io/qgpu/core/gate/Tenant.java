@@ -4,8 +4,8 @@ import io.qgpu.api.PriorityClass;
 
 /**
  * A tenant registered with a {@link Gate}: the handle that {@code acquire} takes. Obtained from
- * {@link Gate#register(GateTenantSpec)}; only the gate implements it (a handle from elsewhere is
- * refused with {@link GateStateException}).
+ * {@link Gate#register(GateTenantSpec)}; only the gate implements it (the interface is sealed). A
+ * tenant of another gate is refused with {@link GateStateException}.
  *
  * <pre>{@code
  * Tenant chat = gate.register(GateTenantSpec.online("chat").limit(60).build());
@@ -16,7 +16,7 @@ import io.qgpu.api.PriorityClass;
  *
  * <p>Thread safety: thread-safe; share the handle freely.
  */
-public interface Tenant {
+public sealed interface Tenant permits GateTenant {
 
     /** The tenant's name, unique within its gate. */
     String name();

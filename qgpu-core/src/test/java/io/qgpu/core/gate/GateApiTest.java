@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.gate.internal.SystemGateTimer;
 import io.qgpu.core.preempt.GpuMode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,33 +107,22 @@ class GateApiTest {
                 () -> gate.register(GateTenantSpec.online("chat").build()));
         assertEquals("chat", dup.tenant());
         assertEquals("gate GPU-api: tenant \"chat\" is already registered", dup.getMessage());
-        Tenant stranger = new Tenant() {
-            @Override
-            public String name() {
-                return "stranger";
-            }
-
-            @Override
-            public GateTenantSpec spec() {
-                return GateTenantSpec.online("stranger").build();
-            }
-
-            @Override
-            public Gate gate() {
-                return gate;
-            }
-
-            @Override
-            public int runningLeases() {
-                return 0;
-            }
-        };
+        // a handle from elsewhere cannot exist: Tenant and Lease are sealed to the gate's own classes
+        assertTrue(Tenant.class.isSealed());
+        assertArrayEquals(new Class<?>[] {GateTenant.class}, Tenant.class.getPermittedSubclasses());
+        assertTrue(Lease.class.isSealed());
+        assertArrayEquals(new Class<?>[] {GateLease.class}, Lease.class.getPermittedSubclasses());
+        // a tenant of another gate is refused by every call that takes one
+        Gate other = Gate.create("GPU-other", clock.config().usageReportInterval(Duration.ZERO).build());
+        Tenant stranger = other.register(GateTenantSpec.online("stranger").build());
         GateStateException foreign = assertThrows(GateStateException.class, () -> gate.acquire(stranger));
         assertEquals("stranger", foreign.tenant());
+        assertEquals("gate GPU-api: tenant \"stranger\" belongs to gate GPU-other", foreign.getMessage());
         assertThrows(GateStateException.class, () -> gate.tryAcquire(stranger));
         assertThrows(GateStateException.class, () -> gate.acquireAsync(stranger));
         assertThrows(GateStateException.class, () -> gate.usage(stranger));
         assertThrows(GateStateException.class, () -> gate.unregister(stranger));
+        other.close();
         InvalidValueException neg = assertThrows(InvalidValueException.class,
                 () -> gate.acquire(chat, Duration.ofMillis(-1)));
         assertEquals("gate.acquire.timeout", neg.field());

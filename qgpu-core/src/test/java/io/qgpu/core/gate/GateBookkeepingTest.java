@@ -5,6 +5,7 @@ import static io.qgpu.core.gate.FakeClock.MS;
 import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.qgpu.core.gate.internal.GateInternals;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,13 +143,13 @@ class GateBookkeepingTest {
         CompletableFuture<Lease> a = gate.acquireAsync(train);
         CompletableFuture<Lease> b = gate.acquireAsync(train, Duration.ofSeconds(1));
         assertEquals(2, gate.waitingAcquires());
-        assertEquals(2, gate.core().waiterCount());
+        assertEquals(2, GateInternals.waiterCount(gate));
         gate.close();
         assertTrue(gate.isClosed());
         assertInstanceOf(GateClosedException.class, assertThrows(CompletionException.class, a::join).getCause());
         assertInstanceOf(GateClosedException.class, assertThrows(CompletionException.class, b::join).getCause());
         assertEquals(0, gate.waitingAcquires());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(gate));
         on.close();
     }
 
@@ -358,7 +359,7 @@ class GateBookkeepingTest {
         assertTrue(e.getMessage().contains("reclaimed after its owner thread died"), e.getMessage());
         assertTrue(orphan.get().isClosed());
         assertEquals(0, train.runningLeases() + gate.usage(train).parkedLeases());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(gate));
         on.close();
         assertEquals(0, gate.openLeases());
     }
@@ -387,7 +388,7 @@ class GateBookkeepingTest {
         assertFalse(resumed.isDone(), "parked while online work runs");
         Lease on = online.get().join();
         assertEquals(1, gate.usage(train).parkedLeases());
-        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        assertEquals(1, GateInternals.waiterCount(gate), "the parked lease");
         gate.reclaimDeadOwners();                              // seen dead
         clock.advance(500 * MS);
         gate.reclaimDeadOwners();
@@ -396,11 +397,11 @@ class GateBookkeepingTest {
         ExecutionException failed = assertThrows(ExecutionException.class, () -> resumed.get(0, TimeUnit.SECONDS));
         assertInstanceOf(GateStateException.class, failed.getCause());
         assertEquals(0, gate.usage(train).parkedLeases());
-        assertEquals(0, gate.core().waiterCount(), "no waiter left");
+        assertEquals(0, GateInternals.waiterCount(gate), "no waiter left");
         on.close();
         assertEquals(0, train.runningLeases(), "the reclaimed lease does not resume");
         assertEquals(0, gate.openLeases());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(gate));
     }
 
     /**
@@ -413,13 +414,13 @@ class GateBookkeepingTest {
         AtomicReference<CompletableFuture<Lease>> online = new AtomicReference<>();
         CompletableFuture<Lease> resumed = parkedOnADeadThread("resumes-then-dies", online);
         assertFalse(resumed.isDone());
-        assertEquals(1, gate.core().waiterCount(), "the parked lease");
+        assertEquals(1, GateInternals.waiterCount(gate), "the parked lease");
         online.get().join().close();
         clock.advance(100 * MS);                               // the release delay: train resumes
         assertTrue(resumed.isDone());
         assertEquals(1, train.runningLeases());
         assertEquals(0, gate.usage(train).parkedLeases());
-        assertEquals(0, gate.core().waiterCount(), "nothing waits once the lease resumed");
+        assertEquals(0, GateInternals.waiterCount(gate), "nothing waits once the lease resumed");
         gate.reclaimDeadOwners();                              // seen dead
         clock.advance(500 * MS);
         gate.reclaimDeadOwners();
@@ -427,7 +428,7 @@ class GateBookkeepingTest {
                 .map(GateEvent.LeaseReclaimed::leases).toList());
         assertEquals(0, train.runningLeases(), "the running lease was reclaimed");
         assertEquals(0, gate.usage(train).parkedLeases());
-        assertEquals(0, gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(gate));
         assertEquals(0, gate.openLeases());
     }
 

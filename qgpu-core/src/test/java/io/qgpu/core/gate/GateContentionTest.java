@@ -2,6 +2,7 @@ package io.qgpu.core.gate;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.qgpu.core.gate.internal.GateInternals;
 import io.qgpu.api.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -86,14 +87,14 @@ class GateContentionTest {
             CountDownLatch locked = new CountDownLatch(1);
             CountDownLatch done = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
-                gate.core().lock().lock();
+                GateInternals.lock(gate).lock();
                 try {
                     locked.countDown();
                     done.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } finally {
-                    gate.core().lock().unlock();
+                    GateInternals.lock(gate).unlock();
                 }
             }, "lock-holder");
             holder.start();
@@ -162,7 +163,7 @@ class GateContentionTest {
                 }
                 Await.until("settled", () -> gate.openLeases() == 0 && gate.waitingAcquires() == 0);
             }
-            assertEquals(0, gate.core().waiterCount());
+            assertEquals(0, GateInternals.waiterCount(gate));
         }
     }
 

@@ -4,6 +4,7 @@ import static io.qgpu.core.gate.FakeClock.MS;
 import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.qgpu.core.gate.internal.GateInternals;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.TenantPhase;
@@ -41,7 +42,7 @@ class GateLifecycleTest {
     private void assertNoLeaseLeft() {
         assertEquals(0, gate.openLeases());
         assertEquals(0, gate.waitingAcquires());
-        assertEquals(0, gate.core().waiterCount(), "waiter count");
+        assertEquals(0, GateInternals.waiterCount(gate), "waiter count");
     }
 
     @Test

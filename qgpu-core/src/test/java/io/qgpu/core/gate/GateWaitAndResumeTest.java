@@ -5,6 +5,7 @@ import static io.qgpu.core.gate.FakeClock.MS;
 import static io.qgpu.core.gate.FakeClock.S;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.qgpu.core.gate.internal.GateInternals;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.core.preempt.GpuMode;
 import io.qgpu.core.preempt.TenantPhase;
@@ -58,7 +59,7 @@ class GateWaitAndResumeTest {
         on.close();
         assertEquals(1, f.events.of(GateEvent.AcquireAbandoned.class).size());
         assertEquals(0, f.gate.waitingAcquires());
-        assertEquals(0, f.gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(f.gate));
     }
 
     /**
@@ -139,7 +140,7 @@ class GateWaitAndResumeTest {
         assertInstanceOf(GateTimeoutException.class, outcome.get());
         assertEquals(TenantPhase.IDLE, phase("chat"));
         assertEquals(0, f.gate.waitingAcquires());
-        assertEquals(0, f.gate.core().waiterCount());
+        assertEquals(0, GateInternals.waiterCount(f.gate));
         off.close();
     }
 

@@ -27,7 +27,29 @@ final class SpinRounds {
 
     private SpinRounds() {}
 
+    static final int SPINS_BEFORE_YIELD = 2_000;
+
+    /** One step of a wait: a spin hint, or a yield once {@code limit} spins have passed. */
+    static void pause(int spins, int limit) {
+        if (spins < limit) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
     static <S> void run(int rounds, Round<S> round) throws Exception {
+        run(rounds, round, false);
+    }
+
+    /**
+     * As {@link #run(int, Round)}; with {@code yielding}, a wait yields the processor after
+     * {@value #SPINS_BEFORE_YIELD} spins, so that rounds go on at a useful pace on an oversubscribed
+     * machine (it also makes the two threads meet less often when the machine is loaded: a test that
+     * uses it states its own budget, measured with it).
+     */
+    static <S> void run(int rounds, Round<S> round, boolean yielding) throws Exception {
+        int limit = yielding ? SPINS_BEFORE_YIELD : Integer.MAX_VALUE;
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             AtomicReference<S> current = new AtomicReference<>();
@@ -37,8 +59,8 @@ final class SpinRounds {
             AtomicReference<String> failed = new AtomicReference<>();
             Future<?> other = pool.submit(() -> {
                 for (int i = 0; i < rounds; i++) {
-                    while (ready.get() < i) {
-                        Thread.onSpinWait();
+                    for (int spins = 0; ready.get() < i; spins++) {
+                        pause(spins, limit);
                     }
                     S value = current.get();
                     go.set(i);
@@ -56,12 +78,12 @@ final class SpinRounds {
                     S value = round.prepare(i);
                     current.set(value);
                     ready.set(i);
-                    while (go.get() < i) {
-                        Thread.onSpinWait();
+                    for (int spins = 0; go.get() < i; spins++) {
+                        pause(spins, limit);
                     }
                     round.owner(value);
-                    while (done.get() < i) {
-                        Thread.onSpinWait();
+                    for (int spins = 0; done.get() < i; spins++) {
+                        pause(spins, limit);
                     }
                     if (failed.get() != null) {
                         throw new AssertionError(failed.get());

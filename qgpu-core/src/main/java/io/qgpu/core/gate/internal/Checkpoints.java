@@ -2,7 +2,6 @@ package io.qgpu.core.gate.internal;
 
 import io.qgpu.core.gate.GateEvent;
 import io.qgpu.core.gate.GateStateException;
-import io.qgpu.core.gate.Lease;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 
@@ -117,7 +116,7 @@ public final class Checkpoints {
         }
     }
 
-    CompletableFuture<Lease> checkpointAsyncSlow(LeaseImpl l) {
+    CompletableFuture<LeaseImpl> checkpointAsyncSlow(LeaseImpl l) {
         TenantState t = l.tenant;
         core.lock.lock();
         try {
@@ -130,7 +129,7 @@ public final class Checkpoints {
                 }
             }
             long now = core.nowLocked();
-            CompletableFuture<Lease> f = new CompletableFuture<>();
+            CompletableFuture<LeaseImpl> f = new CompletableFuture<>();
             if (tryResume(l, now)) {
                 core.engines.pump(now);
                 f.complete(l);

@@ -294,15 +294,12 @@ public final class EngineBridge {
     }
 
     /**
-     * Revokes the permit and confirms the tenant has no running lease (a fast-path entry racing with
-     * the revocation sees it and backs out); then drains its periods. Restores the permit if a lease
-     * is running. Callers have seen no running lease just before.
+     * Whether the tenant has no running lease and none can start ({@link TenantState#revokeIfIdle});
+     * if so, drains its periods and notes when it went idle. Callers have seen no running lease just
+     * before.
      */
     private boolean quiesced(TenantState t) {
-        long p = t.permitUntil;
-        t.permitUntil = TenantState.NO_PERMIT;
-        if (t.running() != 0) {
-            t.permitUntil = p;
+        if (!t.revokeIfIdle()) {
             return false;
         }
         t.idleAt = t.drainIdle();
@@ -338,12 +335,12 @@ public final class EngineBridge {
             if (a instanceof Action.Suspend s) {
                 TenantState x = core.tenants.get(s.tenant());
                 if (x != null) {
-                    x.permitUntil = TenantState.NO_PERMIT;
+                    x.setPermit(TenantState.NO_PERMIT);
                 }
             } else if (a instanceof Action.ForceSuspended f) {
                 TenantState x = core.tenants.get(f.tenant());
                 if (x != null) {
-                    x.permitUntil = TenantState.NO_PERMIT;
+                    x.setPermit(TenantState.NO_PERMIT);
                     if (x.holdsToken) {
                         releaseToken(x, f.at());
                     }
@@ -368,9 +365,7 @@ public final class EngineBridge {
             long ok = core.quota.okUntil(t, now);
             permit = t.online || !otherOfflineDemand(t) ? ok : Math.min(ok, t.grantExpiry);
         }
-        if (t.permitUntil != permit) {
-            t.permitUntil = permit;
-        }
+        t.setPermit(permit);
     }
 
     /**

@@ -4,13 +4,11 @@ import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
 import io.qgpu.core.compute.ComputeEngine;
 import io.qgpu.core.compute.Share;
-import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateClosedException;
 import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.GateStateException;
 import io.qgpu.core.gate.GateTenantSpec;
 import io.qgpu.core.gate.GateTimer;
-import io.qgpu.core.gate.Tenant;
 import io.qgpu.core.gate.TenantUsage;
 import io.qgpu.core.preempt.PreemptionState;
 import java.util.ArrayList;
@@ -42,7 +40,8 @@ public final class GateCore {
     final GateTimer timer;
     private final boolean ownsTimer;
     final long windowNanos;
-    private final Gate facade;
+    /** Makes the public handles of this gate's tenants and leases. */
+    final Handles handles;
 
     /** Blocked acquires plus parked leases. Written under the lock. */
     volatile int waiters;
@@ -66,11 +65,12 @@ public final class GateCore {
     final Checkpoints checkpoints;
 
     /**
-     * The core of {@code facade}: its timer is the one its config names, else {@code sharedTimer}
-     * (not shut down by this gate), else a timer thread of its own.
+     * A gate's core: its timer is the one its config names, else {@code sharedTimer} (not shut down by
+     * this gate), else a timer thread of its own ({@link GateTimer#system}, shut down by
+     * {@link #close()}); {@code handles} makes the public handles of its tenants and leases.
      */
-    public GateCore(Gate facade, String gpu, GateConfig config, GateTimer sharedTimer) {
-        this.facade = facade;
+    public GateCore(Handles handles, String gpu, GateConfig config, GateTimer sharedTimer) {
+        this.handles = handles;
         this.gpu = Validate.notBlank("gate.gpu", gpu);
         this.config = Validate.notNull("gate.config", config);
         this.ticker = config.ticker();
@@ -123,21 +123,11 @@ public final class GateCore {
         return engines;
     }
 
-    /** The gate's lock (for tests that hold it to show a path takes no lock). */
-    public ReentrantLock lock() {
-        return lock;
-    }
-
-    /** Blocked acquires plus parked leases (for tests of the books). */
-    public int waiterCount() {
-        return waiters;
-    }
-
     // ------------------------------------------------------------------------------------------
     // tenants
 
-    /** See {@link Gate#register}. */
-    public Tenant register(GateTenantSpec spec) {
+    /** See {@code Gate.register}. */
+    public TenantState register(GateTenantSpec spec) {
         Validate.notNull("gate.register.spec", spec);
         Share share = ComputeEngine.shareFor(config.policy(), spec.requestPercent(), spec.limitPercent());
         long limit = Math.max(1, Math.round(share.limit() * windowNanos));
@@ -147,7 +137,7 @@ public final class GateCore {
             if (tenants.containsKey(spec.name())) {
                 throw new GateStateException(gpu, spec.name(), "is already registered");
             }
-            TenantState t = new TenantState(this, facade, spec, limit);
+            TenantState t = handles.tenant(this, spec, limit);
             long now = nowLocked();
             engines.register(t, share, now);
             tenants.put(t.name, t);
@@ -158,17 +148,17 @@ public final class GateCore {
         }
     }
 
-    /** See {@link Gate#unregister}. */
-    public void unregister(Tenant tenant) {
+    /** See {@code Gate.unregister}. */
+    public void unregister(TenantState tenant) {
         lock.lock();
         try {
             TenantState t = known(tenant);
-            if (t.running() > 0 || t.hasWork()) {
+            // revoke first, then count (never the other way round): see TenantState.revokeIfIdle
+            if (t.hasWork() || !t.revokeIfIdle()) {
                 throw new GateStateException(gpu, t.name, "has " + (t.running() + t.parked) + " open leases and "
                         + t.waiters.size() + " waiting acquires; close them first");
             }
             long now = nowLocked();
-            t.permitUntil = TenantState.NO_PERMIT;
             engines.deregister(t, now);
             tenants.remove(t.name);
             t.registered = false;
@@ -179,7 +169,7 @@ public final class GateCore {
     }
 
     /** The registered tenants, in registration order. */
-    public List<Tenant> tenants() {
+    public List<TenantState> tenants() {
         lock.lock();
         try {
             return List.copyOf(tenants.values());
@@ -189,7 +179,7 @@ public final class GateCore {
     }
 
     /** The tenant's use of the GPU now. */
-    public TenantUsage usage(Tenant tenant) {
+    public TenantUsage usage(TenantState tenant) {
         lock.lock();
         try {
             return quota.usageOf(known(tenant), nowLocked());
@@ -258,7 +248,7 @@ public final class GateCore {
         return closed;
     }
 
-    /** See {@link Gate#close()}. */
+    /** See {@code Gate.close()}. */
     public void close() {
         lock.lock();
         try {
@@ -267,7 +257,7 @@ public final class GateCore {
             }
             closed = true;
             for (TenantState t : tenants.values()) {
-                t.permitUntil = TenantState.NO_PERMIT;
+                t.setPermit(TenantState.NO_PERMIT);
                 for (Iterator<Waiter> it = t.waiters.iterator(); it.hasNext(); ) {
                     Waiter w = it.next();
                     if (w.isAsync()) {
@@ -316,11 +306,8 @@ public final class GateCore {
     }
 
     /** The tenant's state, if it belongs to this gate and the gate is open. */
-    TenantState own(Tenant tenant) {
-        Validate.notNull("gate.tenant", tenant);
-        if (!(tenant instanceof TenantState t)) {
-            throw new GateStateException(gpu, tenant.name(), "is not a tenant handle of a gate");
-        }
+    TenantState own(TenantState t) {
+        Validate.notNull("gate.tenant", t);
         if (t.core != this) {
             throw new GateStateException(gpu, t.name, "belongs to gate " + t.core.gpu);
         }
@@ -331,7 +318,7 @@ public final class GateCore {
     }
 
     /** As {@link #own}, and registered. */
-    TenantState known(Tenant tenant) {
+    TenantState known(TenantState tenant) {
         TenantState t = own(tenant);
         if (!t.registered) {
             throw new GateStateException(gpu, t.name, "is not registered");

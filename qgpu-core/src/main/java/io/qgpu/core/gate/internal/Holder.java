@@ -9,7 +9,7 @@ package io.qgpu.core.gate.internal;
  * keep the tenant and its gate reachable from every thread that ever used them (a pooled thread
  * lives as long as the pool).
  */
-final class Holder {
+public final class Holder {
     final Thread thread;
     /** Leases acquired on the owner thread, less those it closed on its lock-free path (owner writes only). */
     int open;

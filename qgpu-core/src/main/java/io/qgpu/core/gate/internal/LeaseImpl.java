@@ -1,7 +1,5 @@
 package io.qgpu.core.gate.internal;
 
-import io.qgpu.core.gate.Lease;
-import io.qgpu.core.gate.Tenant;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,9 +23,12 @@ import java.util.concurrent.CompletableFuture;
  * park or resume the later lease. The fast paths of close and checkpoint are here; everything else is
  * the tenant's gate's {@link Checkpoints}.
  *
- * <p>Thread safety: thread-safe (see {@link Lease}).
+ * <p>The object handed out as a {@code io.qgpu.core.gate.Lease} is a final subclass of this in the gate's
+ * package, made by the gate's {@link Handles}; this class knows nothing of it.
+ *
+ * <p>Thread safety: thread-safe: close from any thread, concurrently with itself.
  */
-public final class LeaseImpl implements Lease {
+public abstract class LeaseImpl {
 
     static final int RUNNING = 0;
     /** Running, holding the opener bit of busy period {@link #period}; {@link #state()} reads it as RUNNING. */
@@ -49,7 +50,7 @@ public final class LeaseImpl implements Lease {
     /** When the lease was parked; guarded by the gate's lock. */
     long parkedAt;
 
-    private LeaseImpl(TenantState tenant, Holder holder, LeaseSlot slot, long acquiredAt, long entry) {
+    protected LeaseImpl(TenantState tenant, Holder holder, LeaseSlot slot, long acquiredAt, long entry) {
         this.tenant = tenant;
         this.holder = holder;
         this.epoch = holder == null ? 0 : holder.epoch;
@@ -62,7 +63,7 @@ public final class LeaseImpl implements Lease {
 
     /** A new running lease that belongs to no thread (an async acquire), with a slot of its own. */
     static LeaseImpl unowned(TenantState t, long now) {
-        return new LeaseImpl(t, null, new LeaseSlot(), now, TenantState.JOINED);
+        return t.core.handles.lease(t, null, new LeaseSlot(), now, TenantState.JOINED);
     }
 
     /**
@@ -81,47 +82,42 @@ public final class LeaseImpl implements Lease {
         } else {
             h.spare = null;
         }
-        return new LeaseImpl(t, h, s, now, entry);
+        return t.core.handles.lease(t, h, s, now, entry);
     }
 
-    @Override
-    public Tenant tenant() {
+    /** The tenant's state. */
+    protected final TenantState tenantState() {
         return tenant;
     }
 
-    @Override
-    public long acquiredAtNanos() {
+    public final long acquiredAtNanos() {
         return acquiredAt;
     }
 
-    @Override
-    public boolean isClosed() {
+    public final boolean isClosed() {
         return state() == CLOSED;
     }
 
-    @Override
-    public boolean shouldYield() {
+    public final boolean shouldYield() {
         return state() != RUNNING || tenant.core.ticker.read() >= tenant.permitUntil;
     }
 
-    @Override
-    public void checkpoint() throws InterruptedException {
+    public final void checkpoint() throws InterruptedException {
         if (runningNow() && tenant.core.ticker.read() < tenant.permitUntil) {
             return;
         }
         tenant.core.checkpoints.checkpointSlow(this);
     }
 
-    @Override
-    public CompletableFuture<Lease> checkpointAsync() {
+    /** The non-blocking checkpoint; the future's value is this lease. */
+    protected final CompletableFuture<LeaseImpl> checkpointFuture() {
         if (runningNow() && tenant.core.ticker.read() < tenant.permitUntil) {
             return CompletableFuture.completedFuture(this);
         }
         return tenant.core.checkpoints.checkpointAsyncSlow(this);
     }
 
-    @Override
-    public void close() {
+    public final void close() {
         Holder h = holder;
         if (h == null || Thread.currentThread() == h.thread) {
             if (opener && slot.get() == (stamp | RUNNING_OPENER)) {
@@ -206,7 +202,7 @@ public final class LeaseImpl implements Lease {
     }
 
     @Override
-    public String toString() {
+    public final String toString() {
         return "Lease[" + tenant.name() + " on " + tenant.core.gpu + ", "
                 + switch (state()) {
                     case RUNNING -> "running";

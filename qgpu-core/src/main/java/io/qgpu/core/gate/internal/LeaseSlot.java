@@ -18,7 +18,7 @@ import java.lang.invoke.VarHandle;
  * <p>Thread safety: thread-safe (atomic operations on one volatile long); {@link #reopen} is called
  * only by the thread that owns the slot after it saw the slot's last lease closed.
  */
-final class LeaseSlot {
+public final class LeaseSlot {
 
     static final int STATE_BITS = 2;
     static final long STATE_MASK = (1L << STATE_BITS) - 1;

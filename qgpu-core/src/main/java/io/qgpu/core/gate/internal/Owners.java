@@ -65,7 +65,7 @@ public final class Owners {
         }
     }
 
-    /** A reclaim pass now; see {@link io.qgpu.core.gate.Gate#reclaimDeadOwners()}. */
+    /** A reclaim pass now; see {@code Gate.reclaimDeadOwners()}. */
     public int reclaimDeadOwners() {
         core.lock.lock();
         try {

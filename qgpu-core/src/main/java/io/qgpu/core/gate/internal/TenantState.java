@@ -1,9 +1,7 @@
 package io.qgpu.core.gate.internal;
 
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateTenantSpec;
-import io.qgpu.core.gate.Tenant;
 import io.qgpu.core.internal.SlidingWindow;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -14,7 +12,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A tenant of a gate: its public handle ({@link Tenant}) and its lock-free fast-path state: a permit
+ * A tenant of a gate: its lock-free fast-path state: a permit
  * (the ticker time until which leases may start and go on without asking the engines), a word with
  * the number of running leases and the number of the current busy period, and a ring of busy periods
  * (a period starts when the first lease starts running and ends when the last one stops) that is
@@ -25,7 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Thread safety: thread-safe as used: lock-free fields are atomic, the books under their lock,
  * the rest under the gate's lock.
  */
-public final class TenantState implements Tenant {
+public abstract class TenantState {
 
     static final long NO_PERMIT = Long.MIN_VALUE;
     /** {@link #enter}: no lease was added. */
@@ -41,7 +39,6 @@ public final class TenantState implements Tenant {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
 
     final GateCore core;
-    private final Gate facade;
     final GateTenantSpec spec;
     final String name;
     final boolean online;
@@ -49,7 +46,7 @@ public final class TenantState implements Tenant {
     final long limitNanos;
 
     // ---- fast path, lock-free ----
-    /** Leases may start and go on while the ticker reads less than this. */
+    /** Leases may start and go on while the ticker reads less than this; written only by {@link #setPermit} and {@link #revokeIfIdle}. */
     volatile long permitUntil = NO_PERMIT;
     /**
      * High 32 bits: number of the last busy period opened; bit 31: {@link #OPENER}; bits 0-30: running
@@ -65,8 +62,8 @@ public final class TenantState implements Tenant {
     final ThreadLocal<Holder> holders;
 
     // ---- the books: guarded by {@code books} ----
-    private final ReentrantLock books = new ReentrantLock();
-    private final SlidingWindow window;
+    final ReentrantLock books = new ReentrantLock();
+    final SlidingWindow window;
     private final long windowNanos;
     private long lastEnd = Long.MIN_VALUE;
     private long totalNanos;
@@ -91,9 +88,9 @@ public final class TenantState implements Tenant {
     io.qgpu.core.preempt.PreemptionState phaseState;
     boolean quotaReported;
 
-    TenantState(GateCore core, Gate facade, GateTenantSpec spec, long limitNanos) {
+    /** A tenant of {@code core}; the gate's {@link Handles} makes it (its public handle is a subclass). */
+    protected TenantState(GateCore core, GateTenantSpec spec, long limitNanos) {
         this.core = core;
-        this.facade = facade;
         this.spec = spec;
         this.name = spec.name();
         this.online = spec.priority() == PriorityClass.ONLINE;
@@ -105,23 +102,18 @@ public final class TenantState implements Tenant {
         this.holders = ThreadLocal.withInitial(() -> core.owners.newHolder(this));
     }
 
-    @Override
-    public String name() {
+    /** The tenant's name, unique within its gate. */
+    public final String name() {
         return name;
     }
 
-    @Override
-    public GateTenantSpec spec() {
+    /** What it registered with. */
+    public final GateTenantSpec spec() {
         return spec;
     }
 
-    @Override
-    public Gate gate() {
-        return facade;
-    }
-
-    @Override
-    public int runningLeases() {
+    /** Leases running now (a snapshot). */
+    public final int runningLeases() {
         return running();
     }
 
@@ -203,6 +195,47 @@ public final class TenantState implements Tenant {
             return REFUSED;
         }
         return entry;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the permit: written only here, under the gate's lock
+
+    /**
+     * Under the gate's lock: the permit lasts until {@code until} ({@link #NO_PERMIT}: none). Lowering
+     * it stops no running lease: each stops at its next checkpoint; to learn whether any runs, use
+     * {@link #revokeIfIdle}.
+     */
+    void setPermit(long until) {
+        if (permitUntil != until) {
+            permitUntil = until;
+        }
+    }
+
+    /**
+     * Under the gate's lock: revokes the permit, <em>then</em> reads the running count; if a lease
+     * runs, the permit is restored. This is the revoker's half of the protocol with {@link #enter}
+     * (which raises the count, then reads the permit), ordered like Dekker's algorithm: both sides
+     * write their variable and then read the other's, all volatile, so at least one of them sees the
+     * other. Either the revoker sees the lease (false), or the entry sees the revocation and backs
+     * out; a lease can never be granted that the revoker did not see. Reading the count first and
+     * revoking after, as {@code unregister} once did, lets an entry slip between the two and keep a
+     * lease that nobody accounts for. Every caller that needs "no lease runs and none can start"
+     * comes here: {@link EngineBridge} before it reports a tenant idle or stopped,
+     * {@link GateCore#unregister} before it removes one.
+     *
+     * @return true if no lease runs: the permit stays revoked, so until it is set again no lease of
+     *         the tenant starts on the lock-free path (and the lock-side entries take the gate's
+     *         lock, which the caller holds); false if a lease runs (or an entry racing with this
+     *         call is backing out), with the permit as it was
+     */
+    boolean revokeIfIdle() {
+        long p = permitUntil;
+        permitUntil = NO_PERMIT;
+        if (running() != 0) {
+            permitUntil = p;
+            return false;
+        }
+        return true;
     }
 
     /**
@@ -394,16 +427,6 @@ public final class TenantState implements Tenant {
         }
     }
 
-    /** Chunks the usage window's arrays can hold now (its memory: three longs each); for tests. */
-    int usageWindowCapacity() {
-        books.lock();
-        try {
-            return window.capacity();
-        } finally {
-            books.unlock();
-        }
-    }
-
     /** Start of the busy period in progress, or {@code now} if none (or not yet published). Holds the books lock. */
     private long openStart(long now) {
         long w = word.get();
@@ -419,7 +442,7 @@ public final class TenantState implements Tenant {
     }
 
     @Override
-    public String toString() {
+    public final String toString() {
         return "Tenant[" + name + " " + spec.priority().wireName() + " " + spec.requestPercent() + "/"
                 + spec.limitPercent() + "% on " + core.gpu + "]";
     }

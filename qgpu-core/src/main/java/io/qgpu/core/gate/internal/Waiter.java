@@ -1,23 +1,22 @@
 package io.qgpu.core.gate.internal;
 
 import io.qgpu.core.gate.GateTimer;
-import io.qgpu.core.gate.Lease;
 import java.util.concurrent.CompletableFuture;
 
 /** A blocked acquire: a thread waiting on its tenant's condition, or an async future. Guarded by the gate's lock. */
 final class Waiter {
-    final CompletableFuture<Lease> future;
+    final CompletableFuture<LeaseImpl> future;
     final long startedAt;
-    /** For a parked lease waiting to resume ({@link Lease#checkpointAsync()}), the lease; else null. */
+    /** For a parked lease waiting to resume (an async checkpoint), the lease; else null. */
     final LeaseImpl resume;
     GateTimer.Task timeoutTask;
     boolean timedOut;
 
-    Waiter(CompletableFuture<Lease> future, long startedAt) {
+    Waiter(CompletableFuture<LeaseImpl> future, long startedAt) {
         this(future, startedAt, null);
     }
 
-    Waiter(CompletableFuture<Lease> future, long startedAt, LeaseImpl resume) {
+    Waiter(CompletableFuture<LeaseImpl> future, long startedAt, LeaseImpl resume) {
         this.future = future;
         this.startedAt = startedAt;
         this.resume = resume;

@@ -3,8 +3,6 @@ package io.qgpu.core.gate.internal;
 import io.qgpu.core.gate.GateClosedException;
 import io.qgpu.core.gate.GateEvent;
 import io.qgpu.core.gate.GateTimeoutException;
-import io.qgpu.core.gate.Lease;
-import io.qgpu.core.gate.Tenant;
 import io.qgpu.core.internal.DurationChecks;
 import io.qgpu.core.internal.Saturating;
 import java.time.Duration;
@@ -30,8 +28,8 @@ public final class Waiting {
         this.core = core;
     }
 
-    /** See {@link io.qgpu.core.gate.Gate#acquire(Tenant)}. */
-    public Lease acquire(Tenant tenant) throws InterruptedException {
+    /** See {@code Gate.acquire(Tenant)}. */
+    public LeaseImpl acquire(TenantState tenant) throws InterruptedException {
         TenantState t = core.own(tenant);
         long now = core.ticker.read();
         long entry = t.enter(now, true);
@@ -41,8 +39,8 @@ public final class Waiting {
         return acquireSlow(t, now, NONE, null);
     }
 
-    /** See {@link io.qgpu.core.gate.Gate#acquire(Tenant, Duration)}. */
-    public Lease acquire(Tenant tenant, Duration timeout) throws InterruptedException {
+    /** See {@code Gate.acquire(Tenant, Duration)}. */
+    public LeaseImpl acquire(TenantState tenant, Duration timeout) throws InterruptedException {
         TenantState t = core.own(tenant);
         long limit = DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
         long now = core.ticker.read();
@@ -53,8 +51,8 @@ public final class Waiting {
         return acquireSlow(t, now, Saturating.add(now, limit), timeout);
     }
 
-    /** See {@link io.qgpu.core.gate.Gate#tryAcquire}. */
-    public Optional<Lease> tryAcquire(Tenant tenant) {
+    /** See {@code Gate.tryAcquire}. */
+    public Optional<LeaseImpl> tryAcquire(TenantState tenant) {
         TenantState t = core.own(tenant);
         long now = core.ticker.read();
         long entry = t.enter(now, true);
@@ -100,11 +98,11 @@ public final class Waiting {
         }
     }
 
-    /** See {@link io.qgpu.core.gate.Gate#acquireAsync(Tenant, Duration)}. */
-    public CompletableFuture<Lease> acquireAsync(Tenant tenant, Duration timeout) {
+    /** See {@code Gate.acquireAsync(Tenant, Duration)}. */
+    public CompletableFuture<LeaseImpl> acquireAsync(TenantState tenant, Duration timeout) {
         TenantState t = core.own(tenant);
         long limit = timeout == null ? NONE : DurationChecks.waitLimitNanos("gate.acquire.timeout", timeout);
-        CompletableFuture<Lease> f = new CompletableFuture<>();
+        CompletableFuture<LeaseImpl> f = new CompletableFuture<>();
         long now = core.ticker.read();
         if (t.tryEnter(now)) {
             LeaseImpl l = LeaseImpl.unowned(t, now);
@@ -142,7 +140,7 @@ public final class Waiting {
         return f;
     }
 
-    private Lease granted(TenantState t, long now, long entry) {
+    private LeaseImpl granted(TenantState t, long now, long entry) {
         LeaseImpl l = LeaseImpl.forOwner(t, t.holder(), now, entry);
         if (core.events.hasListeners()) {
             core.events.fire(new GateEvent.LeaseGranted(core.gpu, t.name, now, 0));
@@ -150,14 +148,14 @@ public final class Waiting {
         return l;
     }
 
-    private Lease acquireSlow(TenantState t, long startedAt, long deadline, Duration timeout) throws InterruptedException {
+    private LeaseImpl acquireSlow(TenantState t, long startedAt, long deadline, Duration timeout) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
         Holder h = t.holder();
         core.lock.lock();
         Waiter w = null;
-        Lease lease = null;
+        LeaseImpl lease = null;
         GateEvent.Abandon abandon = null;
         long now = startedAt;
         try {

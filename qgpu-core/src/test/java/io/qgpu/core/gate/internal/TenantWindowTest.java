@@ -6,6 +6,7 @@ import io.qgpu.core.gate.Gate;
 import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.GateTenantSpec;
 import io.qgpu.core.gate.Lease;
+import io.qgpu.core.gate.Tenant;
 import io.qgpu.core.gate.TenantUsage;
 import io.qgpu.core.internal.SlidingWindow;
 import java.time.Duration;
@@ -45,7 +46,7 @@ class TenantWindowTest {
         Gate gate = Gate.create("GPU-e", GateConfig.custom().window(Duration.ofSeconds(10))
                 .usageReportInterval(Duration.ZERO).ticker(() -> now[0]).build());
         try {
-            TenantState t = (TenantState) gate.register(GateTenantSpec.offline("train").build());
+            Tenant t = gate.register(GateTenantSpec.offline("train").build());
             try (Lease lease = gate.acquire(t)) {
                 now[0] = t0 + MS;
             }
@@ -68,7 +69,7 @@ class TenantWindowTest {
         Gate gate = Gate.create("GPU-w", GateConfig.custom().window(Duration.ofNanos(window))
                 .usageReportInterval(Duration.ZERO).ticker(() -> now[0]).build());
         try {
-            TenantState t = (TenantState) gate.register(GateTenantSpec.offline("train").build());
+            Tenant t = gate.register(GateTenantSpec.offline("train").build());
             SlidingWindow reference = SlidingWindow.bounded(window, window / 1024);
             long total = 0;
             for (int round = 0; round < 40; round++) {
@@ -107,7 +108,7 @@ class TenantWindowTest {
         Gate gate = Gate.create("GPU-m", GateConfig.custom().window(Duration.ofSeconds(10))
                 .usageReportInterval(Duration.ZERO).ticker(() -> now[0]).build());
         try {
-            TenantState t = (TenantState) gate.register(GateTenantSpec.offline("train").build());
+            Tenant t = gate.register(GateTenantSpec.offline("train").build());
             for (int i = 0; i < 200_000; i++) {   // 1 ms leases 2 ms apart: 400 s, 40 windows
                 try (Lease lease = gate.acquire(t)) {
                     now[0] += MS;
@@ -115,7 +116,7 @@ class TenantWindowTest {
                 now[0] += MS;
             }
             // a chunk per span (10 s / 1024): 2,049 in two windows; capacity under twice that
-            int capacity = t.usageWindowCapacity();
+            int capacity = GateInternals.usageWindowCapacity(t);
             assertTrue(capacity <= 4096, "capacity " + capacity);
             // what it kept still counts the last window: half of it busy
             assertEquals(5_000 * MS, gate.usage(t).usageNanos(), 10 * MS);

@@ -1,8 +1,7 @@
-package io.qgpu.core.gate.internal;
+package io.qgpu.core.gate;
 
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
-import io.qgpu.core.gate.GateTimer;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -15,12 +14,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread safety: thread-safe.
  */
-public final class SystemGateTimer implements GateTimer {
+final class SystemGateTimer implements GateTimer {
     private static final AtomicInteger IDS = new AtomicInteger();
     private final Ticker ticker;
     private final ScheduledThreadPoolExecutor executor;
 
-    public SystemGateTimer(Ticker ticker) {
+    SystemGateTimer(Ticker ticker) {
         this.ticker = Validate.notNull("gateTimer.ticker", ticker);
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "qgpu-gate-timer-" + IDS.incrementAndGet());
@@ -49,7 +48,7 @@ public final class SystemGateTimer implements GateTimer {
      * {@link GateTimer#shutdown()} does nothing (the owner of this timer shuts the thread down).
      * Tasks scheduled after the shutdown are dropped.
      */
-    public GateTimer forTicker(Ticker other) {
+    GateTimer forTicker(Ticker other) {
         Validate.notNull("gateTimer.ticker", other);
         return (atNanos, task) -> {
             Validate.notNull("gateTimer.task", task);
