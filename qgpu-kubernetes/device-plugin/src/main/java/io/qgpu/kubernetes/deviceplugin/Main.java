@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +40,7 @@ public final class Main {
               --recover-after SEC   seconds without a critical Xid before a GPU is healthy again (default 300)
               --kubernetes          read the extender's decisions from the pods of this node
                                     (kubeconfig: $KUBECONFIG, ~/.kube/config, or in-cluster)
+            """ + SharingOptions.USAGE + """
               --help                this text
             """;
 
@@ -88,7 +90,8 @@ public final class Main {
 
     private static final Set<String> FLAGS = Set.of("--help", "--kubernetes");
     private static final Set<String> VALUED = Set.of("--plugin-dir", "--nvml-lib", "--machine", "--node-name",
-            "--state-file", "--rules", "--recover-after");
+            "--state-file", "--rules", "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir",
+            "--hami-core-library", "--hami-core-cache-root", "--hami-core-lock-dir");
 
     /** Options to values ({@code ""} for flags); refuses unknown, repeated or valueless options. */
     static Map<String, String> parse(List<String> args) {
@@ -152,6 +155,7 @@ public final class Main {
             }
             c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
         }
+        c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }
 

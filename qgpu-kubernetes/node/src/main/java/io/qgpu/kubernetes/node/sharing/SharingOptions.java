@@ -29,15 +29,16 @@ import java.util.Optional;
  * @param mpsShmDir         {@code --mps-shm-dir}: the node directory the MPS daemons use as {@code /dev/shm}, if their own
  * @param hamiCoreLibrary   {@code --hami-core-library}: HAMi-core's {@code libvgpu.so} on the node
  * @param hamiCoreCacheRoot {@code --hami-core-cache-root}: the node directory under which each container gets its cache directory
+ * @param hamiCoreLockDir   {@code --hami-core-lock-dir}: the node's HAMi-core lock directory, mounted at {@code /tmp/vgpulock}
  * @param mpsTickEvery      how often the agent ticks its MPS supervisor; zero: never (tests tick it themselves)
  *
  * <p>Thread safety: immutable.
  */
 public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsControl, Optional<Path> mpsShmDir,
-                             Path hamiCoreLibrary, Path hamiCoreCacheRoot, Duration mpsTickEvery) {
+                             Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery) {
     /** The flags, each taking a value. */
     public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir",
-            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root");
+            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir");
     /** Their lines in an agent's usage text. */
     public static final String USAGE = """
               --sharing none|mps|hami-core   the engine that enforces the slices' limits (default none: the limits
@@ -49,6 +50,8 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                                     (default /usr/local/vgpu/libvgpu.so; the agent refuses to start without it)
               --hami-core-cache-root DIR    with hami-core: per-container cache directories
                                     (default /var/lib/qgpu/hami-core)
+              --hami-core-lock-dir DIR      with hami-core: the node's lock directory shared by its containers
+                                    (default /tmp/vgpulock)
             """;
     /** Default of {@code --hami-core-library}. */
     public static final Path DEFAULT_HAMI_CORE_LIBRARY = Path.of("/usr/local/vgpu/libvgpu.so");
@@ -64,6 +67,7 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
         Objects.requireNonNull(mpsShmDir, "mpsShmDir");
         Objects.requireNonNull(hamiCoreLibrary, "hamiCoreLibrary");
         Objects.requireNonNull(hamiCoreCacheRoot, "hamiCoreCacheRoot");
+        Objects.requireNonNull(hamiCoreLockDir, "hamiCoreLockDir");
         Objects.requireNonNull(mpsTickEvery, "mpsTickEvery");
         if (mpsTickEvery.isNegative()) {
             throw new IllegalArgumentException("mpsTickEvery = " + mpsTickEvery + ": must not be negative");
@@ -73,7 +77,7 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
     /** No back end; the other settings at their defaults; the MPS supervisor ticked every second. */
     public static SharingOptions defaults() {
         return new SharingOptions(SharingBackend.NONE, MpsLayout.DEFAULT_ROOT, Path.of(ProcessMpsControl.BINARY), Optional.empty(),
-                DEFAULT_HAMI_CORE_LIBRARY, DEFAULT_HAMI_CORE_CACHE_ROOT, Duration.ofSeconds(1));
+                DEFAULT_HAMI_CORE_LIBRARY, DEFAULT_HAMI_CORE_CACHE_ROOT, Path.of(HamiCoreSharing.CONTAINER_LOCK_DIR), Duration.ofSeconds(1));
     }
 
     /**
@@ -102,6 +106,7 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                     Optional.ofNullable(opts.get("--mps-shm-dir")).map(v -> absolute(opts, "--mps-shm-dir", null)),
                     absolute(opts, HamiCoreSharing.LIBRARY_FLAG, d.hamiCoreLibrary()),
                     absolute(opts, "--hami-core-cache-root", d.hamiCoreCacheRoot()),
+                    absolute(opts, "--hami-core-lock-dir", d.hamiCoreLockDir()),
                     d.mpsTickEvery());
             o.open();
             return o;
@@ -112,7 +117,7 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
 
     /** These options with the MPS supervisor ticked this often (zero: never). */
     public SharingOptions withMpsTickEvery(Duration every) {
-        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, every);
+        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, every);
     }
 
     /** The MPS daemons' directories. */
@@ -129,7 +134,8 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
         return switch (backend) {
             case NONE -> NodeSharing.none();
             case MPS -> NodeSharing.open(backend, new MpsSharing(mpsLayout(), MpsSharing.CONTAINER_PIPE_DIR, mpsShmDir), null);
-            case HAMI_CORE -> NodeSharing.open(backend, null, HamiCoreSharing.of(hamiCoreLibrary, hamiCoreCacheRoot));
+            case HAMI_CORE -> NodeSharing.open(backend, null, new HamiCoreSharing(hamiCoreLibrary, HamiCoreSharing.CONTAINER_LIBRARY,
+                    hamiCoreCacheRoot, HamiCoreSharing.CONTAINER_CACHE_DIR, hamiCoreLockDir));
         };
     }
 
