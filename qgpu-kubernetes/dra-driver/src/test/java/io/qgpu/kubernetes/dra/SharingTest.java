@@ -117,6 +117,7 @@ class SharingTest extends DriverTestBase {
         assertEquals("/tmp/nvidia-mps", env.get("CUDA_MPS_PIPE_DIRECTORY"));
         assertEquals("0=30720M", env.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
         assertEquals("30", env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+        assertEquals("1", env.get("CUDA_MPS_CLIENT_PRIORITY"), "DRA claims are offline: below normal");
         JsonNode mount = spec.at("/containerEdits/mounts/0");
         assertEquals(layout.pipeDir(gpus.get(0)).toString(), mount.get("hostPath").asText());
         assertEquals("/tmp/nvidia-mps", mount.get("containerPath").asText());
