@@ -54,7 +54,7 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
                     int priorityWithinClass, HostRequest host) {
 
     public Claim {
-        Validate.notBlank("claim.tenantId", tenantId);
+        Validate.name("claim.tenantId", tenantId, Validate.MAX_TENANT_ID_LENGTH);
         String f = "claim[" + tenantId + "]";
         Validate.between(f + ".gpuCount", gpuCount, 0, 1024);
         Validate.notNull(f + ".priority", priority);

@@ -31,9 +31,9 @@ public record GpuDevice(String uuid, int index, String model, long memoryBytes, 
     public static final long MIB = 1L << 20;
 
     public GpuDevice {
-        Validate.notBlank("gpu.uuid", uuid);
+        Validate.name("gpu.uuid", uuid, Validate.MAX_NAME_LENGTH);
         Validate.atLeast("gpu[" + uuid + "].index", index, 0);
-        Validate.notBlank("gpu[" + uuid + "].model", model);
+        Validate.name("gpu[" + uuid + "].model", model, Validate.MAX_NAME_LENGTH);
         Validate.atLeast("gpu[" + uuid + "].memoryBytes", memoryBytes, 1);
         Validate.notNull("gpu[" + uuid + "].health", health);
         Validate.atLeast("gpu[" + uuid + "].numaNode", numaNode, -1);
@@ -99,7 +99,10 @@ public record GpuDevice(String uuid, int index, String model, long memoryBytes, 
         }
 
         public Builder memoryGiB(long gib) {
-            this.memoryBytes = Math.multiplyExact(gib, GIB);
+            if (gib < 0 || gib > Long.MAX_VALUE / GIB) {
+                throw new InvalidValueException("gpu[" + uuid + "].memoryGiB", gib, "must be between 0 and " + Long.MAX_VALUE / GIB);
+            }
+            this.memoryBytes = gib * GIB;
             return this;
         }
 

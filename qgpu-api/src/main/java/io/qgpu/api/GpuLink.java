@@ -31,6 +31,70 @@ public sealed interface GpuLink {
     /** Short label as {@code nvidia-smi topo -m} prints it: {@code NV4}, {@code PIX}, {@code SYS}... */
     String label();
 
+    /**
+     * A link as the file formats write it: the PCIe level ({@code PSB, PIX, PXB, PHB, NODE, SYS}) for a
+     * PCIe-only pair; {@code NV<lanes>} for NVLink, optionally followed by {@code /<PCIe level>} (the
+     * pair's common PCIe ancestor; SYS when left out) and {@code /NVSWITCH} when the links go through
+     * an NVSwitch. Any case.
+     *
+     * <pre>{@code
+     * GpuLink l = GpuLink.parse("NV12/PXB/NVSWITCH");   // NvLink[lanes=12, pcie=PXB, nvSwitch=true]
+     * GpuLink.format(l);                                // "NV12/PXB/NVSWITCH"
+     * }</pre>
+     *
+     * @throws InvalidValueException naming the label and how links are written
+     */
+    static GpuLink parse(String label) {
+        return parse("link", label);
+    }
+
+    /** {@link #parse(String)}, naming {@code field} in the error. */
+    static GpuLink parse(String field, String label) {
+        Validate.notNull(field, label);
+        String s = label.trim().toUpperCase(java.util.Locale.ROOT);
+        if (s.startsWith("NV")) {
+            String[] parts = s.split("/", -1);
+            int lanes;
+            try {
+                lanes = Integer.parseInt(parts[0].substring(2));
+            } catch (NumberFormatException e) {
+                throw new InvalidValueException(field, label, "NVLink is written NV<lanes>, for example NV4");
+            }
+            TopologyLevel pcie = TopologyLevel.SYSTEM;
+            if (parts.length > 1) {
+                pcie = TopologyLevel.fromLabel(parts[1]);
+                if (pcie == null) {
+                    throw new InvalidValueException(field, label,
+                            "the PCIe level after NV<lanes>/ must be PSB, PIX, PXB, PHB, NODE or SYS");
+                }
+            }
+            boolean nvSwitch = false;
+            if (parts.length > 2) {
+                if (parts.length > 3 || !parts[2].equals("NVSWITCH")) {
+                    throw new InvalidValueException(field, label, "NVLink is written NV<lanes>[/<PCIe level>[/NVSWITCH]]");
+                }
+                nvSwitch = true;
+            }
+            return new NvLink(lanes, pcie, nvSwitch);
+        }
+        TopologyLevel level = TopologyLevel.fromLabel(s);
+        if (level == null) {
+            throw new InvalidValueException(field, label, "must be NV<lanes>, PSB, PIX, PXB, PHB, NODE or SYS");
+        }
+        return new Pcie(level);
+    }
+
+    /** The link as {@link #parse(String)} reads it back: {@code PHB}, {@code NV4}, {@code NV12/PXB/NVSWITCH}. */
+    static String format(GpuLink l) {
+        if (!(l instanceof NvLink nv)) {
+            return l.label();
+        }
+        if (nv.nvSwitch()) {
+            return nv.label() + "/" + nv.pcie().label() + "/NVSWITCH";
+        }
+        return nv.pcie() == TopologyLevel.SYSTEM ? nv.label() : nv.label() + "/" + nv.pcie().label();
+    }
+
     /** NVLink lanes between the pair; 0 when they talk through PCIe only. */
     int nvLinkLanes();
 

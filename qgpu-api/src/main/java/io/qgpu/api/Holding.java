@@ -17,7 +17,7 @@ public record Holding(String tenantId, PriorityClass priority, long memoryBytes,
                       int computeLimit, boolean exclusive, Locality locality) {
 
     public Holding {
-        Validate.notBlank("holding.tenantId", tenantId);
+        Validate.name("holding.tenantId", tenantId, Validate.MAX_TENANT_ID_LENGTH);
         Validate.notNull("holding.priority", priority);
         Validate.atLeast("holding.memoryBytes", memoryBytes, 1);
         Validate.notNull("holding.locality", locality);

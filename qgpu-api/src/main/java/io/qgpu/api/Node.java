@@ -40,7 +40,7 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
                    HostCapacity host) {
 
     public Node {
-        Validate.notBlank("node.name", name);
+        Validate.name("node.name", name, Validate.MAX_NAME_LENGTH);
         labels = Validate.labels("node[" + name + "].labels", labels);
         gpus = Validate.list("node[" + name + "].gpus", gpus);
         Validate.notNull("node[" + name + "].topology", topology);

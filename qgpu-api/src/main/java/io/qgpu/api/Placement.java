@@ -42,7 +42,7 @@ public record Placement(Claim claim, String nodeName, List<Slice> slices) {
     public Placement {
         Validate.notNull("placement.claim", claim);
         String f = "placement[" + claim.tenantId() + "]";
-        Validate.notBlank(f + ".nodeName", nodeName);
+        Validate.name(f + ".nodeName", nodeName, Validate.MAX_NAME_LENGTH);
         slices = Validate.list(f + ".slices", slices);
         if (slices.size() != claim.gpuCount()) {
             throw new InvalidValueException(f + ".slices.size", slices.size(),

@@ -51,6 +51,36 @@ public enum TopologyLevel {
         return null;
     }
 
+    /**
+     * The level a label names, as the file formats and {@code nvidia-smi topo -m} write it
+     * ({@code PSB, PIX, PXB, PHB, NODE, SYS}, any case); the enum's own names are accepted as well.
+     *
+     * <pre>{@code
+     * TopologyLevel.parse("PHB");   // HOSTBRIDGE, printed as PHB
+     * }</pre>
+     *
+     * @throws InvalidValueException naming the label and the labels accepted
+     */
+    public static TopologyLevel parse(String label) {
+        Validate.notNull("topologyLevel", label);
+        TopologyLevel l = fromLabel(label.trim());
+        if (l != null) {
+            return l;
+        }
+        for (TopologyLevel t : values()) {
+            if (t.name().equalsIgnoreCase(label.trim())) {
+                return t;
+            }
+        }
+        throw new InvalidValueException("topologyLevel", label, "must be PSB, PIX, PXB, PHB, NODE or SYS");
+    }
+
+    /** The label ({@link #label()}): what the file formats and {@code nvidia-smi topo -m} write. */
+    @Override
+    public String toString() {
+        return label();
+    }
+
     /** Maps an NVML level value; an unknown value is refused. */
     public static TopologyLevel fromNvml(int value) {
         for (TopologyLevel l : values()) {

@@ -15,6 +15,21 @@ public final class Validate {
     private Validate() {
     }
 
+    /** The longest name: a Kubernetes object name (a DNS subdomain) is at most 253 characters. */
+    public static final int MAX_NAME_LENGTH = 253;
+    /** The longest tenant id: a Kubernetes {@code namespace/name} (63 + 1 + 253 characters). */
+    public static final int MAX_TENANT_ID_LENGTH = 317;
+
+    /** A non-blank name of at most {@code max} characters. */
+    public static String name(String field, String value, int max) {
+        notBlank(field, value);
+        if (value.length() > max) {
+            throw new InvalidValueException(field, value.substring(0, 40) + "...", "is " + value.length()
+                    + " characters long; at most " + max + " are allowed");
+        }
+        return value;
+    }
+
     public static <T> T notNull(String field, T value) {
         if (value == null) {
             throw new InvalidValueException(field, null, "must not be null");

@@ -37,12 +37,12 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
         Validate.atLeast("tokenScheduler.window", windowNanos, 1);
         Validate.atLeast("tokenScheduler.minQuota", minQuotaNanos, 1);
         if (baseQuotaNanos < minQuotaNanos) {
-            throw new InvalidValueException("tokenScheduler.baseQuota", Duration.ofNanos(baseQuotaNanos),
-                    "must be at least minQuota (" + Duration.ofNanos(minQuotaNanos) + ")");
+            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.json.Durations.format(baseQuotaNanos),
+                    "must be at least minQuota (" + io.qgpu.core.json.Durations.format(minQuotaNanos) + ")");
         }
         if (baseQuotaNanos > windowNanos) {
-            throw new InvalidValueException("tokenScheduler.baseQuota", Duration.ofNanos(baseQuotaNanos),
-                    "must be at most the window (" + Duration.ofNanos(windowNanos) + ")");
+            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.json.Durations.format(baseQuotaNanos),
+                    "must be at most the window (" + io.qgpu.core.json.Durations.format(windowNanos) + ")");
         }
         if (!(burstWeight > 0.0 && burstWeight <= 1.0)) {
             throw new InvalidValueException("tokenScheduler.burstWeight", burstWeight, "must be in (0, 1]");

@@ -12,6 +12,12 @@ import io.qgpu.api.Validate;
  * {@code fixed-share} the request is also the limit; under {@code burst-share} and
  * {@code best-effort} there is no limit below 100%.
  *
+ * <p>An offline tenant's request is guaranteed among the offline tenants only: it is its share of
+ * the GPU time that online work leaves. It is no floor against online work, which preempts offline
+ * work whenever it runs; when offline work resumes is the release rule's choice
+ * ({@link GateConfig.Builder#releasePolicy}): under the default fixed 100 ms delay, online requests
+ * that come less than 100 ms apart leave offline tenants no time at all.
+ *
  * <pre>{@code
  * GateTenantSpec chat = GateTenantSpec.online("chat").request(20).limit(60).build();
  * GateTenantSpec train = GateTenantSpec.offline("train").request(30).build();   // limit 100
@@ -19,7 +25,7 @@ import io.qgpu.api.Validate;
  *
  * @param name           unique within the gate, not blank
  * @param priority       {@link PriorityClass#ONLINE} preempts {@link PriorityClass#OFFLINE}
- * @param requestPercent guaranteed share, 0..limitPercent
+ * @param requestPercent guaranteed share, 0..limitPercent (an offline tenant's: of the time online work leaves)
  * @param limitPercent   maximum share, 1..100
  *
  * <p>Thread safety: immutable.

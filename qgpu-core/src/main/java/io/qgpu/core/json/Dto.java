@@ -55,7 +55,7 @@ final class Dto {
         }
         if (gib != null) {
             if (gib < 0 || gib > Long.MAX_VALUE / GpuDevice.GIB) {
-                throw new InvalidValueException(field.replace("memoryBytes", "memoryGiB"), gib, "is out of range");
+                throw new InvalidValueException(field.replace("memoryBytes", "memoryGiB"), gib, "must be between 0 and " + Long.MAX_VALUE / GpuDevice.GIB);
             }
             return gib * GpuDevice.GIB;
         }
@@ -77,52 +77,12 @@ final class Dto {
      * NVSwitch: {@code NV12/PXB/NVSWITCH}.
      */
     static String linkLabel(GpuLink l) {
-        if (!(l instanceof GpuLink.NvLink nv)) {
-            return l.label();
-        }
-        if (nv.nvSwitch()) {
-            return nv.label() + "/" + nv.pcie().label() + "/NVSWITCH";
-        }
-        return nv.pcie() == TopologyLevel.SYSTEM ? nv.label() : nv.label() + "/" + nv.pcie().label();
+        return GpuLink.format(l);
     }
 
     static GpuLink parseLink(String field, String label) {
         required(field, label);
-        String s = label.trim().toUpperCase(java.util.Locale.ROOT);
-        if (s.startsWith("NV")) {
-            String[] parts = s.split("/", -1);
-            int lanes;
-            try {
-                lanes = Integer.parseInt(parts[0].substring(2));
-            } catch (NumberFormatException e) {
-                throw new InvalidValueException(field, label, "NVLink is written NV<lanes>, for example NV4");
-            }
-            TopologyLevel pcie = TopologyLevel.SYSTEM;
-            if (parts.length > 1) {
-                pcie = TopologyLevel.fromLabel(parts[1]);
-                if (pcie == null) {
-                    throw new InvalidValueException(field, label,
-                            "the PCIe level after NV<lanes>/ must be PSB, PIX, PXB, PHB, NODE or SYS");
-                }
-            }
-            boolean nvSwitch = false;
-            if (parts.length > 2) {
-                if (parts.length > 3 || !parts[2].equals("NVSWITCH")) {
-                    throw new InvalidValueException(field, label, "NVLink is written NV<lanes>[/<PCIe level>[/NVSWITCH]]");
-                }
-                nvSwitch = true;
-            }
-            return new GpuLink.NvLink(lanes, pcie, nvSwitch);
-        }
-        return switch (s) {
-            case "PSB" -> new GpuLink.Pcie(TopologyLevel.INTERNAL);
-            case "PIX" -> new GpuLink.Pcie(TopologyLevel.SINGLE);
-            case "PXB" -> new GpuLink.Pcie(TopologyLevel.MULTIPLE);
-            case "PHB" -> new GpuLink.Pcie(TopologyLevel.HOSTBRIDGE);
-            case "NODE" -> new GpuLink.Pcie(TopologyLevel.NODE);
-            case "SYS" -> new GpuLink.Pcie(TopologyLevel.SYSTEM);
-            default -> throw new InvalidValueException(field, label, "must be NV<lanes>, PSB, PIX, PXB, PHB, NODE or SYS");
-        };
+        return GpuLink.parse(field, label);
     }
 
     // ------------------------------------------------------------ rules

@@ -36,6 +36,44 @@ public final class Durations {
      * @throws InvalidValueException naming {@code field}, the text and the accepted forms
      */
     public static Duration parse(String field, String text) {
+        return parseText(field, text);
+    }
+
+    /**
+     * A duration the way {@link #parse} reads it: the largest unit that divides it exactly,
+     * {@code 100ms}, {@code 250us}, {@code 2s}, {@code 17ns}, {@code 0ms}; never ISO-8601 ({@code PT0.1S}).
+     */
+    public static String format(Duration d) {
+        if (d == null) {
+            return "null";
+        }
+        long nanos;
+        try {
+            nanos = d.toNanos();
+        } catch (ArithmeticException e) {
+            return d.getSeconds() + "s";
+        }
+        return format(nanos);
+    }
+
+    /** {@link #format(Duration)} of a number of nanoseconds. */
+    public static String format(long nanos) {
+        if (nanos == 0) {
+            return "0ms";
+        }
+        if (nanos % 1_000_000_000L == 0) {
+            return nanos / 1_000_000_000L + "s";
+        }
+        if (nanos % 1_000_000L == 0) {
+            return nanos / 1_000_000L + "ms";
+        }
+        if (nanos % 1_000L == 0) {
+            return nanos / 1_000L + "us";
+        }
+        return nanos + "ns";
+    }
+
+    private static Duration parseText(String field, String text) {
         if (text == null) {
             throw new InvalidValueException(field, null, "is required: " + FORMS);
         }

@@ -52,12 +52,19 @@ public final class JsonInput {
     private final String rootName;
     private final JsonNode root;
     private final Map<String, int[]> positions;
+    /** Every number as written ({@code 1.6e1}, not {@code 16.0}), by JSON pointer: messages show these. */
+    private final Map<String, String> numbers;
 
     private JsonInput(String source, String rootName, JsonNode root, Map<String, int[]> positions) {
+        this(source, rootName, root, positions, Map.of());
+    }
+
+    private JsonInput(String source, String rootName, JsonNode root, Map<String, int[]> positions, Map<String, String> numbers) {
         this.source = source;
         this.rootName = rootName;
         this.root = root;
         this.positions = positions;
+        this.numbers = numbers;
     }
 
     /**
@@ -113,7 +120,21 @@ public final class JsonInput {
         if (tree == null || tree.isMissingNode() || tree.isNull()) {
             throw new QgpuJsonException(label, "", null, "holds no JSON value (null)", -1, -1, null);
         }
-        return new JsonInput(label, rootName == null ? "" : rootName, tree, positions(m, json));
+        Map<String, String> numbers = new HashMap<>();
+        return new JsonInput(label, rootName == null ? "" : rootName, tree, positions(m, json, numbers), numbers);
+    }
+
+    /**
+     * A parser's or binder's error in words, as this class's own errors say it: no parser class names,
+     * no {@code enable ... to allow}, ranges stated. For readers of JSON of their own (the scheduler
+     * extender's requests).
+     */
+    public static String problem(com.fasterxml.jackson.core.JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.startsWith("Duplicate field") || m.startsWith("Trailing token") || !(e instanceof JsonMappingException)) {
+            return Problems.syntax(e);
+        }
+        return Problems.mapping((JsonMappingException) e);
     }
 
     /** The label given for messages (a file name), or empty. */
@@ -201,7 +222,7 @@ public final class JsonInput {
     /** An error at a path with its cause; the value shown is the one written in the input there. */
     public QgpuJsonException error(String path, String rule, Throwable cause) {
         JsonNode v = at(path);
-        return error(path, v == null ? null : render(v), rule, cause);
+        return error(path, v == null ? null : shown(path, v), rule, cause);
     }
 
     private QgpuJsonException error(String path, String value, String rule, Throwable cause) {
@@ -220,7 +241,7 @@ public final class JsonInput {
     public QgpuJsonException translate(String path, String selfName, InvalidValueException e) {
         String at = UserPaths.resolve(this, path, selfName, e.field(), e.value());
         JsonNode written = at(at);
-        String value = written != null ? render(written) : e.value() == null ? null : String.valueOf(e.value());
+        String value = written != null ? shown(at, written) : e.value() == null ? null : String.valueOf(e.value());
         return error(at, value, e.rule(), e);
     }
 
@@ -241,7 +262,7 @@ public final class JsonInput {
     }
 
     /** Where every key and every array element starts: JSON pointer to line and column. */
-    private static Map<String, int[]> positions(ObjectMapper m, String json) {
+    private static Map<String, int[]> positions(ObjectMapper m, String json, Map<String, String> numbers) {
         Map<String, int[]> out = new HashMap<>();
         try (JsonParser p = m.getFactory().createParser(json)) {
             JsonToken t;
@@ -258,6 +279,9 @@ public final class JsonInput {
                 }
                 JsonLocation l = p.currentTokenLocation();
                 out.putIfAbsent(ctx.pathAsPointer().toString(), new int[] {l.getLineNr(), l.getColumnNr()});
+                if (t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT) {
+                    numbers.putIfAbsent(ctx.pathAsPointer().toString(), p.getText());
+                }
             }
         } catch (IOException e) {
             // already parsed once: cannot happen; positions are a help, not a requirement
@@ -344,6 +368,17 @@ public final class JsonInput {
 
     private static String known(Collection<Object> ids) {
         return String.join(", ", new TreeSet<>(ids.stream().map(String::valueOf).toList()));
+    }
+
+    /** The value at {@code path} as the input wrote it: a number's own text, else {@link #render}. */
+    private String shown(String path, JsonNode v) {
+        if (v.isNumber()) {
+            String text = numbers.get(pointer(segments(path)));
+            if (text != null) {
+                return text.length() <= 60 ? text : text.substring(0, 57) + "...";
+            }
+        }
+        return render(v);
     }
 
     /** A value as written in JSON, shortened when long. */

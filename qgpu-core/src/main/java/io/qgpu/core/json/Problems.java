@@ -22,14 +22,58 @@ final class Problems {
             return "the same key appears twice in one object (" + m.substring("Duplicate field ".length()) + ")";
         }
         if (m.contains("out of range")) {
-            return "the number is too large";
+            return outOfRange(m);
+        }
+        java.util.regex.Matcher x;
+        if ((x = java.util.regex.Pattern.compile("^Unrecognized token '([^']*)'").matcher(m)).find()) {
+            return "unexpected text '" + x.group(1) + "': a JSON value is a string in double quotes, a number, an array, an object,"
+                    + " true, false or null";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Non-standard token '([^']*)'").matcher(m)).find()) {
+            return x.group(1) + " is not a JSON number";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Number value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "a number of " + x.group(1) + " digits; at most " + x.group(2) + " are accepted";
+        }
+        if ((x = java.util.regex.Pattern.compile("^String value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "a string of " + x.group(1) + " characters; at most " + x.group(2) + " are accepted";
+        }
+        if ((x = java.util.regex.Pattern.compile("nesting depth \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+            return "arrays and objects nested " + x.group(1) + " deep; at most " + x.group(2) + " levels are accepted";
+        }
+        if (m.startsWith("Unexpected end-of-input")) {
+            return "the text ends before the JSON value does (a missing } or ] or closing quote?)";
+        }
+        if (m.contains("Leading zeroes not allowed") || m.contains("Invalid numeric value: Leading zero")) {
+            return "a number may not start with 0 (write 7, not 07)";
+        }
+        if (m.startsWith("Illegal unquoted character")) {
+            return "a string holds a raw control character (a line break or tab?); write it escaped, as \\n or \\t";
+        }
+        if ((x = java.util.regex.Pattern.compile("^Unexpected character \\('(.)' \\(code \\d+\\)\\): was expecting (.*)$",
+                java.util.regex.Pattern.DOTALL).matcher(m)).find()) {
+            String want = x.group(2).replaceAll("\\s+", " ").replace("double-quote to start field name", "a key in double quotes")
+                    .replace("comma to separate Object entries", "a comma or }").replace("comma to separate Array entries", "a comma or ]")
+                    .replace("a colon to separate field name and value", "a colon after the key");
+            int src = want.indexOf(" at [Source");
+            return "unexpected '" + x.group(1) + "': expected " + (src >= 0 ? want.substring(0, src) : want).trim();
         }
         return clean(m);
+    }
+
+    /** "out of range of long (-9223372036854775808 - 9223372036854775807)" in words, with the range. */
+    static String outOfRange(String m) {
+        java.util.regex.Matcher r = java.util.regex.Pattern.compile("out of range of \\w+ \\((-?\\d+) - (-?\\d+)\\)").matcher(m);
+        return r.find() ? "the number is too large: a whole number here is between " + r.group(1) + " and " + r.group(2)
+                : "the number is too large";
     }
 
     /** A binding error (wrong type, fraction for a whole number, ...) in words. */
     static String mapping(JsonMappingException e) {
         String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (m.contains("out of range of")) {
+            return outOfRange(m);
+        }
         if (m.startsWith("Trailing token")) {
             return "unexpected content after the end of the JSON value";
         }
@@ -67,6 +111,7 @@ final class Problems {
         if (src >= 0) {
             s = s.substring(0, src);
         }
+        s = s.replaceAll(";?\\s*enable `[^`]*` to allow", "").replaceAll(",?\\s*from `StreamReadConstraints[^`]*`", "");
         s = s.replaceAll("`[^`]*`", "a value").replaceAll("\\(code \\d+\\)", "").replace("REDACTED", "");
         s = s.replaceAll("\\s+", " ").trim();
         return s.isEmpty() ? "is not valid here" : s;

@@ -63,6 +63,10 @@ final class UserPaths {
     }
 
     private static String rename(String name, JsonNode ctx) {
+        if (name.equals("mustInclude")) {
+            // the model keeps both kinds of must-include; the file has mustIncludeUuids or mustIncludeIndices
+            return ctx != null && ctx.isObject() && !ctx.has("mustIncludeUuids") ? "mustIncludeIndices" : "mustIncludeUuids";
+        }
         String n = KEYS.getOrDefault(name, name);
         if (n.equals("memoryBytes") && ctx != null && ctx.isObject() && ctx.has("memoryGiB") && !ctx.has("memoryBytes")) {
             return "memoryGiB";

@@ -58,7 +58,7 @@ public sealed interface ReleasePolicy permits ReleasePolicy.Fixed, ReleasePolicy
     static ReleasePolicy fixed(Duration delay) {
         Validate.notNull("preemption.releaseDelay", delay);
         if (delay.isNegative()) {
-            throw new InvalidValueException("preemption.releaseDelay", delay, "must not be negative");
+            throw new InvalidValueException("preemption.releaseDelay", io.qgpu.core.json.Durations.format(delay), "must not be negative");
         }
         return new Fixed(nanos("preemption.releaseDelay", delay));
     }
@@ -73,23 +73,14 @@ public sealed interface ReleasePolicy permits ReleasePolicy.Fixed, ReleasePolicy
 
     /** {@code 100ms}, {@code 250us}, {@code 2s}, {@code 17ns}: the largest unit that divides it. */
     private static String fmt(long nanos) {
-        if (nanos != 0 && nanos % 1_000_000_000L == 0) {
-            return nanos / 1_000_000_000L + "s";
-        }
-        if (nanos != 0 && nanos % 1_000_000L == 0) {
-            return nanos / 1_000_000L + "ms";
-        }
-        if (nanos != 0 && nanos % 1_000L == 0) {
-            return nanos / 1_000L + "us";
-        }
-        return nanos == 0 ? "0ms" : nanos + "ns";
+        return io.qgpu.core.json.Durations.format(nanos);
     }
 
     private static long nanos(String field, Duration d) {
         try {
             return d.toNanos();
         } catch (ArithmeticException e) {
-            throw new InvalidValueException(field, d, "must fit in a long of nanoseconds");
+            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(d), "must fit in a long of nanoseconds");
         }
     }
 

@@ -144,7 +144,7 @@ class GateApiTest {
         GateTimeoutException t = new GateTimeoutException("GPU-x", "t", Duration.ofMillis(3));
         assertEquals("t", t.tenant());
         assertEquals(Duration.ofMillis(3), t.timeout());
-        assertEquals("gate GPU-x: tenant \"t\" got no GPU time within PT0.003S", t.getMessage());
+        assertEquals("gate GPU-x: tenant \"t\" got no GPU time within 3ms", t.getMessage());
         gate.close();
         assertTrue(gate.isClosed());
         assertThrows(GateClosedException.class, () -> gate.acquire(chat));

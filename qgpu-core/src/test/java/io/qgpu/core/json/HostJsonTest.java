@@ -77,7 +77,7 @@ class HostJsonTest {
         Files.writeString(claims, "[{\"tenant\": \"a\", \"memoryGiB\": 1},\n {\"tenant\": \"b\", \"memoryGiB\": 1,\n"
                 + "  \"host\": {\"memoryGiB\": -2}}]");
         QgpuJsonException m = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(claims));
-        assertEquals(claims + ": claims[1].host.memoryGiB = -2: is out of range (line 3, column 12)", m.getMessage());
+        assertEquals(claims + ": claims[1].host.memoryGiB = -2: must be between 0 and 8589934591 (line 3, column 12)", m.getMessage());
         Files.writeString(claims, "[{\"tenant\": \"h\", \"gpus\": 0, \"memoryGiB\": 3, \"host\": {\"cpuMillis\": 1}}]");
         QgpuJsonException h = assertThrows(QgpuJsonException.class, () -> QgpuJson.readClaims(claims));
         assertTrue(h.getMessage().startsWith(claims + ": claims[0].memoryGiB = 3: a host-only claim (0 GPUs) asks for no GPU memory"),

@@ -8,6 +8,9 @@ import com.sun.jna.Function;
 import com.sun.jna.NativeLibrary;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.core.json.Inventory;
+import io.qgpu.core.json.QgpuJson;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlException;
 import io.qgpu.nvml.discovery.MigInstance;
@@ -49,13 +52,18 @@ final class InventoryCommand implements Subcommand {
     @Override
     public String usage() {
         return """
-                usage: qgpu inventory [--json] [--nvml-lib PATH] [--machine NAME] [--node NAME]
+                usage: qgpu inventory [--json | --as-inventory [--rules NAME]] [--nvml-lib PATH] [--machine NAME] [--node NAME]
 
                 Discovers the GPUs of this machine through NVML (libnvidia-ml) and prints them, their MIG
                 instances, and a topology matrix like `nvidia-smi topo -m` (NV# = NVLink lanes, PIX, PXB,
                 PHB, NODE, SYS) with the CPU and NUMA affinity of each GPU.
 
-                  --json            print JSON instead of tables
+                  --json            print JSON instead of tables: every NVML fact, the processes of each GPU
+                  --as-inventory    print this node as an inventory file (docs/formats.md), the format that
+                                    place, ledger and the scheduler extender read (redirect it to
+                                    a file and give that file to them)
+                  --rules NAME      with --as-inventory: the granularity rules it names: qgpu (default),
+                                    hami or gpu-manager
                   --nvml-lib PATH   load NVML from PATH instead of libnvidia-ml.so.1 from the loader's path
                                     (or the system property qgpu.nvml.library). To try the command without a
                                     GPU, point it at the fake library the build compiles:
@@ -68,10 +76,21 @@ final class InventoryCommand implements Subcommand {
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(args, Set.of("--json"), Set.of("--nvml-lib", "--machine", "--node"));
+        Args a = Args.parse(args, Set.of("--json", "--as-inventory"), Set.of("--nvml-lib", "--machine", "--node", "--rules"));
         if (!a.positionals().isEmpty()) {
             throw new UsageException("unexpected argument " + a.positionals().get(0));
         }
+        if (a.flag("--json") && a.flag("--as-inventory")) {
+            throw new UsageException("--json and --as-inventory print different things: give one");
+        }
+        if (a.option("--rules").isPresent() && !a.flag("--as-inventory")) {
+            throw new UsageException("--rules goes with --as-inventory");
+        }
+        String rulesName = a.option("--rules").orElse("qgpu");
+        if (!List.of("qgpu", "hami", "gpu-manager").contains(rulesName)) {
+            throw new UsageException("--rules " + rulesName + ": must be qgpu, hami or gpu-manager");
+        }
+        GranularityRules rules = GranularityRules.preset(rulesName);
         Nvml.Builder builder = Nvml.builder();
         if (a.option("--nvml-lib").isPresent()) {
             Path lib = Path.of(a.option("--nvml-lib").get());
@@ -89,7 +108,9 @@ final class InventoryCommand implements Subcommand {
                 selectFakeMachine(nvml.library(), a.option("--machine").get());
             }
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(node);
-            if (a.flag("--json")) {
+            if (a.flag("--as-inventory")) {
+                out.print(QgpuJson.writeInventory(new Inventory(rules, List.of(inv.node()), List.of())));
+            } else if (a.flag("--json")) {
                 ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
                 NvmlUsageSampler sampler = NvmlUsageSampler.builder(nvml).build();
                 out.println(mapper.writeValueAsString(json(mapper, inv, nvml.library(), sampler)));

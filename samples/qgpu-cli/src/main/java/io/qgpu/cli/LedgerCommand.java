@@ -58,6 +58,7 @@ final class LedgerCommand implements Subcommand {
     @Override
     public int run(List<String> argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("--json"), Set.of("--snapshot", "--restore"));
+        Path snapshotOut = args.option("--snapshot").map(v -> OutputNames.userPath("--snapshot", v)).orElse(null);
         Ledger ledger;
         List<LedgerOperations.Operation> ops;
         if (args.option("--restore").isPresent()) {
@@ -65,12 +66,12 @@ final class LedgerCommand implements Subcommand {
                 throw new UsageException("with --restore, give at most OPERATIONS.json; unexpected argument "
                         + args.positionals().get(1));
             }
-            Path snapshotFile = Path.of(args.option("--restore").get());
-            ledger = Ledger.of(QgpuJson.readSnapshot(snapshotFile));
-            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(Path.of(args.positionals().get(0)));
+            Path snapshotFile = OutputNames.userPath("--restore", args.option("--restore").get());
+            ledger = Ledger.of(snapshot(snapshotFile, args.option("--restore").get()));
+            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(OutputNames.userPath("OPERATIONS.json", args.positionals().get(0)));
         } else {
-            Path inventoryFile = Path.of(args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
-            Path opsFile = Path.of(args.positional(1, "OPERATIONS.json"));
+            Path inventoryFile = OutputNames.userPath("INVENTORY.json", args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
+            Path opsFile = OutputNames.userPath("OPERATIONS.json", args.positional(1, "OPERATIONS.json"));
             if (args.positionals().size() > 2) {
                 throw new UsageException("unexpected argument " + args.positionals().get(2));
             }
@@ -84,27 +85,46 @@ final class LedgerCommand implements Subcommand {
         for (int i = 0; i < ops.size(); i++) {
             LedgerOperations.Operation op = ops.get(i);
             if (op instanceof LedgerOperations.Reserve r) {
-                Placement p = r.placement(ledger);
+                String what = String.format("#%d reserve %s on %s %s", i, r.claim().tenantId(), r.node(), r.gpus());
+                if (r.problem() != null) {
+                    refused++;
+                    refusal(log, what, op, List.of(r.problem()));
+                    continue;
+                }
+                Placement p;
+                try {
+                    p = r.placement(ledger);
+                } catch (io.qgpu.api.InvalidValueException e) {
+                    // a placement that cannot even be written down (the same GPU twice, ...): refused like any other
+                    refused++;
+                    refusal(log, what, op, List.of(e.getMessage()));
+                    continue;
+                }
                 ReserveResult result = ledger.reserve(p);
                 if (result instanceof ReserveResult.Refused f) {
                     refused++;
-                    log.printf("#%d reserve %s on %s %s: REFUSED%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
-                    f.reasons().forEach(reason -> log.println("      - " + reason.message()));
+                    refusal(log, what, op, f.reasons().stream().map(io.qgpu.api.Reason::message).toList());
                 } else {
-                    log.printf("#%d reserve %s on %s %s: ok%n", i, p.tenantId(), p.nodeName(), p.gpuUuids());
+                    log.println(what + ": ok");
                 }
             } else if (op instanceof LedgerOperations.Release r) {
                 boolean was = ledger.release(r.tenant()).isPresent();
                 log.printf("#%d release %s: %s%n", i, r.tenant(), was ? "ok" : "not held (no-op)");
             } else if (op instanceof LedgerOperations.SetHealth h) {
+                String what = String.format("#%d health %s -> %s", i, h.gpu(), h.health().name().toLowerCase(Locale.ROOT));
+                if (!knows(ledger, h.gpu())) {
+                    // as reserve answers a GPU it does not know: a refusal with its reason, and the next operation
+                    refused++;
+                    refusal(log, what, op, List.of("no GPU " + h.gpu() + " in the ledger"));
+                    continue;
+                }
                 List<Placement> displaced = ledger.setHealth(h.gpu(), h.health());
-                log.printf("#%d health %s -> %s%s%n", i, h.gpu(), h.health().name().toLowerCase(Locale.ROOT),
-                        displaced.isEmpty() ? "" : "; displaced: " + displaced.stream().map(Placement::tenantId).toList());
+                log.println(what + (displaced.isEmpty() ? "" : "; displaced: " + displaced.stream().map(Placement::tenantId).toList()));
             }
         }
         String snapshot = QgpuJson.writeSnapshot(ledger.snapshot());
-        if (args.option("--snapshot").isPresent()) {
-            Files.writeString(Path.of(args.option("--snapshot").get()), snapshot);
+        if (snapshotOut != null) {
+            Files.writeString(snapshotOut, snapshot);
         }
         if (json) {
             out.print(snapshot);
@@ -115,6 +135,36 @@ final class LedgerCommand implements Subcommand {
                     ledger.size(), ledger.displaced().size());
         }
         return 0;
+    }
+
+    /** A ledger snapshot; an inventory given here is refused with where it goes instead. */
+    private static io.qgpu.core.ledger.LedgerSnapshot snapshot(Path file, String asWritten) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode root = io.qgpu.core.json.JsonInput.read(file, "").root();
+            if (root.isObject() && root.has("nodes") && !root.has("placements")) {
+                throw new UsageException("--restore " + asWritten + ": is an inventory, not a ledger snapshot (as --snapshot writes"
+                        + " it); give an inventory as the first argument: qgpu ledger " + asWritten + " OPERATIONS.json");
+            }
+        } catch (io.qgpu.core.json.QgpuJsonException e) {
+            // not JSON at all: the snapshot reader says so, naming the file
+        }
+        return QgpuJson.readSnapshot(file);
+    }
+
+    private static void refusal(PrintStream log, String what, LedgerOperations.Operation op, List<String> reasons) {
+        log.println(what + ": REFUSED (" + op.where() + ")");
+        reasons.forEach(reason -> log.println("      - " + reason));
+    }
+
+    private static boolean knows(Ledger ledger, String gpu) {
+        for (NodeState n : ledger.nodes()) {
+            for (GpuState g : n.gpus()) {
+                if (g.uuid().equals(gpu)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** One row per GPU. */

@@ -31,9 +31,25 @@ final class LedgerOperations {
 
     /** An operation read and checked. */
     sealed interface Operation permits Reserve, Release, SetHealth {
+        /** Where it is written: {@code operations[3], line 12}. */
+        String where();
     }
 
-    record Reserve(String path, String node, List<String> gpus, Claim claim) implements Operation {
+    record Reserve(String where, String node, List<String> gpus, Claim claim) implements Operation {
+        /** What makes this reservation impossible to write down, in the file's terms; null when nothing does. */
+        String problem() {
+            Set<String> seen = new java.util.HashSet<>();
+            for (String g : gpus) {
+                if (!seen.add(g)) {
+                    return "gpus lists " + g + " twice";
+                }
+            }
+            if (!claim.hostOnly() && gpus.size() != claim.gpuCount()) {
+                return "gpus lists " + gpus.size() + " GPU(s); the claim asks for " + claim.gpuCount() + " (its gpus)";
+            }
+            return null;
+        }
+
         /** The placement this reservation asks for; an exclusive slice holds the GPU's whole memory. */
         Placement placement(Ledger ledger) {
             List<Slice> slices = new ArrayList<>();
@@ -48,10 +64,10 @@ final class LedgerOperations {
         }
     }
 
-    record Release(String tenant) implements Operation {
+    record Release(String where, String tenant) implements Operation {
     }
 
-    record SetHealth(String gpu, Health health) implements Operation {
+    record SetHealth(String where, String gpu, Health health) implements Operation {
     }
 
     /** The keys each operation takes besides {@code op}. */
@@ -82,6 +98,8 @@ final class LedgerOperations {
         if (d == null) {
             throw in.error(at, "must be an operation object, not null");
         }
+        int line = in.error(at, "").line();
+        String where = in.source() + " " + at + (line > 0 ? ", line " + line : "");
         return switch (d.op()) {
             case "reserve" -> {
                 String node = required(in, at, "node", d.node());
@@ -91,9 +109,9 @@ final class LedgerOperations {
                 if (gpus.isEmpty() && !claim.hostOnly()) {
                     throw in.error(at + ".gpus", "must name at least one GPU UUID (only a host-only claim, gpus 0, names none)");
                 }
-                yield new Reserve(at, node, gpus, claim);
+                yield new Reserve(where, node, gpus, claim);
             }
-            case "release" -> new Release(required(in, at, "tenant", d.tenant()));
+            case "release" -> new Release(where, required(in, at, "tenant", d.tenant()));
             default -> {
                 String gpu = required(in, at, "gpu", d.gpu());
                 String h = required(in, at, "health", d.health());
@@ -101,7 +119,7 @@ final class LedgerOperations {
                 if (health == null) {
                     throw in.error(at + ".health", "must be healthy or unhealthy");
                 }
-                yield new SetHealth(gpu, health);
+                yield new SetHealth(where, gpu, health);
             }
         };
     }

@@ -76,6 +76,10 @@ public final class Main {
         } catch (QgpuException e) {
             err.println("qgpu " + s.name() + ": " + e.getMessage());
             return 2;
+        } catch (java.nio.file.InvalidPathException e) {
+            err.println("qgpu " + s.name() + ": \"" + OutputNames.shown(e.getInput()) + "\" is not a path this system accepts ("
+                    + e.getReason() + ")");
+            return 2;
         } catch (NoSuchFileException e) {
             err.println("qgpu " + s.name() + ": " + e.getFile() + ": no such file or directory");
             return 2;

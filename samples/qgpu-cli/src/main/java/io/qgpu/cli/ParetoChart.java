@@ -35,7 +35,10 @@ final class ParetoChart {
                 .title(c.scenario().name() + ": offline GPU share vs online wait p99 per release rule")
                 .xAxisTitle("online wait p99 (us)").yAxisTitle("offline GPU share (%)").build();
         Styler st = chart.getStyler();
-        st.setLegendPosition(Styler.LegendPosition.InsideNE);
+        // the legend goes below the plot, never over a point
+        st.setLegendPosition(Styler.LegendPosition.OutsideS);
+        st.setLegendLayout(Styler.LegendLayout.Horizontal);
+        st.setMarkerSize(9);
         st.setChartBackgroundColor(Color.WHITE);
         st.setPlotBackgroundColor(Color.WHITE);
         chart.getStyler().setYAxisMin(0.0);
@@ -48,10 +51,22 @@ final class ParetoChart {
             chart.addAnnotation(new org.knowm.xchart.AnnotationText(fixed.get(i).rule(), x[i], y[i] + 2.5, false));
         }
         ReleaseComparison.Point a = c.adaptive();
+        // drawn last (on top), larger, in a colour of its own, with its own label
         XYSeries ad = chart.addSeries(a.rule(), new double[] {a.onlineWaitP99Nanos() / 1e3}, new double[] {a.offlineShare() * 100});
         ad.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
         ad.setMarker(SeriesMarkers.DIAMOND);
         ad.setMarkerColor(new Color(0xD6, 0x27, 0x28));
+        ad.setLineColor(new Color(0xD6, 0x27, 0x28));
+        // its label to the left of the marker (the fixed delays' labels sit above theirs)
+        double minX = a.onlineWaitP99Nanos() / 1e3;
+        double maxX = minX;
+        for (double v : x) {
+            minX = Math.min(minX, v);
+            maxX = Math.max(maxX, v);
+        }
+        double dx = Math.max(1, maxX - minX) * 0.05;
+        chart.addAnnotation(new org.knowm.xchart.AnnotationText("adaptive", a.onlineWaitP99Nanos() / 1e3 - dx, a.offlineShare() * 100,
+                false));
         Files.createDirectories(png.toAbsolutePath().getParent());
         try (OutputStream os = Files.newOutputStream(png)) {
             BitmapEncoder.saveBitmap(chart, os, BitmapEncoder.BitmapFormat.PNG);

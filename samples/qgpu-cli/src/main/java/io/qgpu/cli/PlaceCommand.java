@@ -54,8 +54,11 @@ final class PlaceCommand implements Subcommand {
                 options:
                   --inventory FILE        nodes, GPUs, links and granularity rules (JSON)
                   --claims FILE           a JSON array of claims
-                  --node-policy P         engine default at node level: binpack | spread (default binpack)
-                  --gpu-policy P          engine default at GPU level: binpack | spread (default spread)
+                  --node-policy P         engine default at node level: binpack | spread | fragmentation
+                                          (default binpack; fragmentation: leave the least GPU capacity
+                                          unusable for the requests seen so far)
+                  --gpu-policy P          engine default at GPU level: binpack | spread | fragmentation
+                                          (default spread; fragmentation ranks GPUs as binpack)
                   --online-policy P[,Q]   default for online claims: node policy P, GPU policy Q (Q = P if left out)
                   --offline-policy P[,Q]  default for offline claims
                   --explain               print each claim's candidates table instead of JSON
@@ -76,6 +79,9 @@ final class PlaceCommand implements Subcommand {
                 "--gpu-policy", "--online-policy", "--offline-policy", "--out"));
         if (!args.positionals().isEmpty()) {
             throw new UsageException("unexpected argument " + args.positionals().get(0));
+        }
+        if (args.option("--out").isPresent()) {
+            out(args);
         }
         Inventory inventory = QgpuJson.readInventory(file(args, "--inventory"));
         List<Claim> claims = QgpuJson.readClaims(file(args, "--claims"));
@@ -129,7 +135,7 @@ final class PlaceCommand implements Subcommand {
         doc.set("failures", failures);
         String json = mapper.writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n";
         if (args.option("--out").isPresent()) {
-            Files.writeString(Path.of(args.option("--out").get()), json, StandardCharsets.UTF_8);
+            Files.writeString(out(args), json, StandardCharsets.UTF_8);
         } else if (!explain) {
             out.print(json);
         }
@@ -149,8 +155,12 @@ final class PlaceCommand implements Subcommand {
         cfg.classPolicy(pc, node, gpu);
     }
 
+    private static Path out(Args args) {
+        return OutputNames.userPath("--out", args.option("--out").get());
+    }
+
     private static Path file(Args args, String flag) {
-        return Path.of(args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
+        return OutputNames.userPath(flag, args.option(flag).orElseThrow(() -> new UsageException("missing " + flag + " FILE")));
     }
 
     /** The inventory's nodes with the tenants it lists already reserved; a listing that does not fit is bad input. */

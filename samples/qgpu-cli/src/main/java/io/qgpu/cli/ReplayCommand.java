@@ -2,6 +2,7 @@ package io.qgpu.cli;
 
 import io.qgpu.cli.replay.Replay;
 import io.qgpu.cli.replay.ReplayChart;
+import io.qgpu.cli.replay.TraceChecks;
 import io.qgpu.cli.replay.TraceCsv;
 import io.qgpu.cli.replay.TraceNode;
 import io.qgpu.cli.replay.TracePod;
@@ -70,28 +71,59 @@ final class ReplayCommand implements Subcommand {
                 "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out)");
     }
 
+    /** The most the workload may be inflated to, in times the cluster's GPU capacity (the replay's own limit). */
+    static final double MAX_RATIO = 100;
+    /** The most replays run side by side. */
+    static final int MAX_THREADS = 1024;
+
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
         Args a = Args.parse(args, Set.of("--no-cpu-pods"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
                 "--resolution", "--threads", "--out"));
-        Path nodesFile = Path.of(a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
-        Path podsFile = Path.of(a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
+        Path nodesFile = OutputNames.userPath("--nodes", a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
+        Path podsFile = OutputNames.userPath("--pods", a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
         List<Replay.Policy> policies = new ArrayList<>();
         for (String p : a.option("--policies").orElse("binpack,fragmentation").split(",")) {
             policies.add(Replay.Policy.fromName(p.trim()));
         }
         List<Long> seeds = seeds(a.option("--seeds").orElse("42-51"));
-        double ratio = number("--ratio", a.option("--ratio").orElse("1.3"));
-        double at = number("--at", a.option("--at").orElse(Double.toString(ratio)));
-        double coverage = number("--coverage", a.option("--coverage").orElse("0.95"));
-        double res = number("--resolution", a.option("--resolution").orElse(Integer.toString(FragmentationScorer.PAPER_RESOLUTION)));
-        if (res != Math.rint(res) || res < 0 || res > FragmentationScorer.MAX_RESOLUTION) {
-            throw new UsageException("--resolution " + a.option("--resolution").orElse("") + ": must be 0 or a whole number of steps 1.."
-                    + FragmentationScorer.MAX_RESOLUTION);
+        String ratioText = a.option("--ratio").orElse("1.3");
+        double ratio = number("--ratio", ratioText);
+        if (ratio > MAX_RATIO) {
+            throw new UsageException("--ratio " + ratioText + ": must be more than 0 and at most " + (int) MAX_RATIO
+                    + " (times the cluster's GPU capacity)");
         }
-        int resolution = (int) res;
-        Path outDir = Path.of(a.option("--out").orElse("qgpu-replay-out"));
-        int threads = (int) number("--threads", a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors())));
+        double at = number("--at", a.option("--at").orElse(ratioText));
+        if (at > ratio) {
+            throw new UsageException("--at " + a.option("--at").orElse("") + ": must be at most --ratio (" + ratioText
+                    + "): no workload arrives after --ratio times the capacity");
+        }
+        double coverage = number("--coverage", a.option("--coverage").orElse("0.95"));
+        if (coverage > 1) {
+            throw new UsageException("--coverage " + a.option("--coverage").orElse("") + ": must be more than 0 and at most 1");
+        }
+        String resText = a.option("--resolution").orElse(Integer.toString(FragmentationScorer.PAPER_RESOLUTION));
+        int resolution;
+        try {
+            resolution = Integer.parseInt(resText.trim());
+        } catch (NumberFormatException e) {
+            resolution = -1;
+        }
+        if (resolution < 0 || resolution > FragmentationScorer.MAX_RESOLUTION) {
+            throw new UsageException("--resolution " + resText + ": must be 0 (the exact linear score) or a whole number of steps"
+                    + " between 1 and " + FragmentationScorer.MAX_RESOLUTION);
+        }
+        Path outDir = OutputNames.userPath("--out", a.option("--out").orElse("qgpu-replay-out"));
+        String threadsText = a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors()));
+        int threads;
+        try {
+            threads = Integer.parseInt(threadsText.trim());
+        } catch (NumberFormatException e) {
+            threads = 0;
+        }
+        if (threads < 1 || threads > MAX_THREADS) {
+            throw new UsageException("--threads " + threadsText + ": must be a whole number between 1 and " + MAX_THREADS);
+        }
 
         List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
         List<TracePod> pods = TraceCsv.pods(podsFile);
@@ -99,6 +131,17 @@ final class ReplayCommand implements Subcommand {
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
+        if (capacity == 0) {
+            throw new UsageException("--nodes " + nodesFile + ": no node has a GPU (the gpu column is 0 on all "
+                    + nodes.size() + " rows); nothing to replay");
+        }
+        if (pods.isEmpty()) {
+            throw new UsageException("--pods " + podsFile + ": holds no pods (only the header); nothing to replay");
+        }
+        if (pods.stream().noneMatch(p -> p.gpus() > 0)) {
+            throw new UsageException("--pods " + podsFile + ": no pod asks for a GPU (num_gpu is 0 on every row); nothing to replay");
+        }
+        TraceChecks.warnings(nodes, pods, nodesFile, podsFile).forEach(w -> out.println("warning: " + w));
         RequestMix typical = Workload.typicalMix(pods, coverage, !a.flag("--no-cpu-pods"));
         out.printf(Locale.ROOT, "%d nodes, %d GPUs, %d pods; %d typical request shapes; inflating to %.0f%%, reporting at %.0f%%%n",
                 nodes.size(), capacity / 1000, pods.size(), typical.size(), ratio * 100, at * 100);
@@ -121,7 +164,7 @@ final class ReplayCommand implements Subcommand {
             }
             double[] mean = ReplayChart.mean(curves);
             means.put(policy.wireName(), mean);
-            writeCurve(outDir.resolve("curve-" + policy.wireName() + ".csv"), seeds, curves, mean);
+            writeCurve(OutputNames.file(outDir, "curve-", "--policies", policy.wireName(), ".csv"), seeds, curves, mean);
             StringBuilder per = new StringBuilder();
             for (double v : atShare) {
                 per.append(String.format(Locale.ROOT, " %.2f", v));

@@ -71,7 +71,7 @@ final class SimulateCommand implements Subcommand {
         if (args.positionals().size() != 1) {
             throw new UsageException(args.positionals().isEmpty() ? "missing SCENARIO.json" : "one scenario file at a time");
         }
-        Path file = Path.of(args.positional(0, "SCENARIO.json"));
+        Path file = OutputNames.userPath("SCENARIO.json", args.positional(0, "SCENARIO.json"));
         Scenario scenario = ScenarioFile.read(file);
         if (args.option("--seed").isPresent()) {
             String s = args.option("--seed").get();
@@ -88,7 +88,14 @@ final class SimulateCommand implements Subcommand {
             scenario = scenario.withPreemption(scenario.preemption().toBuilder().releasePolicy(release(args.option("--release").get(),
                     scenario)).build());
         }
-        Path outDir = Path.of(args.option("--out").orElse("qgpu-sim-out/" + scenario.name()));
+        String nameKey = file + ": name";
+        OutputNames.component(nameKey, scenario.name());
+        Path outDir = args.option("--out").isPresent() ? OutputNames.userPath("--out", args.option("--out").get())
+                : OutputNames.file(Path.of("qgpu-sim-out"), "", nameKey, scenario.name(), "");
+        List<Path> charts = new ArrayList<>();
+        for (int i = 0; i < scenario.gpus().size(); i++) {
+            charts.add(OutputNames.file(outDir, "share-", file + ": " + gpuKey(file, scenario, i), scenario.gpus().get(i).id(), ".png"));
+        }
         System.setProperty("java.awt.headless", "true");
         List<Path> written = new ArrayList<>();
         if (args.flag("--compare")) {
@@ -107,8 +114,9 @@ final class SimulateCommand implements Subcommand {
             SimResult r = Simulator.standard().withTrace(trace).run(scenario);
             SimReport.print(r, (System.nanoTime() - t0) / 1e9, out);
             Files.createDirectories(outDir);
-            for (GpuSpec gpu : scenario.gpus()) {
-                Path png = outDir.resolve("share-" + gpu.id() + ".png");
+            for (int i = 0; i < scenario.gpus().size(); i++) {
+                GpuSpec gpu = scenario.gpus().get(i);
+                Path png = charts.get(i);
                 ShareChart.write(r, gpu, png, chartBucket);
                 written.add(png);
             }
@@ -124,6 +132,17 @@ final class SimulateCommand implements Subcommand {
             out.println("  " + p);
         }
         return 0;
+    }
+
+    /** How the scenario file names GPU {@code i}'s id: {@code gpu.id} (one GPU) or {@code gpus[i].id}. */
+    private static String gpuKey(Path file, Scenario scenario, int i) {
+        boolean array = scenario.gpus().size() > 1;
+        try {
+            array = io.qgpu.core.json.QgpuJson.mapper().readTree(file.toFile()).has("gpus");
+        } catch (IOException | RuntimeException e) {
+            // the file was read a moment ago; keep the guess from the count
+        }
+        return array ? "gpus[" + i + "].id" : "gpu.id";
     }
 
     /** {@code adaptive} or a fixed delay such as {@code 100ms}. */

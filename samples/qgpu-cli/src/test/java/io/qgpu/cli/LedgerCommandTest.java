@@ -103,4 +103,66 @@ class LedgerCommandTest {
         Run shipped = run("ledger", "--restore", EXAMPLES.resolve("ledger-snapshot.json").toString());
         assertEquals(0, shipped.code(), shipped.err());
     }
+
+    /** Issue 30 item 4: an unknown GPU is a refusal in health as in reserve, named by file, index and line; the rest still runs. */
+    @Test
+    void anUnknownGpuIsRefusedAlikeInHealthAndReserveAndTheRestIsApplied(@TempDir Path tmp) throws Exception {
+        Path ops = tmp.resolve("ops.json");
+        Files.writeString(ops, "[\n"
+                + " {\"op\": \"health\", \"gpu\": \"GPU-nope\", \"health\": \"unhealthy\"},\n"
+                + " {\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-nope\"], \"claim\": {\"tenant\": \"x\", \"memoryGiB\": 1}},\n"
+                + " {\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-t4-0\", \"GPU-t4-0\"], \"claim\": {\"tenant\": \"y\", \"memoryGiB\": 1, \"gpus\": 2}},\n"
+                + " {\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-t4-0\"], \"claim\": {\"tenant\": \"z\", \"memoryGiB\": 1}}\n"
+                + "]");
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("#0 health GPU-nope -> unhealthy: REFUSED (" + ops + " operations[0], line 2)"), r.out());
+        assertTrue(r.out().contains("      - no GPU GPU-nope in the ledger"), r.out());
+        assertTrue(r.out().contains("#1 reserve x on t4-node [GPU-nope]: REFUSED (" + ops + " operations[1], line 3)"), r.out());
+        assertTrue(r.out().contains("#2 reserve y on t4-node [GPU-t4-0, GPU-t4-0]: REFUSED (" + ops + " operations[2], line 4)\n"
+                + "      - gpus lists GPU-t4-0 twice"), r.out());
+        assertTrue(!r.out().contains("placement[") && !r.out().contains("gpuCount"), r.out());
+        assertTrue(r.out().contains("#3 reserve z on t4-node [GPU-t4-0]: ok"), r.out());
+        assertTrue(r.out().contains("4 operation(s), 3 refused, 1 reservation(s) held"), r.out());
+        assertTrue(r.err().isEmpty(), r.err());
+    }
+
+    /** Issue 30 item 8: --restore takes a ledger snapshot only, and says what to do with an inventory. */
+    @Test
+    void restoreRefusesAnInventoryAndSaysWhereItGoes() {
+        Path inv = EXAMPLES.resolve("ledger-inventory.json");
+        Run r = run("ledger", "--restore", inv.toString());
+        assertEquals(2, r.code(), r.out());
+        assertTrue(r.err().contains("--restore " + inv + ": is an inventory, not a ledger snapshot"), r.err());
+    }
+
+    /** Issue 30 item 8: marking a GPU unhealthy (a user's input) logs under the public Ledger, no internal class name. */
+    @Test
+    void theLedgerLogsAUsersHealthChangeUnderItsPublicName() throws Exception {
+        PrintStream saved = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), EXAMPLES.resolve("ledger-operations.json").toString());
+            assertEquals(0, r.code(), r.err());
+        } finally {
+            System.setErr(saved);
+        }
+        String log = captured.toString(StandardCharsets.UTF_8);
+        assertTrue(log.contains("WARN io.qgpu.core.ledger.Ledger - GPU GPU-h100-3"), log);
+        assertTrue(!log.contains(".internal."), log);
+    }
+
+    /** Issue 30 item 4: a GPU count other than the claim's is said in the file's terms (not placement[...].slices.size). */
+    @Test
+    void aGpuListThatDoesNotMatchTheClaimIsRefusedInTheFilesTerms(@TempDir Path tmp) throws Exception {
+        Path ops = tmp.resolve("ops.json");
+        Files.writeString(ops, "[{\"op\": \"reserve\", \"node\": \"t4-node\", \"gpus\": [\"GPU-t4-0\", \"GPU-t4-1\"],"
+                + " \"claim\": {\"tenant\": \"z\", \"memoryGiB\": 1}}]");
+        Run r = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("#0 reserve z on t4-node [GPU-t4-0, GPU-t4-1]: REFUSED (" + ops + " operations[0], line 1)\n"
+                + "      - gpus lists 2 GPU(s); the claim asks for 1 (its gpus)"), r.out());
+        assertTrue(!r.out().contains("placement[") && !r.out().contains("gpuCount"), r.out());
+    }
 }

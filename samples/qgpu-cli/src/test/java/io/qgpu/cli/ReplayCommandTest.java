@@ -71,4 +71,47 @@ class ReplayCommandTest {
         String[] s = run(2, "replay", "--nodes", n.toString(), "--pods", n.toString(), "--seeds", "9-1");
         assertTrue(s[1].contains("--seeds 9-1"), s[1]);
     }
+
+    private Path file(String name, String text) throws Exception {
+        return Files.writeString(dir.resolve(name), text);
+    }
+
+    /** Issue 30 item 3: nothing accepted silently, and CSV read as CSV. */
+    @Test
+    void emptyOrMeaninglessTracesAreRefusedAndDoubtfulOnesWarned() throws Exception {
+        Path noGpu = file("n0.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,0,\nn1,32000,131072,0,\n");
+        Path gpus = file("n2.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,G2\nn1,32000,131072,2,T4\n");
+        Path onePod = file("p1.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n");
+        Path noPods = file("p0.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n");
+        Path cpuOnly = file("pc.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,0,0\n");
+        assertTrue(run(2, "replay", "--nodes", noGpu.toString(), "--pods", onePod.toString())[1]
+                .startsWith("qgpu replay: --nodes " + noGpu + ": no node has a GPU (the gpu column is 0 on all 2 rows); nothing to replay"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", noPods.toString())[1]
+                .startsWith("qgpu replay: --pods " + noPods + ": holds no pods"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", cpuOnly.toString())[1]
+                .startsWith("qgpu replay: --pods " + cpuOnly + ": no pod asks for a GPU"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--ratio", "1.2", "--at", "1.5")[1]
+                .startsWith("qgpu replay: --at 1.5: must be at most --ratio (1.2)"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--ratio", "101")[1]
+                .startsWith("qgpu replay: --ratio 101: must be more than 0 and at most 100"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--resolution", "2.5")[1]
+                .startsWith("qgpu replay: --resolution 2.5: must be 0 (the exact linear score) or a whole number of steps between 1 and"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--threads", "0")[1]
+                .startsWith("qgpu replay: --threads 0: must be a whole number between 1 and 1024"));
+
+        // quoted fields with commas, an unknown model (16 GiB taken) and a gpu_spec no node has: warned, and it runs
+        Path quoted = file("pq.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n\"p,0\",1000,1024,1,500,A100\n"
+                + "p1,1000,\"1024\",1,500,\"T4|V100M16\"\n\"p\"\"2\",1000,1024,1,250,\n");
+        String[] r = run(0, "replay", "--nodes", gpus.toString(), "--pods", quoted.toString(), "--seeds", "1", "--resolution", "0",
+                "--out", dir.resolve("out").toString());
+        assertTrue(r[0].contains("warning: " + gpus + ": column model: G2 is not in the memory table (A10, A100, P100, T4, V100M16,"
+                + " V100M32): taken as 16 GiB per GPU"), r[0]);
+        assertTrue(r[0].contains("warning: " + quoted + ": column gpu_spec: 1 pod(s) ask only for GPU models no node has (A100 (1 pod);"
+                + " the nodes have G2, T4): they can never be placed"), r[0]);
+        assertTrue(r[0].contains("2 nodes, 4 GPUs, 3 pods"), r[0]);
+        assertTrue(!r[0].contains("NaN"), r[0]);
+        Path open = file("po.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n\"p0,1000,1024,1,500\n");
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", open.toString())[1]
+                .contains(open + ":2: column field 1: '\"p0,1000,1024,1,500' opens a quote that the line does not close"));
+    }
 }

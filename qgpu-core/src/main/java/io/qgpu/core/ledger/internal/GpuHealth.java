@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class GpuHealth {
 
-    private static final Logger LOG = LoggerFactory.getLogger(GpuHealth.class);
+    private static final Logger LOG = LoggerFactory.getLogger(io.qgpu.core.ledger.Ledger.class);   // the public facade: users see no internal class name
 
     private GpuHealth() {
     }

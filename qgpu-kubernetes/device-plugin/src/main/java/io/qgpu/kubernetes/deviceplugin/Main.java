@@ -4,7 +4,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
+import io.qgpu.api.QgpuException;
+import io.qgpu.core.json.JsonInput;
+import io.qgpu.core.json.QgpuJsonException;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
+import io.qgpu.nvml.NvmlLibraryException;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code java -jar qgpu-device-plugin.jar --plugin-dir DIR [options]}: starts the plugin and runs
@@ -32,7 +39,8 @@ public final class Main {
               --plugin-dir DIR      the kubelet's device plugin directory: holds kubelet.sock and
                                     receives the plugin's socket qgpu.sock (required)
               --nvml-lib PATH       load NVML from PATH instead of libnvidia-ml.so.1
-              --machine NAME        with the fake NVML library only: dgx-h100, t4x4 or a100-bridged
+              --machine NAME        with the fake NVML library only: dgx-h100, t4x4, a100-bridged,
+                                    a100-mig, x86-numa or h100-vm
               --node-name NAME      the node's name (default: $NODE_NAME, else $HOSTNAME, else local)
               --state-file PATH     allocations kept across restarts
                                     (default: DIR/../qgpu-device-plugin-state.json)
@@ -44,43 +52,131 @@ public final class Main {
               --help                this text
             """;
 
+    /** The machines the fake NVML library plays (qgpu-nvml/src/test/c/fake_nvml.c); the plugin starts on each. */
+    static final List<String> FAKE_MACHINES = List.of("dgx-h100", "t4x4", "a100-bridged", "a100-mig", "x86-numa", "h100-vm");
+
+    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
     private Main() {
     }
 
-    public static void main(String[] args) throws Exception {
-        // Netty warns on every Unix socket that TCP keep-alive does not apply to it
-        if (System.getProperty("org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap") == null) {
-            System.setProperty("org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap", "error");
+    public static void main(String[] args) {
+        quietStartup();
+        int rc = run(List.of(args), System.out, System.err);
+        if (rc != 0) {
+            System.exit(rc);
         }
-        PluginConfig config;
-        boolean kubernetes;
-        try {
-            Map<String, String> opts = parse(List.of(args));
-            if (opts.containsKey("--help")) {
-                System.out.print(USAGE);
-                return;
+    }
+
+    /**
+     * Settings that keep the start-up free of warnings that are not the user's to act on: Netty's note on
+     * every Unix socket that TCP keep-alive does not apply to it, and (JDK 24 and later) the warning that
+     * Netty calls {@code sun.misc.Unsafe}'s memory methods: the plugin's few small messages do not need them.
+     * A value the user set on the command line wins.
+     */
+    static void quietStartup() {
+        for (Map.Entry<String, String> e : Map.of(
+                "org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap", "error",
+                "io.grpc.netty.shaded.io.netty.noUnsafe", "true").entrySet()) {
+            if (System.getProperty(e.getKey()) == null) {
+                System.setProperty(e.getKey(), e.getValue());
             }
-            config = config(opts, System.getenv());
-            kubernetes = opts.containsKey("--kubernetes");
+        }
+    }
+
+    /**
+     * Parses, starts and blocks until the plugin is stopped; returns the exit code. Bad input or
+     * configuration (a flag, the state file, the NVML library, the fake machine) is one line on
+     * {@code err} naming the flag as written and the value, and exit code 2; never a stack trace.
+     */
+    static int run(List<String> args, PrintStream out, PrintStream err) {
+        PluginConfig config;
+        Map<String, String> opts;
+        try {
+            opts = parse(args);
         } catch (IllegalArgumentException e) {
-            usageError(System.err, e.getMessage());
-            System.exit(2);
-            return;
+            usageError(err, e.getMessage());
+            return 2;
         }
+        if (opts.containsKey("--help")) {
+            out.print(USAGE);
+            return 0;
+        }
+        try {
+            config = config(opts, System.getenv());
+        } catch (IllegalArgumentException e) {
+            // a flag's value: one line naming it (the usage text is for unknown options)
+            err.println("error: " + e.getMessage());
+            return 2;
+        }
+        DevicePlugin plugin;
         KubernetesClient client = null;
-        if (kubernetes) {
-            client = new KubernetesClientBuilder().build();
-            config = config.withDecisions(new KubernetesPodDecisions(client, config.nodeName()));
+        try {
+            if (opts.containsKey("--kubernetes")) {
+                client = new KubernetesClientBuilder().build();
+                config = config.withDecisions(new KubernetesPodDecisions(client, config.nodeName()));
+            }
+            plugin = DevicePlugin.start(config);
+        } catch (RuntimeException | IOException e) {
+            if (client != null) {
+                client.close();
+            }
+            err.println("error: " + startFailure(e, opts));
+            return e instanceof RuntimeException && !(e instanceof IllegalArgumentException || e instanceof NvmlLibraryException
+                    || e instanceof StateFile.StateFileException || e instanceof QgpuException) ? 1 : 2;
         }
-        DevicePlugin plugin = DevicePlugin.start(config);
         KubernetesClient c = client;
+        Path socket = config.pluginDir().resolve(config.endpoint());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("stopping (signal received): closing {} and NVML", socket);
             plugin.close();
             if (c != null) {
                 c.close();
             }
         }, "qgpu-device-plugin-stop"));
-        plugin.awaitClose();
+        try {
+            plugin.awaitClose();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    /** Why the plugin did not start, in one line naming the flag the user can change. */
+    static String startFailure(Exception e, Map<String, String> opts) {
+        if (e instanceof NvmlLibraryException n) {
+            String lib = opts.get("--nvml-lib");
+            return lib != null
+                    ? "--nvml-lib " + lib + ": cannot be loaded as the NVML library (" + loadProblem(n) + "); give the path of"
+                    + " libnvidia-ml.so.1"
+                    : "no NVML library (libnvidia-ml.so.1) on this machine: is the NVIDIA driver installed? Give its path with"
+                    + " --nvml-lib PATH (to try the plugin without a GPU: --nvml-lib qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1"
+                    + " --machine t4x4)";
+        }
+        if (e instanceof StateFile.StateFileException) {
+            String file = opts.getOrDefault("--state-file", "(default) ");
+            String m = e.getMessage();
+            int colon = m.indexOf(": ");
+            return "--state-file " + file.trim() + ": " + (m.startsWith("state file ") && colon > 0 ? m.substring(colon + 2) : m);
+        }
+        return firstLine(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+    }
+
+    /** What the loader said, without the library's own hints (they name a system property, not the plugin's flag). */
+    private static String loadProblem(NvmlLibraryException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof UnsatisfiedLinkError u && u.getMessage() != null) {
+                return firstLine(u.getMessage()).replaceAll("\\s*Native library \\(.*", "").trim();
+            }
+        }
+        String m = firstLine(e.getMessage());
+        int hint = m.indexOf(". Is the NVIDIA driver installed");
+        return hint > 0 ? m.substring(0, hint) : m;
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
     }
 
     static void usageError(PrintStream err, String message) {
@@ -129,12 +225,18 @@ public final class Main {
         if (lib.isPresent() && !Files.isRegularFile(lib.get())) {
             throw new IllegalArgumentException("--nvml-lib " + lib.get() + ": no such file");
         }
+        if (opts.containsKey("--machine") && !FAKE_MACHINES.contains(opts.get("--machine"))) {
+            throw new IllegalArgumentException("--machine " + opts.get("--machine") + ": the fake NVML library plays "
+                    + String.join(", ", FAKE_MACHINES));
+        }
         c = c.withNvml(lib, Optional.ofNullable(opts.get("--machine")));
         String node = opts.getOrDefault("--node-name", firstNonBlank(env.get("NODE_NAME"), env.get("HOSTNAME"), "local"));
         c = c.withNode(node);
         if (opts.containsKey("--state-file")) {
             c = c.withStateFile(Path.of(opts.get("--state-file")));
         }
+        checkStateFile(opts.containsKey("--state-file") ? "--state-file " + opts.get("--state-file")
+                : "the state file " + c.stateFile() + " (--state-file)", c.stateFile());
         if (opts.containsKey("--rules")) {
             try {
                 c = c.withRules(GranularityRules.preset(opts.get("--rules")));
@@ -157,6 +259,26 @@ public final class Main {
         }
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
+    }
+
+    /**
+     * A state file that exists must be a readable JSON file: said here, in the user's terms, before
+     * anything starts (the plugin's own reader then checks what the JSON holds).
+     */
+    static void checkStateFile(String label, Path file) {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException(label + ": is a directory, not a file");
+        }
+        if (!Files.exists(file)) {
+            return;
+        }
+        try {
+            JsonInput.read(file, "");
+        } catch (QgpuJsonException e) {
+            throw new IllegalArgumentException(label + ": " + e.rule()
+                    + (e.line() > 0 ? " (line " + e.line() + ", column " + e.column() + ")" : "")
+                    + "; fix or remove the file (the plugin then starts with no allocations)");
+        }
     }
 
     private static String firstNonBlank(String... values) {

@@ -68,6 +68,90 @@ class MainTest {
         refused("--nvml-lib /no/lib.so: no such file", "--plugin-dir", dir.toString(), "--nvml-lib", "/no/lib.so");
     }
 
+    record Run(int rc, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int rc = Main.run(List.of(args), new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        return new Run(rc, out.toString(java.nio.charset.StandardCharsets.UTF_8), err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** The first line of standard error; the rest is the usage text. No stack trace, no Java class name. */
+    static String firstLine(Run r) {
+        assertFalse(r.err().contains("\tat ") || r.err().contains("Exception"), r.err());
+        return r.err().lines().findFirst().orElse("");
+    }
+
+    @Test
+    void anUnknownFakeMachineIsOneLineAndExitCode2() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "nosuch");
+        assertEquals(2, r.rc());
+        assertEquals(1, r.err().lines().count(), "one line, no usage text: " + r.err());
+        assertEquals("error: --machine nosuch: the fake NVML library plays dgx-h100, t4x4, a100-bridged, a100-mig, x86-numa, h100-vm",
+                firstLine(r));
+    }
+
+    @Test
+    void helpListsEveryFakeMachineAndThePluginStartsOnEach() throws Exception {
+        Run help = run("--help");
+        assertEquals(0, help.rc());
+        String text = help.out().replaceAll("\\s+", " ");
+        for (String m : Main.FAKE_MACHINES) {
+            assertTrue(text.contains(m), m + " in " + help.out());
+            Path dir = Files.createDirectories(tmp.resolve("m-" + m));
+            PluginConfig c = config("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", m,
+                    "--state-file", tmp.resolve("s-" + m + ".json").toString()).withRecovery(Duration.ofSeconds(60), Duration.ZERO, () -> 0L);
+            try (DevicePlugin p = DevicePlugin.start(c)) {
+                assertFalse(p.pool().devices().isEmpty(), m);
+            }
+        }
+    }
+
+    @Test
+    void aCorruptStateFileIsOneLineNamingTheFlagWithoutParserText() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path state = tmp.resolve("state.json");
+        Files.writeString(state, "garbage");
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--state-file", state.toString());
+        assertEquals(2, r.rc());
+        String line = firstLine(r);
+        assertTrue(line.startsWith("error: --state-file " + state + ": is not valid JSON"), line);
+        assertTrue(line.contains("(line 1, column "), line);
+        assertFalse(line.contains("StreamReadFeature") || line.contains("Unrecognized token") || line.contains("REDACTED"), line);
+        refused("--state-file " + tmp + ": is a directory, not a file", "--plugin-dir", dir.toString(), "--state-file", tmp.toString());
+    }
+
+    @Test
+    void aStateFileForAnotherNodeIsOneLineNamingTheFlag() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path state = tmp.resolve("state.json");
+        Files.writeString(state, "{\"version\": 99}");
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "t4x4",
+                "--state-file", state.toString());
+        assertEquals(2, r.rc());
+        assertTrue(firstLine(r).startsWith("error: --state-file " + state + ": $.version"), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+    }
+
+    @Test
+    void anNvmlLibraryThatCannotBeLoadedNamesThePluginsOwnFlag() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path notALibrary = Files.writeString(tmp.resolve("libnvidia-ml.so.1"), "not a library");
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", notALibrary.toString());
+        assertEquals(2, r.rc());
+        assertTrue(firstLine(r).startsWith("error: --nvml-lib " + notALibrary + ": cannot be loaded as the NVML library"), r.err());
+        assertFalse(r.err().contains("-Dqgpu.nvml.library") || r.err().contains("NVML_ERROR"), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        String none = Main.startFailure(new io.qgpu.nvml.NvmlLibraryException("load", io.qgpu.nvml.NvmlReturn.LIBRARY_NOT_FOUND,
+                "libnvidia-ml.so.1", "not found", null), Map.of());
+        assertTrue(none.contains("Give its path with --nvml-lib PATH"), none);
+        assertFalse(none.contains("-Dqgpu.nvml.library") || none.contains("Nvml.builder"), none);
+    }
+
     @Test
     void aDeviceWithoutAKnownNumaNodeHasNoTopology() {
         ListAndWatchResponse r = DevicePluginService.list(List.of(
@@ -105,5 +189,21 @@ class MainTest {
         for (String flag : io.qgpu.kubernetes.node.sharing.SharingOptions.FLAGS) {
             assertTrue(Main.USAGE.contains(flag + " "), flag + " is in the usage text");
         }
+    }
+
+    @Test
+    void hamiCoreWithoutItsLibraryIsOneLineAndExitCode2() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("dp-hami"));
+        Path missing = tmp.resolve("no/libvgpu.so");
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "t4x4",
+                "--sharing", "hami-core", "--hami-core-library", missing.toString());
+        assertEquals(2, r.rc());
+        assertEquals(1, r.err().lines().count(), "one line, no usage text: " + r.err());
+        assertEquals("error: --hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so "
+                + "on the node (build it from HAMi-core, or run with --sharing none or mps)", firstLine(r));
+        Run bad = run("--plugin-dir", dir.toString(), "--sharing", "mig");
+        assertEquals(2, bad.rc());
+        assertEquals("error: --sharing = \"mig\": must be one of none, mps, hami-core", firstLine(bad));
+        assertEquals(1, bad.err().lines().count(), bad.err());
     }
 }

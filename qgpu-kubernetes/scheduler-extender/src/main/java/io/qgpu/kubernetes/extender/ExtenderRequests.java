@@ -316,9 +316,10 @@ public final class ExtenderRequests {
         Map<String, JsonNode> fields = fields(root, "ExtenderBindingArgs", Set.of("podname", "podnamespace", "poduid", "node"));
         String name = text(fields, "podname", "ExtenderBindingArgs.PodName", true);
         String ns = text(fields, "podnamespace", "ExtenderBindingArgs.PodNamespace", true);
-        String uid = text(fields, "poduid", "ExtenderBindingArgs.PodUID", false);
+        // the scheduler always sends the UID: without it a pod recreated under the same name could be bound in its place
+        String uid = text(fields, "poduid", "ExtenderBindingArgs.PodUID", true);
         String node = text(fields, "node", "ExtenderBindingArgs.Node", true);
-        return new ExtenderProtocol.BindingArgs(name, ns, uid == null ? "" : uid, node);
+        return new ExtenderProtocol.BindingArgs(name, ns, uid, node);
     }
 
     /** The filter reply's NodeList: the request's NodeList with only the {@code keep} items, as sent. */
@@ -423,7 +424,7 @@ public final class ExtenderRequests {
 
     private static String message(Exception e) {
         if (e instanceof JsonProcessingException j) {
-            String m = j.getOriginalMessage();
+            String m = io.qgpu.core.json.JsonInput.problem(j);
             if (j.getLocation() != null && j.getLocation().getLineNr() > 0) {
                 m += " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
             }

@@ -179,27 +179,26 @@ public final class ExtenderServer implements AutoCloseable {
         String path = ex.getRequestURI().getPath();
         String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
         if (path.equals("/healthz")) {
-            requireMethod(ex, method, "GET");
+            requireRead(ex, method);
             reply(ex, 200, "ok\n".getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
             return;
         }
         if (path.equals("/readyz")) {
             // --- leader election: ready = may serve the verbs (always, without leader election) ---
-            requireMethod(ex, method, "GET");
+            requireRead(ex, method);
             boolean ready = readiness.getAsBoolean();
             reply(ex, ready ? 200 : 503, (ready ? "ok\n" : "not the leader\n").getBytes(StandardCharsets.UTF_8),
                     "text/plain; charset=utf-8");
             return;
         }
         if (ledgerView != null && path.equals(prefix + "/ledger")) {
-            requireMethod(ex, method, "GET");
+            requireRead(ex, method);
             reply(ex, 200, ledgerView.get().getBytes(StandardCharsets.UTF_8));
             return;
         }
         String verb = verbOf(path);
         if (verb == null) {
-            throw new BadRequestException(404, "no such path " + path + "; the extender serves POST " + prefix + "/filter, "
-                    + prefix + "/prioritize, " + prefix + "/bind, " + prefix + "/preempt and GET /healthz");
+            throw new BadRequestException(404, "no such path " + path + "; the extender serves " + paths());
         }
         requireMethod(ex, method, "POST");
         byte[] body = readBody(ex);
@@ -221,6 +220,21 @@ public final class ExtenderServer implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** Every path this server answers, for the 404 text. */
+    String paths() {
+        return "POST " + prefix + "/filter, " + prefix + "/prioritize, " + prefix + "/bind and " + prefix + "/preempt; GET (or HEAD) /healthz, "
+                + (ledgerView != null ? "/readyz and " + prefix + "/ledger" : "and /readyz");
+    }
+
+    /** GET, or HEAD (the same answer without its body). */
+    private static void requireRead(HttpExchange ex, String method) {
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            ex.getResponseHeaders().set("Allow", "GET, HEAD");
+            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.getRequestURI().getPath()
+                    + "; use GET or HEAD");
+        }
     }
 
     private static void requireMethod(HttpExchange ex, String method, String allowed) {
@@ -291,6 +305,12 @@ public final class ExtenderServer implements AutoCloseable {
     private static void reply(HttpExchange ex, int status, byte[] body, String contentType) {
         try {
             ex.getResponseHeaders().set("Content-Type", contentType);
+            if (ex.getRequestMethod().equalsIgnoreCase("HEAD")) {
+                // a HEAD answer has no body: its length would make the JDK's server warn
+                ex.getResponseHeaders().set("Content-Length", String.valueOf(body.length));
+                ex.sendResponseHeaders(status, -1);
+                return;
+            }
             ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
             try (OutputStream os = ex.getResponseBody()) {
                 os.write(body);

@@ -76,6 +76,19 @@ public final class GpuExtender implements Extender {
     private final ClusterApi cluster;
     private final NodeInventory inventory;
     private final Map<String, String> uids = new ConcurrentHashMap<>();
+    /**
+     * Per tenant, the nodes its last filter passed; bind refuses any other node. Cleared by bind and
+     * when the pod goes; at most {@link #FILTERED_LIMIT} tenants are kept (the oldest go first), and a
+     * tenant with no entry (the extender restarted between filter and bind) is checked by placement alone.
+     */
+    private final Map<String, java.util.Set<String>> filtered = java.util.Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, java.util.Set<String>> eldest) {
+                    return size() > FILTERED_LIMIT;
+                }
+            });
+    static final int FILTERED_LIMIT = 10_000;
     private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final PreemptVerb preemption;
@@ -146,6 +159,9 @@ public final class GpuExtender implements Extender {
                 }
                 failed.put(name, why.message());
             }
+        }
+        if (claim.isPresent()) {
+            filtered.put(claim.get().tenantId(), java.util.Set.copyOf(fit));
         }
         return args.byNames() ? ExtenderProtocol.FilterResult.ofNames(fit, failed, unresolvable)
                 : ExtenderProtocol.FilterResult.ofNodes(ExtenderRequests.nodeListOf(args, fit), failed, unresolvable);
@@ -294,6 +310,11 @@ public final class GpuExtender implements Extender {
                 return error("pod " + tenant + " already holds GPUs on node " + held.get().nodeName());
             }
         }
+        java.util.Set<String> passed = filtered.get(tenant);
+        if (passed != null && !passed.contains(args.node())) {
+            return error("node " + args.node() + " did not pass the filter for pod " + tenant + " (it passed: "
+                    + (passed.isEmpty() ? "none" : String.join(", ", new java.util.TreeSet<>(passed))) + ")");
+        }
         if (uid != null) {
             uids.put(tenant, uid);
         }
@@ -307,6 +328,7 @@ public final class GpuExtender implements Extender {
         try {
             cluster.bind(pod, args.node(), annotations(placement));
             bound = true;
+            filtered.remove(tenant);
             LOG.info("bound {} to {} on {}", tenant, args.node(), placement.gpuUuids());
             return ExtenderProtocol.BindingResult.ok();
         } catch (ClusterApi.ClusterApiException e) {
@@ -363,6 +385,7 @@ public final class GpuExtender implements Extender {
             }
             Optional<Placement> released = engine.release(tenant);
             uids.remove(tenant);
+            filtered.remove(tenant);
             released.ifPresent(p -> LOG.info("pod {} gone: released {} on {}", tenant, p.gpuUuids(), p.nodeName()));
             return released;
         } finally {

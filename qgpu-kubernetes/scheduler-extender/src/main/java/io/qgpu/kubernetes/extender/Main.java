@@ -67,6 +67,10 @@ public final class Main {
         Map<String, String> opts;
         try {
             opts = parse(argv);
+        } catch (BadValue e) {
+            // a flag's value: one line naming it
+            err.println("qgpu-scheduler-extender: " + e.getMessage());
+            return 2;
         } catch (IllegalArgumentException e) {
             err.println("qgpu-scheduler-extender: " + e.getMessage());
             err.println(usage());
@@ -80,13 +84,16 @@ public final class Main {
             out.println("qgpu scheduler extender serving " + r.server.baseUrl() + "/{filter,prioritize,bind,preempt}"
                     + (r.client == null ? " (demo: no Kubernetes API)" : ""));
             CountDownLatch stop = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "qgpu-extender-shutdown"));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                err.println("qgpu-scheduler-extender: stopping (signal received)");
+                stop.countDown();
+            }, "qgpu-extender-shutdown"));
             stop.await();
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | QgpuException e) {
+            // a flag's value or a file: one line naming it (the usage text is for unknown options)
             err.println("qgpu-scheduler-extender: " + e.getMessage());
-            err.println(usage());
             return 2;
-        } catch (QgpuException | IOException e) {
+        } catch (IOException e) {
             err.println("qgpu-scheduler-extender: " + e.getMessage());
             return 1;
         }
@@ -200,16 +207,31 @@ public final class Main {
 
     private static ExtenderServer server(Map<String, String> opts, Extender extender, Ledger ledger,
                                          java.util.function.BooleanSupplier ready) throws IOException {
+        String host = opts.getOrDefault("host", "127.0.0.1");
+        int port = Integer.parseInt(opts.getOrDefault("port", "8888"));
+        if (new java.net.InetSocketAddress(host, 0).isUnresolved()) {
+            throw new IllegalArgumentException("--host " + host + ": not an address, nor a host name this machine can resolve");
+        }
+        try {
+            return builder(opts, extender, ledger, ready, host, port).start();
+        } catch (java.net.BindException e) {
+            throw new IllegalArgumentException("--host " + host + " --port " + port + ": cannot listen on " + host + ":" + port + " ("
+                    + (e.getMessage() == null ? "refused" : e.getMessage().toLowerCase(java.util.Locale.ROOT))
+                    + "); another process may listen there: pick another --port, or stop it");
+        }
+    }
+
+    private static ExtenderServer builder(Map<String, String> opts, Extender extender, Ledger ledger,
+                                          java.util.function.BooleanSupplier ready, String host, int port) {
         return ExtenderServer.builder(extender)
-                .host(opts.getOrDefault("host", "127.0.0.1"))
-                .port(Integer.parseInt(opts.getOrDefault("port", "8888")))
+                .host(host)
+                .port(port)
                 .urlPrefix(opts.getOrDefault("url-prefix", "/qgpu"))
                 .maxBodyBytes(Integer.parseInt(opts.getOrDefault("max-body-bytes", String.valueOf(ExtenderServer.DEFAULT_MAX_BODY_BYTES))))
                 .threads(Integer.parseInt(opts.getOrDefault("threads", "8")))
                 .ledgerView(() -> QgpuJson.writeSnapshot(ledger.snapshot()))
                 .readiness(ready)
-                .build()
-                .start();
+                .build();
     }
 
     private static final List<String> FLAGS = List.of("demo", "help",
@@ -257,20 +279,44 @@ public final class Main {
             try {
                 Durations.parse("--sync-timeout", m.get("sync-timeout"));
             } catch (InvalidValueException e) {
-                throw new IllegalArgumentException(e.getMessage());
+                throw new BadValue(e.getMessage());
             }
         }
-        for (String n : List.of("port", "max-body-bytes", "threads")) {
+        for (Map.Entry<String, long[]> r : RANGES.entrySet()) {
+            String n = r.getKey();
             if (m.containsKey(n)) {
+                long v;
                 try {
-                    Long.parseLong(m.get(n));
+                    v = Long.parseLong(m.get(n));
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("--" + n + " must be a number, was " + m.get(n));
+                    v = Long.MIN_VALUE;
+                }
+                if (v < r.getValue()[0] || v > r.getValue()[1]) {
+                    throw new BadValue("--" + n + " " + m.get(n) + ": must be a whole number between " + r.getValue()[0]
+                            + " and " + r.getValue()[1]);
                 }
             }
         }
         return m;
     }
+
+    /** A flag with a value it does not take (as opposed to an unknown flag): one line, no usage text. */
+    static final class BadValue extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The numeric flags and their ranges, checked before anything starts; the same as
+     * {@link ExtenderServer.Builder}'s (MainTest holds them in step).
+     */
+    static final Map<String, long[]> RANGES = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Map.of(
+            "port", new long[] {0, 65535},
+            "max-body-bytes", new long[] {1024, Integer.MAX_VALUE - 16384},
+            "threads", new long[] {0, 1024})));
 
     static String usage() {
         return String.join("\n",

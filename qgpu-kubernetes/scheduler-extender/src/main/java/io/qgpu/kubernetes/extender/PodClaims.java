@@ -327,8 +327,11 @@ public final class PodClaims {
             throw BadRequestException.badValue(field, q.toString(),
                     "must be a whole number of GiB (8) or a binary byte quantity (8Gi, 512Mi)");
         }
-        if (bytes.signum() <= 0 || bytes.stripTrailingZeros().scale() > 0
-                || bytes.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+        if (bytes.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+            throw BadRequestException.badValue(field, q.toString(), "is too large: at most " + Long.MAX_VALUE / GpuDevice.GIB
+                    + " GiB (" + Long.MAX_VALUE + " bytes)");
+        }
+        if (bytes.signum() <= 0 || bytes.stripTrailingZeros().scale() > 0) {
             throw BadRequestException.badValue(field, q.toString(), "must be a positive whole number of bytes");
         }
         return bytes.longValueExact();

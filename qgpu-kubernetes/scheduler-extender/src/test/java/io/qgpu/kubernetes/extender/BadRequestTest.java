@@ -197,6 +197,90 @@ class BadRequestTest {
         expect(400, "malformed JSON", TestSupport.post(url + "/bind", utf8("{\"PodName\":")));
     }
 
+    /** Issue 30 item 4: a memory too large for the ledger states the range, not "a positive whole number". */
+    @Test
+    void aMemoryTooLargeStatesTheRange() {
+        filter(400, "limits[qgpu.io/gpu-memory] = \"99999999999\": is too large: at most 8589934591 GiB (9223372036854775807 bytes)",
+                withPod(p -> {
+                    limits(p).put("qgpu.io/gpu-memory", "99999999999");
+                    requests(p).put("qgpu.io/gpu-memory", "99999999999");
+                }));
+    }
+
+    /** Issue 30 item 4: malformed JSON is said in words, not in the parser's. */
+    @Test
+    void malformedJsonIsSaidInWords() {
+        HttpResponse<String> r = TestSupport.post(url + "/filter", utf8("{\"Pod\": garbage}"));
+        expect(400, "ExtenderArgs: malformed JSON: unexpected text 'garbage': a JSON value is a string in double quotes", r);
+        assertTrue(!r.body().contains("Unrecognized token") && !r.body().contains("was expecting"), r.body());
+        HttpResponse<String> n = TestSupport.post(url + "/filter", utf8("{\"Pod\": {\"a\": NaN}}"));
+        expect(400, "NaN is not a JSON number", n);
+        assertTrue(!n.body().contains("enable"), n.body());
+    }
+
+    /** Issue 30: the scheduler always sends PodUID; a bind without it could bind a pod recreated under the same name. */
+    @Test
+    void aBindWithoutPodUidIsRefusedWithTheField() {
+        expect(400, "ExtenderBindingArgs.PodUID = null: is required",
+                TestSupport.post(url + "/bind", utf8("{\"PodName\":\"infer-0\",\"PodNamespace\":\"team-a\",\"Node\":\"gpu-a\"}")));
+        expect(400, "ExtenderBindingArgs.PodUID = \"\": must not be blank",
+                TestSupport.post(url + "/bind", utf8("{\"PodName\":\"infer-0\",\"PodNamespace\":\"team-a\",\"PodUID\":\"\",\"Node\":\"gpu-a\"}")));
+    }
+
+    /** Issue 30: a bind to a node the pod's filter did not pass is refused with the nodes it did pass. */
+    @Test
+    void aBindToANodeTheFilterDidNotPassIsRefusedWithAReason() {
+        ObjectNode args = (ObjectNode) TestSupport.tree(TestSupport.payload("filter-names-infer.json"));
+        args.putArray("NodeNames").add("gpu-a");
+        HttpResponse<String> f = TestSupport.post(url + "/filter", utf8(args.toString()));
+        assertEquals(200, f.statusCode(), f.body());
+        assertEquals("[\"gpu-a\"]", TestSupport.tree(f.body()).get("NodeNames").toString(), f.body());
+        ObjectNode bind = (ObjectNode) TestSupport.tree(TestSupport.payload("bind-infer.json"));
+        bind.put("Node", "gpu-b");
+        HttpResponse<String> r = TestSupport.post(url + "/bind", utf8(bind.toString()));
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("node gpu-b did not pass the filter for pod team-a/infer-0 (it passed: gpu-a)",
+                TestSupport.tree(r.body()).get("Error").asText());
+    }
+
+    /** Issue 30: HEAD /healthz answers 200 with no body (and so without the JDK server's warning); 404 lists every path. */
+    @Test
+    void headHealthzAndThe404ListEveryPath() {
+        java.util.logging.Logger jdk = java.util.logging.Logger.getLogger("com.sun.net.httpserver");
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jdk.addHandler(h);
+        HttpResponse<String> head;
+        try {
+            head = TestSupport.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/healthz"))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).build());
+        } finally {
+            jdk.removeHandler(h);
+        }
+        assertEquals(List.of(), warnings, "the JDK's server warned");
+        assertEquals(200, head.statusCode());
+        assertEquals("", head.body());
+        HttpResponse<String> nf = TestSupport.post(url + "/evict", utf8("{}"));
+        assertEquals(404, nf.statusCode());
+        assertEquals("no such path /qgpu/evict; the extender serves POST /qgpu/filter, /qgpu/prioritize, /qgpu/bind and /qgpu/preempt;"
+                + " GET (or HEAD) /healthz, and /readyz", TestSupport.tree(nf.body()).get("Error").asText());
+    }
+
     @Test
     void aBindOfAPodWithABadSpecIs400AndReservesNothing() {
         // the demo cluster remembers the pod shown to filter; its bind reads the same bad spec

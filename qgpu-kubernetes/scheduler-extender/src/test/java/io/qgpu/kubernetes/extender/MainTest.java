@@ -1,6 +1,7 @@
 package io.qgpu.kubernetes.extender;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -28,7 +29,7 @@ class MainTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Main.parse(new String[] {"--port"}))
                 .getMessage().contains("--port needs a value"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Main.parse(new String[] {"--port", "http"}))
-                .getMessage().contains("--port must be a number"));
+                .getMessage().equals("--port http: must be a whole number between 0 and 65535"));
     }
 
     @Test
@@ -40,7 +41,7 @@ class MainTest {
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--demo needs --inventory FILE"), err.toString(StandardCharsets.UTF_8));
         Path bad = dir.resolve("bad.json");
         Files.writeString(bad, "{\"nodes\": [{\"name\": \"n\", \"gpus\": [{\"uuid\": \"g\"}]}]}");
-        assertEquals(1, Main.run(new String[] {"--demo", "--inventory", bad.toString(), "--port", "0"}, System.out, e));
+        assertEquals(2, Main.run(new String[] {"--demo", "--inventory", bad.toString(), "--port", "0"}, System.out, e));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("index"), err.toString(StandardCharsets.UTF_8));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertEquals(0, Main.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8), e));
@@ -75,6 +76,73 @@ class MainTest {
         try (Main.Running r = Main.start(Main.parse(new String[] {"--demo", "--inventory", inv.toString(), "--port", "0",
                 "--host", "0.0.0.0"}))) {
             assertTrue(r.server().address().getAddress().isAnyLocalAddress(), r.server().address().toString());
+        }
+    }
+
+    record Run(int rc, String err) {
+    }
+
+    private Run run(String... args) throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = Main.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(rc, err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** Issue 30: each bad value is one line naming the flag as written and the value, exit code 2, no internal name. */
+    @Test
+    void badValuesAreOneLineNamingTheFlagWithTheRange() throws Exception {
+        Path inv = dir.resolve("inventory.json");
+        Files.write(inv, TestSupport.resource("inventory.json"));
+        String[][] cases = {
+            {"--port", "70000", "--port 70000: must be a whole number between 0 and 65535"},
+            {"--port", "-1", "--port -1: must be a whole number between 0 and 65535"},
+            {"--max-body-bytes", "-5", "--max-body-bytes -5: must be a whole number between 1024 and 2147467263"},
+            {"--threads", "-1", "--threads -1: must be a whole number between 0 and 1024"},
+            {"--threads", "99999999999", "--threads 99999999999: must be a whole number between 0 and 1024"},
+            {"--threads", "1.6e1", "--threads 1.6e1: must be a whole number between 0 and 1024"},
+        };
+        for (String[] c : cases) {
+            Run r = run("--demo", "--inventory", inv.toString(), c[0], c[1]);
+            assertEquals(2, r.rc(), r.err());
+            assertEquals("qgpu-scheduler-extender: " + c[2] + "\n", r.err(), "one line, no usage text");
+            assertFalse(r.err().contains("server."), r.err());
+        }
+        Run host = run("--demo", "--inventory", inv.toString(), "--host", "no.such.host.invalid", "--port", "0");
+        assertEquals(2, host.rc());
+        assertEquals("qgpu-scheduler-extender: --host no.such.host.invalid: not an address, nor a host name this machine can resolve\n",
+                host.err());
+    }
+
+    @Test
+    void aPortInUseIsOneLineNamingTheAddress() throws Exception {
+        Path inv = dir.resolve("inventory.json");
+        Files.write(inv, TestSupport.resource("inventory.json"));
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            Run r = run("--demo", "--inventory", inv.toString(), "--host", "127.0.0.1", "--port", String.valueOf(port));
+            assertEquals(2, r.rc(), r.err());
+            assertEquals(1, r.err().lines().count(), r.err());
+            assertTrue(r.err().startsWith("qgpu-scheduler-extender: --host 127.0.0.1 --port " + port + ": cannot listen on 127.0.0.1:"
+                    + port + " (address already in use)"), r.err());
+        }
+    }
+
+    /** Main's ranges are the server builder's: each bound passes it and one past each bound is refused. */
+    @Test
+    void theFlagRangesAreTheServersOwn() {
+        Extender none = (Extender) java.lang.reflect.Proxy.newProxyInstance(Extender.class.getClassLoader(), new Class<?>[] {Extender.class},
+                (proxy, method, args) -> {
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        ExtenderServer.Builder b = ExtenderServer.builder(none);
+        Map<String, java.util.function.IntConsumer> setters = Map.of("port", b::port, "max-body-bytes", b::maxBodyBytes, "threads", b::threads);
+        for (Map.Entry<String, long[]> r : Main.RANGES.entrySet()) {
+            java.util.function.IntConsumer set = setters.get(r.getKey());
+            set.accept((int) r.getValue()[0]);
+            set.accept((int) r.getValue()[1]);
+            assertThrows(io.qgpu.api.InvalidValueException.class, () -> set.accept((int) r.getValue()[0] - 1), r.getKey());
+            assertThrows(io.qgpu.api.InvalidValueException.class, () -> set.accept((int) r.getValue()[1] + 1), r.getKey());
         }
     }
 

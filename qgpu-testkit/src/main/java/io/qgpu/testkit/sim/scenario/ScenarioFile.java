@@ -93,6 +93,8 @@ public final class ScenarioFile {
         if ((d.gpus() == null) == (d.gpu() == null)) {
             throw in.error(d.gpus() == null ? "gpus" : "gpu", "give either \"gpus\": [ ... ] or one \"gpu\": { ... }");
         }
+        duplicates(in, d.gpu() != null ? List.of("gpu") : java.util.stream.IntStream.range(0, d.gpus().size())
+                .mapToObj(i -> "gpus[" + i + "]").toList());
         if (d.gpu() != null) {
             b.gpu(gpu(in, "gpu", d.gpu()));
         } else {
@@ -104,6 +106,32 @@ public final class ScenarioFile {
             }
         }
         return convert(in, "", b::build);
+    }
+
+    /** A GPU id or tenant id written twice is refused at the second, naming the first (not the model's id-keyed path). */
+    private static void duplicates(JsonInput in, List<String> gpus) {
+        java.util.Map<String, String> gpuIds = new java.util.HashMap<>();
+        java.util.Map<String, String> tenantIds = new java.util.HashMap<>();
+        for (String g : gpus) {
+            com.fasterxml.jackson.databind.JsonNode id = in.at(g + ".id");
+            if (id != null && id.isTextual()) {
+                String first = gpuIds.putIfAbsent(id.asText(), g + ".id");
+                if (first != null) {
+                    throw in.error(g + ".id", "is used twice (" + first + " has it too); GPU ids must be unique");
+                }
+            }
+            com.fasterxml.jackson.databind.JsonNode tenants = in.at(g + ".tenants");
+            for (int j = 0; tenants != null && tenants.isArray() && j < tenants.size(); j++) {
+                String at = g + ".tenants[" + j + "].id";
+                com.fasterxml.jackson.databind.JsonNode t = in.at(at);
+                if (t != null && t.isTextual()) {
+                    String first = tenantIds.putIfAbsent(t.asText(), at);
+                    if (first != null) {
+                        throw in.error(at, "is used twice (" + first + " has it too); tenant ids must be unique in a scenario");
+                    }
+                }
+            }
+        }
     }
 
     private static TokenSchedulerConfig compute(JsonInput in, ComputeDto c) {

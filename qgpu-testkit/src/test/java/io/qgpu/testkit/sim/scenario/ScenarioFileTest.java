@@ -121,4 +121,24 @@ class ScenarioFileTest {
         assertThrows(InvalidValueException.class, () -> Durations.parse("d", "5 h"));
         assertThrows(InvalidValueException.class, () -> Durations.parse("d", "-5s"));
     }
+
+    /** Issue 30 item 4: a duplicate id is named with the JSON path the user wrote and the first one that has it. */
+    @Test
+    void aDuplicateIdNamesBothPlaces() throws Exception {
+        QgpuJsonException t = refused(GOOD.replace("{\"id\": \"loop\"", "{\"id\": \"infer\""));
+        assertEquals("gpus[0].tenants[2].id", t.path());
+        assertTrue(t.getMessage().contains("gpus[0].tenants[2].id = \"infer\": is used twice (gpus[0].tenants[0].id has it too)"),
+                t.getMessage());
+        String twoGpus = GOOD.replace("\"gpus\": [{\"id\": \"gpu0\", \"policy\": \"burst-share\", \"tenants\": [",
+                "\"gpus\": [{\"id\": \"gpu0\", \"tenants\": [{\"id\": \"x\", \"workload\": {\"type\": \"closed-loop\","
+                        + " \"kernel\": {\"type\": \"constant\", \"value\": \"2ms\"}}}]},"
+                        + " {\"id\": \"gpu0\", \"policy\": \"burst-share\", \"tenants\": [");
+        QgpuJsonException g = refused(twoGpus);
+        assertEquals("gpus[1].id", g.path());
+        assertTrue(g.getMessage().contains("gpus[1].id = \"gpu0\": is used twice (gpus[0].id has it too)"), g.getMessage());
+        QgpuJsonException across = refused(twoGpus.replace("{\"id\": \"x\"", "{\"id\": \"train\"").replace("\"id\": \"gpu0\", \"policy\"",
+                "\"id\": \"gpu1\", \"policy\""));
+        assertEquals("gpus[1].tenants[1].id", across.path());
+        assertTrue(across.getMessage().contains("(gpus[0].tenants[0].id has it too)"), across.getMessage());
+    }
 }

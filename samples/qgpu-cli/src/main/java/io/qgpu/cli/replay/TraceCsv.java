@@ -22,6 +22,9 @@ import java.util.Set;
  */
 public final class TraceCsv {
 
+    /** The most host memory a row may give, in MiB: its bytes must fit a long. */
+    static final long MAX_MIB = Long.MAX_VALUE / (1L << 20);
+
     private TraceCsv() {
     }
 
@@ -39,7 +42,7 @@ public final class TraceCsv {
             if (gpus > 0 && model.isEmpty()) {
                 throw r.bad("model", model, "must name the GPU model of a node with GPUs");
             }
-            out.add(new TraceNode(name, r.number("cpu_milli", 0, Long.MAX_VALUE), r.number("memory_mib", 0, Long.MAX_VALUE),
+            out.add(new TraceNode(name, r.number("cpu_milli", 0, Long.MAX_VALUE), r.number("memory_mib", 0, MAX_MIB),
                     gpus, model));
         });
         return out;
@@ -71,7 +74,7 @@ public final class TraceCsv {
                 }
             }
             out.add(new TracePod(r.text("name"), r.number("cpu_milli", 0, Long.MAX_VALUE),
-                    r.number("memory_mib", 0, Long.MAX_VALUE), gpus, milli, models, r.optional("qos")));
+                    r.number("memory_mib", 0, MAX_MIB), gpus, milli, models, r.optional("qos")));
         });
         return out;
     }
@@ -122,6 +125,48 @@ public final class TraceCsv {
         }
     }
 
+    /**
+     * The fields of one line as RFC 4180 has them: separated by commas; a field in double quotes may hold
+     * commas, and a doubled quote inside it stands for one quote.
+     */
+    static String[] fields(Path file, long line, String s) {
+        List<String> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        boolean quoted = false;
+        boolean wasQuoted = false;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (quoted) {
+                if (c == '"' && i + 1 < s.length() && s.charAt(i + 1) == '"') {
+                    cur.append('"');
+                    i++;
+                } else if (c == '"') {
+                    quoted = false;
+                } else {
+                    cur.append(c);
+                }
+            } else if (c == '"' && cur.toString().isBlank() && !wasQuoted) {
+                cur.setLength(0);
+                quoted = true;
+                wasQuoted = true;
+            } else if (c == ',') {
+                out.add(cur.toString());
+                cur.setLength(0);
+                wasQuoted = false;
+            } else if (wasQuoted && !Character.isWhitespace(c)) {
+                throw new TraceFormatException(file, line, "field " + (out.size() + 1), s,
+                        "has text after its closing quote; write a quote inside a quoted field as \"\"");
+            } else {
+                cur.append(c);
+            }
+        }
+        if (quoted) {
+            throw new TraceFormatException(file, line, "field " + (out.size() + 1), s, "opens a quote that the line does not close");
+        }
+        out.add(cur.toString());
+        return out.toArray(new String[0]);
+    }
+
     private static void read(Path file, List<String> required, List<String> optional, RowHandler handler) throws IOException {
         try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             String header = in.readLine();
@@ -129,7 +174,7 @@ public final class TraceCsv {
                 throw new TraceFormatException(file, 1, "(header)", "", "is missing: the file is empty");
             }
             Map<String, Integer> columns = new HashMap<>();
-            String[] names = header.split(",", -1);
+            String[] names = fields(file, 1, header);
             for (int i = 0; i < names.length; i++) {
                 columns.put(names[i].trim().replace("\uFEFF", ""), i);
             }
@@ -154,7 +199,7 @@ public final class TraceCsv {
                 if (s.isBlank()) {
                     continue;
                 }
-                String[] fields = s.split(",", -1);
+                String[] fields = fields(file, line, s);
                 if (fields.length < width) {
                     throw new TraceFormatException(file, line, names[Math.min(fields.length, names.length - 1)].trim(), s,
                             "row has " + fields.length + " fields, the header asks for at least " + width);

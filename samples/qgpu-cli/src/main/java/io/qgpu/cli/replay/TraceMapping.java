@@ -56,6 +56,16 @@ public final class TraceMapping {
     private TraceMapping() {
     }
 
+    /** Whether the memory table knows the model (else it is taken as {@link #DEFAULT_MEMORY_GIB} GiB). */
+    public static boolean knowsMemoryOf(String model) {
+        return MEMORY_GIB.containsKey(model);
+    }
+
+    /** The models of the memory table, sorted. */
+    public static List<String> knownModels() {
+        return MEMORY_GIB.keySet().stream().sorted().toList();
+    }
+
     /** Device memory of a model, in GiB. */
     public static int memoryGiB(String model) {
         return MEMORY_GIB.getOrDefault(model, DEFAULT_MEMORY_GIB);
