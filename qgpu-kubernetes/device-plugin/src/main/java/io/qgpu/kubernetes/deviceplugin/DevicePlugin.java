@@ -6,6 +6,9 @@ import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.kubernetes.node.FakeNvml;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.mps.MpsSupervisor;
+import io.qgpu.kubernetes.node.sharing.NodeSharing;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
@@ -14,6 +17,7 @@ import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -41,10 +45,12 @@ public final class DevicePlugin implements AutoCloseable {
     private final GpuHealth health;
     private final PluginServer server;
     private final ScheduledExecutorService timer;
+    private final MpsSupervisor mps;
     private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
 
     private DevicePlugin(Nvml nvml, VirtualDevicePool pool, GpuHealth health, PluginServer server,
-                         ScheduledExecutorService timer) {
+                         ScheduledExecutorService timer, MpsSupervisor mps) {
+        this.mps = mps;
         this.nvml = nvml;
         this.pool = pool;
         this.health = health;
@@ -52,12 +58,20 @@ public final class DevicePlugin implements AutoCloseable {
         this.timer = timer;
     }
 
-    /** Starts everything; closes what it opened if a step fails. */
+    /**
+     * Starts everything; closes what it opened if a step fails. With {@code --sharing mps} it starts (or
+     * adopts) an MPS control daemon for each of the node's GPUs (any of them may take shared slices) before it
+     * serves, and ticks their supervisor on its timer every {@link SharingOptions#mpsTickEvery()}.
+     *
+     * @throws io.qgpu.api.InvalidValueException naming {@code --hami-core-library} when HAMi-core's library is missing
+     */
     public static DevicePlugin start(PluginConfig c) throws IOException {
+        NodeSharing sharing = c.sharing().open();
         Nvml.Builder b = Nvml.builder();
         c.nvmlLibrary().ifPresent(b::libraryPath);
         Nvml nvml = b.open();
         GpuHealth health = null;
+        MpsSupervisor mps = null;
         try {
             if (c.fakeMachine().isPresent()) {
                 FakeNvml.selectMachine(nvml.library(), c.fakeMachine().get());
@@ -73,16 +87,23 @@ public final class DevicePlugin implements AutoCloseable {
             for (NvmlDeviceInfo d : inv.devices()) {
                 minors.put(d.uuid(), d.minorNumber());
             }
+            mps = c.sharing().supervisor(c.ticker()).orElse(null);
+            if (mps != null) {
+                mps.share(minors.keySet());
+            }
             health = GpuHealth.start(nvml, pool::setHealth, c.ticker(), c.recoverAfter());
             PluginServer server = new PluginServer(c.pluginDir(), c.endpoint(), c.kubeletSocket(), Names.RESOURCE,
-                    new DevicePluginService(pool, new ContainerEnvironment(new PlacementEdits(minors)))).start();
+                    new DevicePluginService(pool, new ContainerEnvironment(new PlacementEdits(minors, sharing)))).start();
             ScheduledExecutorService timer = null;
-            if (!c.recoveryCheckEvery().isZero()) {
+            boolean tickMps = mps != null && !c.sharing().mpsTickEvery().isZero();
+            if (!c.recoveryCheckEvery().isZero() || tickMps) {
                 timer = Executors.newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "qgpu-device-plugin-health");
                     t.setDaemon(true);
                     return t;
                 });
+            }
+            if (timer != null && !c.recoveryCheckEvery().isZero()) {
                 GpuHealth h = health;
                 long every = c.recoveryCheckEvery().toMillis();
                 timer.scheduleWithFixedDelay(() -> {
@@ -93,10 +114,16 @@ public final class DevicePlugin implements AutoCloseable {
                     }
                 }, every, every, TimeUnit.MILLISECONDS);
             }
-            LOG.info("node {}: {} GPU(s), {} virtual device(s) of {}", c.nodeName(), inv.node().gpus().size(),
-                    pool.devices().size(), Names.RESOURCE);
-            return new DevicePlugin(nvml, pool, health, server, timer);
+            if (tickMps) {
+                mps.tickEvery(timer, c.sharing().mpsTickEvery());
+            }
+            LOG.info("node {}: {} GPU(s), {} virtual device(s) of {}, sharing back end {}", c.nodeName(), inv.node().gpus().size(),
+                    pool.devices().size(), Names.RESOURCE, sharing.backend().wireName());
+            return new DevicePlugin(nvml, pool, health, server, timer, mps);
         } catch (IOException | RuntimeException e) {
+            if (mps != null) {
+                mps.close();
+            }
             if (health != null) {
                 health.close();
             }
@@ -117,6 +144,11 @@ public final class DevicePlugin implements AutoCloseable {
         return server;
     }
 
+    /** The supervisor of the node's MPS control daemons, with {@code --sharing mps}. */
+    public Optional<MpsSupervisor> mps() {
+        return Optional.ofNullable(mps);
+    }
+
     /** Blocks until {@link #close()}. */
     public void awaitClose() throws InterruptedException {
         closed.await();
@@ -131,6 +163,9 @@ public final class DevicePlugin implements AutoCloseable {
             server.close();
             health.close();
         } finally {
+            if (mps != null) {
+                mps.close();   // quits every daemon
+            }
             nvml.close();
             closed.countDown();
         }

@@ -111,9 +111,8 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
                 containers.add(List.copyOf(c.getDevicesIdsList()));
             }
             AllocateResponse.Builder r = AllocateResponse.newBuilder();
-            for (Allocation a : pool.allocate(containers)) {
-                r.addContainerResponses(environment.response(a));
-            }
+            // the answers are computed within the allocation: one the sharing back end refuses takes it all back
+            pool.allocate(containers, a -> r.addContainerResponses(environment.response(a)));
             return r.build();
         });
     }

@@ -7,6 +7,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,6 +48,7 @@ public final class Main {
               --recover-after SEC   seconds without a critical Xid before a GPU is healthy again (default 300)
               --kubernetes          read the extender's decisions from the pods of this node
                                     (kubeconfig: $KUBECONFIG, ~/.kube/config, or in-cluster)
+            """ + SharingOptions.USAGE + """
               --help                this text
             """;
 
@@ -184,7 +186,8 @@ public final class Main {
 
     private static final Set<String> FLAGS = Set.of("--help", "--kubernetes");
     private static final Set<String> VALUED = Set.of("--plugin-dir", "--nvml-lib", "--machine", "--node-name",
-            "--state-file", "--rules", "--recover-after");
+            "--state-file", "--rules", "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir",
+            "--hami-core-library", "--hami-core-cache-root", "--hami-core-lock-dir");
 
     /** Options to values ({@code ""} for flags); refuses unknown, repeated or valueless options. */
     static Map<String, String> parse(List<String> args) {
@@ -254,6 +257,7 @@ public final class Main {
             }
             c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
         }
+        c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }
 

@@ -3,6 +3,7 @@ package io.qgpu.kubernetes.deviceplugin;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -24,13 +25,14 @@ import java.util.Optional;
  * @param recoveryCheckEvery how often that is checked; zero: never (tests call {@link io.qgpu.kubernetes.node.GpuHealth#recoverDue()})
  * @param ticker             the clock of the health recovery
  * @param decisions          where the extender's decisions come from
+ * @param sharing            the sharing back end that enforces the slices' limits ({@code --sharing} and its flags)
  *
  * <p>Thread safety: immutable.
  */
 public record PluginConfig(Path pluginDir, String kubeletSocket, String endpoint, Optional<Path> nvmlLibrary,
                            Optional<String> fakeMachine, String nodeName, Path stateFile, GranularityRules rules,
                            long slotMemoryBytes, Duration recoverAfter, Duration recoveryCheckEvery, Ticker ticker,
-                           PodDecisions decisions) {
+                           PodDecisions decisions, SharingOptions sharing) {
 
     public PluginConfig {
         Objects.requireNonNull(pluginDir, "pluginDir");
@@ -45,13 +47,15 @@ public record PluginConfig(Path pluginDir, String kubeletSocket, String endpoint
         Objects.requireNonNull(recoveryCheckEvery, "recoveryCheckEvery");
         Objects.requireNonNull(ticker, "ticker");
         Objects.requireNonNull(decisions, "decisions");
+        Objects.requireNonNull(sharing, "sharing");
     }
 
     /**
      * The defaults for a directory: {@code kubelet.sock}, {@code qgpu.sock}, the system NVML, node name
      * {@code local}, the state file {@code qgpu-device-plugin-state.json} beside the directory (the
      * kubelet empties the directory when it starts), qGPU's rules, slots of the rules' tenant slot size
-     * (4 GiB), recovery after 5 minutes checked every 10 seconds, the system clock, no extender.
+     * (4 GiB), recovery after 5 minutes checked every 10 seconds, the system clock, no extender, no sharing
+     * back end.
      */
     public static PluginConfig defaults(Path pluginDir) {
         Path dir = pluginDir.toAbsolutePath();
@@ -59,7 +63,7 @@ public record PluginConfig(Path pluginDir, String kubeletSocket, String endpoint
         GranularityRules rules = GranularityRules.ofDefaults();
         return new PluginConfig(dir, Names.KUBELET_SOCKET, Names.PLUGIN_SOCKET, Optional.empty(), Optional.empty(), "local",
                 state, rules, slotBytes(rules), Duration.ofMinutes(5), Duration.ofSeconds(10), Ticker.system(),
-                PodDecisions.none());
+                PodDecisions.none(), SharingOptions.defaults());
     }
 
     /** The memory of one tenant slot under these rules: the slot size, else the smallest request. */
@@ -69,31 +73,36 @@ public record PluginConfig(Path pluginDir, String kubeletSocket, String endpoint
 
     public PluginConfig withNvml(Optional<Path> library, Optional<String> machine) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, library, machine, nodeName, stateFile, rules,
-                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions);
+                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions, sharing);
     }
 
     public PluginConfig withNode(String name) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, name, stateFile, rules,
-                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions);
+                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions, sharing);
     }
 
     public PluginConfig withStateFile(Path file) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, nodeName, file, rules,
-                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions);
+                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions, sharing);
     }
 
     public PluginConfig withRules(GranularityRules r) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, nodeName, stateFile, r,
-                slotBytes(r), recoverAfter, recoveryCheckEvery, ticker, decisions);
+                slotBytes(r), recoverAfter, recoveryCheckEvery, ticker, decisions, sharing);
     }
 
     public PluginConfig withRecovery(Duration after, Duration checkEvery, Ticker t) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, nodeName, stateFile, rules,
-                slotMemoryBytes, after, checkEvery, t, decisions);
+                slotMemoryBytes, after, checkEvery, t, decisions, sharing);
+    }
+
+    public PluginConfig withSharing(SharingOptions s) {
+        return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, nodeName, stateFile, rules,
+                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, decisions, s);
     }
 
     public PluginConfig withDecisions(PodDecisions d) {
         return new PluginConfig(pluginDir, kubeletSocket, endpoint, nvmlLibrary, fakeMachine, nodeName, stateFile, rules,
-                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, d);
+                slotMemoryBytes, recoverAfter, recoveryCheckEvery, ticker, d, sharing);
     }
 }

@@ -192,6 +192,15 @@ public final class VirtualDevicePool {
      * @throws PluginException with the status to answer
      */
     public synchronized List<Allocation> allocate(List<List<String>> containers) {
+        return allocate(containers, a -> { });
+    }
+
+    /**
+     * As {@link #allocate(List)}, with {@code answer} called for each container's allocation before it is
+     * recorded; when it throws, everything is taken back as for any other failure (the device plugin computes
+     * the container's answer there, which a sharing back end may refuse).
+     */
+    public synchronized List<Allocation> allocate(List<List<String>> containers, java.util.function.Consumer<Allocation> answer) {
         if (containers.isEmpty()) {
             throw PluginException.invalid("AllocateRequest.container_requests", "[]", "must name at least one container");
         }
@@ -225,6 +234,7 @@ public final class VirtualDevicePool {
         try {
             for (List<String> req : containers) {
                 Allocation a = allocateOne(req, fromPods);
+                answer.accept(a);
                 record(a);
                 done.add(a);
             }

@@ -171,4 +171,39 @@ class MainTest {
         assertTrue(e.getMessage().contains("at most 63"), e.getMessage());
         assertEquals("GPU-1", VirtualDevice.homeOf(VirtualDevice.idOf("GPU-1", 12)));
     }
+    @Test
+    void sharingFlagsReachTheConfigAndBadOnesAreRefusedByName() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("dp"));
+        assertEquals(io.qgpu.kubernetes.node.sharing.SharingOptions.defaults(), config("--plugin-dir", dir.toString()).sharing(),
+                "default: no back end");
+        PluginConfig mps = config("--plugin-dir", dir.toString(), "--sharing", "mps", "--mps-root", "/run/x/mps", "--mps-control", "/opt/bin/mpsc");
+        assertEquals(io.qgpu.kubernetes.node.sharing.SharingBackend.MPS, mps.sharing().backend());
+        assertEquals(Path.of("/run/x/mps"), mps.sharing().mpsRoot());
+        assertEquals(Path.of("/opt/bin/mpsc"), mps.sharing().mpsControl());
+        refused("--sharing = \"mig\": must be one of none, mps, hami-core", "--plugin-dir", dir.toString(), "--sharing", "mig");
+        refused("--mps-root = \"mps\": must be an absolute path", "--plugin-dir", dir.toString(), "--sharing", "mps", "--mps-root", "mps");
+        Path missing = tmp.resolve("libvgpu.so");
+        refused("--hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so on the node "
+                + "(build it from HAMi-core, or run with --sharing none or mps)",
+                "--plugin-dir", dir.toString(), "--sharing", "hami-core", "--hami-core-library", missing.toString());
+        for (String flag : io.qgpu.kubernetes.node.sharing.SharingOptions.FLAGS) {
+            assertTrue(Main.USAGE.contains(flag + " "), flag + " is in the usage text");
+        }
+    }
+
+    @Test
+    void hamiCoreWithoutItsLibraryIsOneLineAndExitCode2() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("dp-hami"));
+        Path missing = tmp.resolve("no/libvgpu.so");
+        Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "t4x4",
+                "--sharing", "hami-core", "--hami-core-library", missing.toString());
+        assertEquals(2, r.rc());
+        assertEquals(1, r.err().lines().count(), "one line, no usage text: " + r.err());
+        assertEquals("error: --hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so "
+                + "on the node (build it from HAMi-core, or run with --sharing none or mps)", firstLine(r));
+        Run bad = run("--plugin-dir", dir.toString(), "--sharing", "mig");
+        assertEquals(2, bad.rc());
+        assertEquals("error: --sharing = \"mig\": must be one of none, mps, hami-core", firstLine(bad));
+        assertEquals(1, bad.err().lines().count(), bad.err());
+    }
 }

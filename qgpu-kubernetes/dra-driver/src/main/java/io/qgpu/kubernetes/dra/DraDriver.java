@@ -6,11 +6,15 @@ import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.FakeNvml;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.mps.MpsSupervisor;
+import io.qgpu.kubernetes.node.sharing.NodeSharing;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;
 import java.io.IOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,11 +47,13 @@ public final class DraDriver implements AutoCloseable {
     private final PreparedClaims claims;
     private final SlicePublisher slices;
     private final RegistrationService registration;
+    private final MpsSupervisor mps;
     private final CountDownLatch closed = new CountDownLatch(1);
     private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
 
     private DraDriver(Nvml nvml, GpuHealth health, DriverSockets sockets, ScheduledExecutorService timer, PreparedClaims claims,
-                      SlicePublisher slices, RegistrationService registration) {
+                      SlicePublisher slices, RegistrationService registration, MpsSupervisor mps) {
+        this.mps = mps;
         this.nvml = nvml;
         this.health = health;
         this.sockets = sockets;
@@ -57,18 +63,27 @@ public final class DraDriver implements AutoCloseable {
         this.registration = registration;
     }
 
-    /** Starts everything with the state file of the configuration; closes what it opened if a step fails. */
+    /**
+     * Starts everything with the state file of the configuration; closes what it opened if a step fails. With
+     * {@code --sharing mps} it starts (or adopts) an MPS control daemon for each of the node's GPUs (any of them
+     * may take shared claims) before it serves, and ticks their supervisor on its timer every
+     * {@link SharingOptions#mpsTickEvery()}.
+     *
+     * @throws io.qgpu.api.InvalidValueException naming {@code --hami-core-library} when HAMi-core's library is missing
+     */
     public static DraDriver start(DriverConfig c, KubernetesClient client) throws IOException {
         return start(c, client, store -> store);
     }
 
     /** As {@link #start(DriverConfig, KubernetesClient)}, with the claim store wrapped (tests stop a driver between saving and answering). */
     static DraDriver start(DriverConfig c, KubernetesClient client, Function<ClaimStore, ClaimStore> wrap) throws IOException {
+        NodeSharing sharing = c.sharing().open();
         Nvml.Builder b = Nvml.builder();
         c.nvmlLibrary().ifPresent(b::libraryPath);
         Nvml nvml = b.open();
         GpuHealth health = null;
         DriverSockets sockets = null;
+        MpsSupervisor mps = null;
         try {
             if (c.fakeMachine().isPresent()) {
                 FakeNvml.selectMachine(nvml.library(), c.fakeMachine().get());
@@ -77,7 +92,11 @@ public final class DraDriver implements AutoCloseable {
             NodeGpus gpus = new NodeGpus(inv);
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
             PreparedClaims claims = new PreparedClaims(ledger, wrap.apply(new DriverStateFile(c.stateFile(), c.nodeName())),
-                    new CdiSpecs(c.cdiRoot()), new PlacementEdits(gpus.minors()));
+                    new CdiSpecs(c.cdiRoot()), new PlacementEdits(gpus.minors(), sharing));
+            mps = c.sharing().supervisor(c.ticker()).orElse(null);
+            if (mps != null) {
+                mps.share(gpus.minors().keySet());
+            }
             claims.restore();
             SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus);
             health = GpuHealth.start(nvml, (uuid, h) -> {
@@ -96,12 +115,18 @@ public final class DraDriver implements AutoCloseable {
             sockets = new DriverSockets(c.draSocket(), c.registrationSocket())
                     .start(List.of(new DraServiceV1(preparer), new DraServiceV1beta1(preparer)), registration);
             ScheduledExecutorService timer = null;
-            if (!c.recoveryCheckEvery().isZero()) {
+            boolean tickMps = mps != null && !c.sharing().mpsTickEvery().isZero();
+            if (!c.recoveryCheckEvery().isZero() || tickMps) {
                 timer = Executors.newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "qgpu-dra-driver-health");
                     t.setDaemon(true);
                     return t;
                 });
+            }
+            if (tickMps) {
+                mps.tickEvery(timer, c.sharing().mpsTickEvery());
+            }
+            if (timer != null && !c.recoveryCheckEvery().isZero()) {
                 GpuHealth h = health;
                 long every = c.recoveryCheckEvery().toMillis();
                 timer.scheduleWithFixedDelay(() -> {
@@ -112,10 +137,13 @@ public final class DraDriver implements AutoCloseable {
                     }
                 }, every, every, TimeUnit.MILLISECONDS);
             }
-            LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s)", DriverNames.DRIVER, c.nodeName(),
-                    gpus.all().size(), claims.all().size());
-            return new DraDriver(nvml, health, sockets, timer, claims, slices, registration);
+            LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DriverNames.DRIVER, c.nodeName(),
+                    gpus.all().size(), claims.all().size(), sharing.backend().wireName());
+            return new DraDriver(nvml, health, sockets, timer, claims, slices, registration, mps);
         } catch (IOException | RuntimeException e) {
+            if (mps != null) {
+                mps.close();
+            }
             if (sockets != null) {
                 sockets.close();
             }
@@ -130,6 +158,11 @@ public final class DraDriver implements AutoCloseable {
     /** The GPU health watch (tests call {@link GpuHealth#recoverDue()} after moving their clock). */
     public GpuHealth health() {
         return health;
+    }
+
+    /** The supervisor of the node's MPS control daemons, with {@code --sharing mps}. */
+    public Optional<MpsSupervisor> mps() {
+        return Optional.ofNullable(mps);
     }
 
     PreparedClaims claims() {
@@ -162,6 +195,9 @@ public final class DraDriver implements AutoCloseable {
             sockets.close();
             health.close();
         } finally {
+            if (mps != null) {
+                mps.close();   // quits every daemon
+            }
             nvml.close();
             closed.countDown();
         }

@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.dra;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -20,13 +21,14 @@ import java.util.Optional;
  * @param rules              granularity rules the claims must meet
  * @param recoverAfter       how long a GPU must go without a critical Xid to be published again
  * @param recoveryCheckEvery how often that is checked; zero: never (tests call {@link DraDriver#health()})
- * @param ticker             the clock of the health recovery
+ * @param ticker             the clock of the health recovery (and of the MPS supervisor)
+ * @param sharing            the sharing back end that enforces the slices' limits ({@code --sharing} and its flags)
  *
  * <p>Thread safety: immutable.
  */
 public record DriverConfig(String nodeName, Path registrarDir, Path pluginsDir, Path cdiRoot, Path stateFile,
                            Optional<Path> nvmlLibrary, Optional<String> fakeMachine, GranularityRules rules,
-                           Duration recoverAfter, Duration recoveryCheckEvery, Ticker ticker) {
+                           Duration recoverAfter, Duration recoveryCheckEvery, Ticker ticker, SharingOptions sharing) {
 
     public DriverConfig {
         Objects.requireNonNull(nodeName, "nodeName");
@@ -40,18 +42,19 @@ public record DriverConfig(String nodeName, Path registrarDir, Path pluginsDir, 
         Objects.requireNonNull(recoverAfter, "recoverAfter");
         Objects.requireNonNull(recoveryCheckEvery, "recoveryCheckEvery");
         Objects.requireNonNull(ticker, "ticker");
+        Objects.requireNonNull(sharing, "sharing");
     }
 
     /**
      * The defaults for a node: the kubelet's standard directories, {@code /var/run/cdi}, the state file
      * {@code state.json} in the driver's plugin directory, the system NVML, qGPU's rules, recovery after
-     * five minutes checked every ten seconds, the system clock.
+     * five minutes checked every ten seconds, the system clock, no sharing back end.
      */
     public static DriverConfig defaults(String nodeName) {
         Path plugins = Path.of(DriverNames.DEFAULT_PLUGINS_DIR);
         return new DriverConfig(nodeName, Path.of(DriverNames.DEFAULT_REGISTRAR_DIR), plugins,
                 Path.of(DriverNames.DEFAULT_CDI_ROOT), defaultStateFile(plugins), Optional.empty(), Optional.empty(),
-                GranularityRules.ofDefaults(), Duration.ofMinutes(5), Duration.ofSeconds(10), Ticker.system());
+                GranularityRules.ofDefaults(), Duration.ofMinutes(5), Duration.ofSeconds(10), Ticker.system(), SharingOptions.defaults());
     }
 
     /** {@code pluginsDir/gpu.qgpu.io/state.json}. */
@@ -76,26 +79,31 @@ public record DriverConfig(String nodeName, Path registrarDir, Path pluginsDir, 
 
     public DriverConfig withDirectories(Path registrar, Path plugins, Path cdi) {
         return new DriverConfig(nodeName, registrar, plugins, cdi, stateFile, nvmlLibrary, fakeMachine, rules, recoverAfter,
-                recoveryCheckEvery, ticker);
+                recoveryCheckEvery, ticker, sharing);
     }
 
     public DriverConfig withStateFile(Path file) {
         return new DriverConfig(nodeName, registrarDir, pluginsDir, cdiRoot, file, nvmlLibrary, fakeMachine, rules, recoverAfter,
-                recoveryCheckEvery, ticker);
+                recoveryCheckEvery, ticker, sharing);
     }
 
     public DriverConfig withNvml(Optional<Path> library, Optional<String> machine) {
         return new DriverConfig(nodeName, registrarDir, pluginsDir, cdiRoot, stateFile, library, machine, rules, recoverAfter,
-                recoveryCheckEvery, ticker);
+                recoveryCheckEvery, ticker, sharing);
     }
 
     public DriverConfig withRules(GranularityRules r) {
         return new DriverConfig(nodeName, registrarDir, pluginsDir, cdiRoot, stateFile, nvmlLibrary, fakeMachine, r, recoverAfter,
-                recoveryCheckEvery, ticker);
+                recoveryCheckEvery, ticker, sharing);
+    }
+
+    public DriverConfig withSharing(SharingOptions s) {
+        return new DriverConfig(nodeName, registrarDir, pluginsDir, cdiRoot, stateFile, nvmlLibrary, fakeMachine, rules, recoverAfter,
+                recoveryCheckEvery, ticker, s);
     }
 
     public DriverConfig withRecovery(Duration after, Duration checkEvery, Ticker t) {
         return new DriverConfig(nodeName, registrarDir, pluginsDir, cdiRoot, stateFile, nvmlLibrary, fakeMachine, rules, after,
-                checkEvery, t);
+                checkEvery, t, sharing);
     }
 }

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -51,13 +52,15 @@ public final class Main {
               --rules NAME                             granularity rules: qgpu (default), hami or gpu-manager
               --recover-after SECONDS                  seconds without a critical Xid before a GPU is published
                                                        again (default 300)
+            """ + SharingOptions.USAGE + """
               --help                                   this text
             Each option takes its value as the next argument or after '=' (--cdi-root=/var/run/cdi).
             """;
 
     private static final Set<String> VALUED = Set.of("--node-name", "--kubeconfig", "--kubelet-registrar-directory-path",
             "--kubelet-plugins-directory-path", "--cdi-root", "--state-file", "--nvml-lib", "--machine", "--rules",
-            "--recover-after");
+            "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir", "--hami-core-library",
+            "--hami-core-cache-root", "--hami-core-lock-dir");
     /** A node name: a DNS subdomain, as Kubernetes requires. */
     private static final Pattern NODE = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
@@ -237,6 +240,7 @@ public final class Main {
             }
             c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
         }
+        c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }
 

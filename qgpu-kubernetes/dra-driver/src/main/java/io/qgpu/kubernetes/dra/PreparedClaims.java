@@ -77,7 +77,7 @@ final class PreparedClaims {
             }
             byUid.put(c.uid(), c);
             if (!Files.exists(cdi.file(c.uid()))) {
-                writeSpec(c);
+                writeSpec(c, false);
             }
         }
         removeOrphanSpecs();
@@ -112,7 +112,7 @@ final class PreparedClaims {
         }
         PreparedClaim prepared;
         try {
-            prepared = writeSpec(plan);
+            prepared = writeSpec(plan, true);
             byUid.put(prepared.uid(), prepared);
             store.save(List.copyOf(byUid.values()));
         } catch (RuntimeException e) {
@@ -146,9 +146,18 @@ final class PreparedClaims {
         return true;
     }
 
-    /** Writes the claim's CDI spec: the placement's common edits once, each device's GPU edits per device. */
-    private PreparedClaim writeSpec(PreparedClaim c) {
-        PlacementEdits.Edits e = edits.edits(c.placement());
+    /**
+     * Writes the claim's CDI spec: the placement's common edits once (with the node's sharing back end's, the
+     * claim's uid naming its container), each device's GPU edits per device.
+     *
+     * @param createHostDirectories whether to create the back end's host directories first (at prepare; not at a
+     *                              restore, where a fresh one would be emptied under a running container)
+     */
+    private PreparedClaim writeSpec(PreparedClaim c, boolean createHostDirectories) {
+        PlacementEdits.Edits e = edits.edits(c.placement(), c.uid());
+        if (createHostDirectories) {
+            e.createHostDirectories();
+        }
         List<CdiSpecs.Device> specDevices = new ArrayList<>();
         for (PreparedClaim.Device d : c.devices()) {
             ContainerEdits own = e.perGpu().getOrDefault(d.gpuUuid(), ContainerEdits.EMPTY);

@@ -144,4 +144,21 @@ class MainTest {
         assertFalse(err.contains("Exception"));
         assertEquals("", new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
     }
+    @Test
+    void sharingFlagsAreRefusedByNameAndValueWithExitCodeTwo() throws Exception {
+        refused("--sharing = \"mig\": must be one of none, mps, hami-core", dirs("--sharing", "mig"));
+        refused("--mps-root = \"mps\": must be an absolute path", dirs("--sharing", "mps", "--mps-root", "mps"));
+        refused("--hami-core-cache-root = \"/x\": only with --sharing hami-core (--sharing is none)", dirs("--hami-core-cache-root", "/x"));
+        Path missing = tmp.resolve("no/libvgpu.so");
+        refused("--hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so on the node "
+                + "(build it from HAMi-core, or run with --sharing none or mps)", dirs("--sharing=hami-core", "--hami-core-library", missing.toString()));
+        DriverConfig c = Main.config(Main.parse(dirs("--sharing", "mps", "--mps-root=/run/x/mps", "--mps-control", "/opt/mpsc")), Map.of());
+        assertEquals(io.qgpu.kubernetes.node.sharing.SharingBackend.MPS, c.sharing().backend());
+        assertEquals(Path.of("/run/x/mps"), c.sharing().mpsRoot());
+        assertEquals(Path.of("/opt/mpsc"), c.sharing().mpsControl());
+        assertEquals(io.qgpu.kubernetes.node.sharing.SharingOptions.defaults(), Main.config(Main.parse(dirs()), Map.of()).sharing());
+        for (String flag : io.qgpu.kubernetes.node.sharing.SharingOptions.FLAGS) {
+            assertTrue(Main.USAGE.contains(flag + " "), flag + " is in the usage text");
+        }
+    }
 }

@@ -103,10 +103,34 @@ public record ContainerEdits(Map<String, String> env, List<DeviceNode> deviceNod
      * @param options       OCI mount options, for example {@code ro}, {@code bind}
      */
     public record Mount(String hostPath, String containerPath, List<String> options) {
+        /** The options of a read-only bind mount, as NVIDIA's CDI specs write them. */
+        public static final List<String> READ_ONLY = List.of("ro", "nosuid", "nodev", "bind");
+        /** The options of a read-write bind mount. */
+        public static final List<String> READ_WRITE = List.of("rw", "nosuid", "nodev", "bind");
+
         public Mount {
             Objects.requireNonNull(hostPath, "mount.hostPath");
             Objects.requireNonNull(containerPath, "mount.containerPath");
             options = List.copyOf(Objects.requireNonNull(options, "mount.options"));
+        }
+
+        /**
+         * A bind mount of a node path, {@link #READ_ONLY} or {@link #READ_WRITE}.
+         *
+         * @throws IllegalArgumentException naming both paths when one is not absolute
+         */
+        public static Mount bind(String hostPath, String containerPath, boolean readOnly) {
+            Objects.requireNonNull(hostPath, "mount.hostPath");
+            Objects.requireNonNull(containerPath, "mount.containerPath");
+            if (!hostPath.startsWith("/") || !containerPath.startsWith("/")) {
+                throw new IllegalArgumentException("mount " + hostPath + " -> " + containerPath + ": both paths must be absolute");
+            }
+            return new Mount(hostPath, containerPath, readOnly ? READ_ONLY : READ_WRITE);
+        }
+
+        /** Whether the container may only read it (option {@code ro}); the device plugin API's {@code read_only}. */
+        public boolean readOnly() {
+            return options.contains("ro");
         }
     }
 }

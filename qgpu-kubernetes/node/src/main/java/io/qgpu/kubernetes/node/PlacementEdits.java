@@ -2,6 +2,11 @@ package io.qgpu.kubernetes.node;
 
 import io.qgpu.api.Placement;
 import io.qgpu.kubernetes.node.ContainerEdits.DeviceNode;
+import io.qgpu.kubernetes.node.sharing.NodeSharing;
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
+import io.qgpu.kubernetes.node.sharing.SharingEdits;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -19,19 +24,26 @@ import java.util.Objects;
  *     {@code QGPU_PRIORITY}, {@code QGPU_TENANT}), in its order;</li>
  * <li>device nodes: {@link #CONTROL_DEVICES} (read-write) for the placement as a whole, and
  *     {@code /dev/nvidiaN} (read-write) for each GPU, {@code N} its minor number;</li>
- * <li>annotations: {@value #ANNOTATION_GPUS} (the UUIDs, comma-separated) and {@value #ANNOTATION_TENANT}.</li>
+ * <li>annotations: {@value #ANNOTATION_GPUS} (the UUIDs, comma-separated) and {@value #ANNOTATION_TENANT};</li>
+ * <li>on a node with a sharing back end ({@link NodeSharing}, {@code --sharing mps|hami-core}): the back end's
+ *     environment entries (starting with {@code QGPU_SHARING}) after the placement's, its bind mounts, and the
+ *     annotation {@value #ANNOTATION_SHARING} with the engine that enforces the slice ({@code mps},
+ *     {@code hami-core}, or {@code none} for an exclusive or host-only claim); the host directories the agent
+ *     creates before the container starts are in {@link Edits#hostDirectories()}. A node without a back end
+ *     ({@link NodeSharing#none()}, the default) adds nothing: its edits are exactly the placement's.</li>
  * </ul>
  *
- * <p>It is split into what belongs to the placement as a whole ({@link Edits#common()}) and what to each GPU
- * ({@link Edits#perGpu()}), because a CDI spec carries the first once and the second per device;
- * {@link Edits#all()} joins them. A node agent that enforces the limits through a sharing engine adds that
- * engine's edits to these (the back end is a further input of this mapping, by design the only place
- * where container edits are decided).
+ * <p>It is split into what belongs to the placement as a whole ({@link Edits#common()}, the back end's edits
+ * included) and what to each GPU ({@link Edits#perGpu()}), because a CDI spec carries the first once and the
+ * second per device; {@link Edits#all()} joins them. This is the only place where container edits are decided.
  *
  * <pre>{@code
  * PlacementEdits mapping = new PlacementEdits(Map.of("GPU-a0", 0));
  * ContainerEdits e = mapping.edits(placement).all();
  * e.env().get("NVIDIA_VISIBLE_DEVICES");   // "GPU-a0"
+ *
+ * PlacementEdits mps = new PlacementEdits(Map.of("GPU-a0", 0), NodeSharing.open(SharingBackend.MPS, MpsSharing.of(layout), null));
+ * mps.edits(placement, "pod-uid_main").all().env().get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");   // "70"
  * }</pre>
  *
  * <p>Thread safety: immutable.
@@ -43,20 +55,55 @@ public final class PlacementEdits {
     public static final String ANNOTATION_GPUS = "qgpu.io/gpus";
     /** Container annotation (to the runtime): the qgpu tenant id. */
     public static final String ANNOTATION_TENANT = "qgpu.io/tenant";
+    /**
+     * Container annotation (to the runtime), on a node with a sharing back end only: the engine that enforces
+     * the slice, the value of {@value SharingEdits#ENV_SHARING}.
+     */
+    public static final String ANNOTATION_SHARING = "qgpu.io/sharing";
 
     private final Map<String, Integer> minorOf;
+    private final NodeSharing sharing;
 
-    /** @param minorOf GPU UUID to the minor number {@code N} of its {@code /dev/nvidiaN} */
+    /** A node without a sharing back end. @param minorOf GPU UUID to the minor number {@code N} of its {@code /dev/nvidiaN} */
     public PlacementEdits(Map<String, Integer> minorOf) {
+        this(minorOf, NodeSharing.none());
+    }
+
+    /**
+     * @param minorOf GPU UUID to the minor number {@code N} of its {@code /dev/nvidiaN}
+     * @param sharing the node's sharing back end
+     */
+    public PlacementEdits(Map<String, Integer> minorOf, NodeSharing sharing) {
         this.minorOf = Map.copyOf(Objects.requireNonNull(minorOf, "minorOf"));
+        this.sharing = Objects.requireNonNull(sharing, "sharing");
+    }
+
+    /** The node's sharing back end. */
+    public NodeSharing sharing() {
+        return sharing;
+    }
+
+    /**
+     * The edits of a placement on a node without a sharing back end, or whose back end needs no container key
+     * (MPS).
+     *
+     * @throws IllegalStateException naming the GPU when one of the placement's GPUs has no known device node
+     * @throws io.qgpu.api.InvalidValueException on a HAMi-core node (it needs {@link #edits(Placement, String)})
+     */
+    public Edits edits(Placement p) {
+        return edits(p, null);
     }
 
     /**
      * The edits of a placement.
      *
+     * @param containerKey names the container on the node, unique while it runs (a plain file name, for
+     *                     HAMi-core's per-container cache directory); ignored without a back end and by MPS
      * @throws IllegalStateException naming the GPU when one of the placement's GPUs has no known device node
+     * @throws io.qgpu.api.InvalidValueException when the back end refuses the placement (a slice below 1 MiB; a
+     *                     shared claim on several GPUs under MPS; a key that is not a plain file name)
      */
-    public Edits edits(Placement p) {
+    public Edits edits(Placement p, String containerKey) {
         Objects.requireNonNull(p, "placement");
         List<DeviceNode> control = new ArrayList<>();
         for (String path : CONTROL_DEVICES) {
@@ -66,6 +113,13 @@ public final class PlacementEdits {
         annotations.put(ANNOTATION_GPUS, String.join(",", p.gpuUuids()));
         annotations.put(ANNOTATION_TENANT, p.tenantId());
         ContainerEdits common = new ContainerEdits(p.environment(), control, List.of(), annotations);
+        List<SharingEdits.HostDirectory> hostDirectories = List.of();
+        if (sharing.backend() != SharingBackend.NONE) {
+            SharingEdits s = sharing.edits(p, containerKey);
+            common = common.plus(s.edits()).plus(new ContainerEdits(Map.of(), List.of(), List.of(),
+                    Map.of(ANNOTATION_SHARING, s.env().get(SharingEdits.ENV_SHARING))));
+            hostDirectories = s.hostDirectories();
+        }
         Map<String, ContainerEdits> perGpu = new LinkedHashMap<>();
         for (String gpu : p.gpuUuids()) {
             Integer minor = minorOf.get(gpu);
@@ -74,19 +128,42 @@ public final class PlacementEdits {
             }
             perGpu.put(gpu, new ContainerEdits(Map.of(), List.of(DeviceNode.rw("/dev/nvidia" + minor)), List.of(), Map.of()));
         }
-        return new Edits(common, perGpu);
+        return new Edits(common, perGpu, hostDirectories);
     }
 
     /**
      * A placement's edits.
      *
-     * @param common what the placement's container gets once
-     * @param perGpu what it gets for each GPU, in the placement's GPU order
+     * @param common          what the placement's container gets once
+     * @param perGpu          what it gets for each GPU, in the placement's GPU order
+     * @param hostDirectories directories the node agent creates before the container starts
+     *                        ({@link #createHostDirectories()}); empty without a sharing back end
      */
-    public record Edits(ContainerEdits common, Map<String, ContainerEdits> perGpu) {
+    public record Edits(ContainerEdits common, Map<String, ContainerEdits> perGpu, List<SharingEdits.HostDirectory> hostDirectories) {
         public Edits {
             Objects.requireNonNull(common, "edits.common");
             perGpu = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(perGpu, "edits.perGpu")));
+            hostDirectories = List.copyOf(Objects.requireNonNull(hostDirectories, "edits.hostDirectories"));
+        }
+
+        /** Edits without host directories. */
+        public Edits(ContainerEdits common, Map<String, ContainerEdits> perGpu) {
+            this(common, perGpu, List.of());
+        }
+
+        /**
+         * Creates {@link #hostDirectories()} in order (a fresh one emptied).
+         *
+         * @throws UncheckedIOException naming the directory when one cannot be prepared
+         */
+        public void createHostDirectories() {
+            for (SharingEdits.HostDirectory d : hostDirectories) {
+                try {
+                    d.create();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e.getMessage(), e);
+                }
+            }
         }
 
         /** {@link #common()} followed by each GPU's edits. */

@@ -3,6 +3,7 @@ package io.qgpu.kubernetes.node.sharing;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
+import io.qgpu.kubernetes.node.ContainerEdits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -21,7 +22,8 @@ import java.util.regex.Pattern;
  *       {@code n} in MiB rounded down (never above the reservation);</li>
  *   <li>{@value #ENV_SM_LIMIT}: the claim's compute limit in percent;</li>
  *   <li>{@value #ENV_SHARED_CACHE}: the container's own shared-cache file, in a per-container host directory
- *       ({@code hostCacheRoot/<key>}, listed in {@link SharingEdits#hostDirectories()}) mounted read-write at
+ *       ({@code hostCacheRoot/<key>}, listed fresh in {@link SharingEdits#hostDirectories()}: emptied before the
+ *       container starts) mounted read-write at
  *       {@code containerCacheDir}: HAMi-core's processes in the container account their allocations together
  *       there;</li>
  *   <li>the node's HAMi-core lock directory mounted read-write at {@value #CONTAINER_LOCK_DIR}, where
@@ -134,11 +136,13 @@ public record HamiCoreSharing(Path hostLibrary, String containerLibrary, Path ho
         env.put(ENV_SM_LIMIT, Integer.toString(p.claim().computeLimit()));
         env.put(ENV_SHARED_CACHE, containerCacheDir + "/" + CACHE_FILE);
         Path cacheDir = hostCacheRoot.resolve(containerKey);
-        List<SharingEdits.Mount> mounts = List.of(
-                new SharingEdits.Mount(hostLibrary.toString(), containerLibrary, true),
-                new SharingEdits.Mount(cacheDir.toString(), containerCacheDir, false),
-                new SharingEdits.Mount(hostLockDir.toString(), CONTAINER_LOCK_DIR, false));
-        return new SharingEdits(env, mounts, List.of(cacheDir.toString(), hostLockDir.toString()));
+        List<ContainerEdits.Mount> mounts = List.of(
+                ContainerEdits.Mount.bind(hostLibrary.toString(), containerLibrary, true),
+                ContainerEdits.Mount.bind(cacheDir.toString(), containerCacheDir, false),
+                ContainerEdits.Mount.bind(hostLockDir.toString(), CONTAINER_LOCK_DIR, false));
+        // the cache directory is the container's own and starts empty: HAMi-core's first process fixes the limits in it
+        return SharingEdits.of(env, mounts, List.of(new SharingEdits.HostDirectory(cacheDir.toString(), true),
+                new SharingEdits.HostDirectory(hostLockDir.toString(), false)));
     }
 
     private static void absolute(String flag, Path p) {

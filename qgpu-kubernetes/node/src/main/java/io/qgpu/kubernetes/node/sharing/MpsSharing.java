@@ -4,6 +4,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Slice;
+import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -101,10 +102,10 @@ public record MpsSharing(MpsLayout layout, String containerPipeDir, Optional<Pat
         env.put(ENV_PINNED_MEMORY, pinnedMemoryLimit(f, p.slices()));
         env.put(ENV_ACTIVE_THREADS, Integer.toString(p.claim().computeLimit()));
         env.put(ENV_CLIENT_PRIORITY, p.claim().priority() == PriorityClass.ONLINE ? PRIORITY_ONLINE : PRIORITY_OFFLINE);
-        List<SharingEdits.Mount> mounts = new ArrayList<>();
-        mounts.add(new SharingEdits.Mount(layout.pipeDir(s.gpuUuid()).toString(), containerPipeDir, false));
-        hostShmDir.ifPresent(d -> mounts.add(new SharingEdits.Mount(d.toString(), CONTAINER_SHM_DIR, false)));
-        return new SharingEdits(env, mounts, List.of());
+        List<ContainerEdits.Mount> mounts = new ArrayList<>();
+        mounts.add(ContainerEdits.Mount.bind(layout.pipeDir(s.gpuUuid()).toString(), containerPipeDir, false));
+        hostShmDir.ifPresent(d -> mounts.add(ContainerEdits.Mount.bind(d.toString(), CONTAINER_SHM_DIR, false)));
+        return SharingEdits.of(env, mounts, List.of());
     }
 
     /**

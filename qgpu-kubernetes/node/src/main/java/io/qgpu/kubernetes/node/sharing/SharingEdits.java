@@ -1,15 +1,20 @@
 package io.qgpu.kubernetes.node.sharing;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
+import io.qgpu.kubernetes.node.ContainerEdits;
+import io.qgpu.kubernetes.node.PlacementEdits;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a sharing back end adds to a container: environment entries, bind mounts, and host directories the
- * node agent creates before the container starts. A small value that the container-edits mapping of a
- * placement merges in; {@link NodeSharing#edits} computes it.
+ * What a sharing back end adds to a container: container edits (environment entries and bind mounts, in
+ * {@link ContainerEdits}' own types) and the host directories the node agent creates before the container
+ * starts. {@link PlacementEdits}, the one mapping of a placement to container edits, merges it in; no node
+ * agent uses it on its own.
  *
  * <pre>{@code
  * SharingEdits e = sharing.edits(placement, "pod-uid_main");
@@ -17,56 +22,96 @@ import java.util.Objects;
  * e.mounts().get(0).readOnly();
  * }</pre>
  *
- * @param env             entries in a stable order; always holds {@value #ENV_SHARING}
- * @param mounts          bind mounts, host path to container path
- * @param hostDirectories directories on the host that must exist before the container starts
+ * @param edits           environment entries in a stable order (always holding {@value #ENV_SHARING}) and bind
+ *                        mounts; no device nodes, no annotations
+ * @param hostDirectories directories on the node that must exist before the container starts
  *
  * <p>Thread safety: immutable.
  */
-public record SharingEdits(Map<String, String> env, List<Mount> mounts, List<String> hostDirectories) {
+public record SharingEdits(ContainerEdits edits, List<HostDirectory> hostDirectories) {
 
     /**
-     * Environment entry naming the engine that enforces this container's limits: {@code none},
-     * {@code mps} or {@code hami-core} ({@link SharingBackend#wireName()}). An exclusive or host-only
-     * claim says {@code none} on any node: nothing shares its GPUs.
+     * Environment entry naming the engine that enforces this container's limits: {@code mps} or
+     * {@code hami-core} ({@link SharingBackend#wireName()}) for a shared slice, {@code none} for an exclusive
+     * or host-only claim (nothing shares its GPUs). A node without a back end adds nothing at all.
      */
     public static final String ENV_SHARING = "QGPU_SHARING";
 
     /**
-     * A bind mount.
+     * A directory the node agent creates before the container starts.
      *
-     * @param hostPath      absolute path on the node
-     * @param containerPath absolute path in the container
-     * @param readOnly      whether the container may only read it
+     * @param path  absolute path on the node
+     * @param fresh whether it belongs to this container alone and must start empty (files a previous
+     *              container left there are removed); a shared directory is only created when missing
      *
      * <p>Thread safety: immutable.
      */
-    public record Mount(String hostPath, String containerPath, boolean readOnly) {
-        public Mount {
-            Objects.requireNonNull(hostPath, "hostPath");
-            Objects.requireNonNull(containerPath, "containerPath");
-            if (!hostPath.startsWith("/") || !containerPath.startsWith("/")) {
-                throw new IllegalArgumentException("mount " + hostPath + " -> " + containerPath + ": both paths must be absolute");
+    public record HostDirectory(String path, boolean fresh) {
+        public HostDirectory {
+            Objects.requireNonNull(path, "hostDirectory.path");
+            if (!path.startsWith("/")) {
+                throw new IllegalArgumentException("host directory " + path + ": must be absolute");
+            }
+        }
+
+        /**
+         * Creates the directory (and its parents) when missing; a fresh one is emptied of the regular files a
+         * previous container left in it.
+         *
+         * @throws IOException naming the directory when it cannot be created or emptied
+         */
+        public void create() throws IOException {
+            Path dir = Path.of(path);
+            try {
+                Files.createDirectories(dir);
+                if (fresh) {
+                    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+                        for (Path f : files) {
+                            if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.isSymbolicLink(f)) {
+                                Files.delete(f);
+                            }
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                throw new IOException("host directory " + path + " cannot be prepared: " + e.getMessage(), e);
             }
         }
     }
 
     public SharingEdits {
-        env = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(env, "env")));
-        mounts = List.copyOf(mounts);
-        hostDirectories = List.copyOf(hostDirectories);
-        if (!env.containsKey(ENV_SHARING)) {
+        Objects.requireNonNull(edits, "edits");
+        hostDirectories = List.copyOf(Objects.requireNonNull(hostDirectories, "hostDirectories"));
+        if (!edits.env().containsKey(ENV_SHARING)) {
             throw new IllegalArgumentException("env must name the back end in " + ENV_SHARING);
+        }
+        if (!edits.deviceNodes().isEmpty() || !edits.annotations().isEmpty()) {
+            throw new IllegalArgumentException("a sharing back end adds environment and mounts only");
         }
     }
 
-    /** The edits of a container no back end enforces: {@value #ENV_SHARING}{@code =none} only. */
+    /** Environment and mounts, no host directory. */
+    static SharingEdits of(Map<String, String> env, List<ContainerEdits.Mount> mounts, List<HostDirectory> hostDirectories) {
+        return new SharingEdits(new ContainerEdits(env, List.of(), mounts, Map.of()), hostDirectories);
+    }
+
+    /** The edits of a container no back end enforces on a node with one: {@value #ENV_SHARING}{@code =none} only. */
     public static SharingEdits none() {
-        return new SharingEdits(Map.of(ENV_SHARING, SharingBackend.NONE.wireName()), List.of(), List.of());
+        return of(Map.of(ENV_SHARING, SharingBackend.NONE.wireName()), List.of(), List.of());
+    }
+
+    /** The environment entries, in order. */
+    public Map<String, String> env() {
+        return edits.env();
+    }
+
+    /** The bind mounts, in order. */
+    public List<ContainerEdits.Mount> mounts() {
+        return edits.mounts();
     }
 
     /** The back end these edits are for. */
     public SharingBackend backend() {
-        return SharingBackend.parse(env.get(ENV_SHARING));
+        return SharingBackend.parse(env().get(ENV_SHARING));
     }
 }

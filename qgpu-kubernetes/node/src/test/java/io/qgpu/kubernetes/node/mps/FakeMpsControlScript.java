@@ -15,20 +15,23 @@ import java.util.Optional;
  * and writes its pid to {@code nvidia-cuda-mps-control.pid} in the pipe directory, as the real daemon does;
  * a second {@code -d} while it lives fails. Without arguments it reads one command from stdin:
  * {@code get_server_list} succeeds while the daemon process lives, {@code quit} ends it; without a live
- * daemon every command fails (exit 1), as the real tool does when it cannot reach its daemon.
+ * daemon every command fails (exit 1), as the real tool does when it cannot reach its daemon. Public (in the
+ * node module's test jar) for the agents' tests.
  */
-final class FakeMpsControlScript {
+public final class FakeMpsControlScript {
     static final String PID_FILE = "nvidia-cuda-mps-control.pid";
 
-    final Path binary;
-    final Path record;
+    /** The script. */
+    public final Path binary;
+    /** Its record file. */
+    public final Path record;
 
     private FakeMpsControlScript(Path binary, Path record) {
         this.binary = binary;
         this.record = record;
     }
 
-    static FakeMpsControlScript write(Path dir) throws IOException {
+    public static FakeMpsControlScript write(Path dir) throws IOException {
         Path record = dir.resolve("mps-control-calls.txt");
         Files.writeString(record, "");
         Path bin = dir.resolve("nvidia-cuda-mps-control");
@@ -66,12 +69,12 @@ final class FakeMpsControlScript {
     }
 
     /** The recorded calls, one per line. */
-    List<String> calls() throws IOException {
+    public List<String> calls() throws IOException {
         return Files.readAllLines(record).stream().filter(l -> !l.isBlank()).toList();
     }
 
     /** The pid of the GPU's fake daemon, if its pid file exists. */
-    static Optional<Long> daemonPid(MpsLayout layout, String gpu) throws IOException {
+    public static Optional<Long> daemonPid(MpsLayout layout, String gpu) throws IOException {
         Path f = layout.pipeDir(gpu).resolve(PID_FILE);
         if (!Files.exists(f)) {
             return Optional.empty();
@@ -80,7 +83,7 @@ final class FakeMpsControlScript {
     }
 
     /** Whether a process runs (exists and is not a zombie), by the same rule as the fake. */
-    static boolean running(long pid) {
+    public static boolean running(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
             String afterName = stat.substring(stat.lastIndexOf(')') + 2);
@@ -94,7 +97,7 @@ final class FakeMpsControlScript {
      * Kills a fake daemon (SIGKILL, by its pid) and waits until it no longer runs: a crash. The wait is on
      * the kernel delivering the signal, bounded at 10 s; nothing depends on how long it takes.
      */
-    static void crash(long pid) throws InterruptedException {
+    public static void crash(long pid) throws InterruptedException {
         ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (running(pid)) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PriorityClass;
+import io.qgpu.kubernetes.node.ContainerEdits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,10 +34,14 @@ class HamiCoreSharingTest {
         expected.put("CUDA_DEVICE_MEMORY_SHARED_CACHE", "/usr/local/vgpu/cache/vgpu.cache");
         assertEquals(List.copyOf(expected.entrySet()), List.copyOf(e.env().entrySet()), "entries and their order");
         assertEquals(List.of(
-                new SharingEdits.Mount("/usr/local/vgpu/libvgpu.so", "/usr/local/vgpu/libvgpu.so", true),
-                new SharingEdits.Mount("/var/lib/qgpu/hami/pod-1_main", "/usr/local/vgpu/cache", false),
-                new SharingEdits.Mount("/tmp/vgpulock", "/tmp/vgpulock", false)), e.mounts());
-        assertEquals(List.of("/var/lib/qgpu/hami/pod-1_main", "/tmp/vgpulock"), e.hostDirectories());
+                ContainerEdits.Mount.bind("/usr/local/vgpu/libvgpu.so", "/usr/local/vgpu/libvgpu.so", true),
+                ContainerEdits.Mount.bind("/var/lib/qgpu/hami/pod-1_main", "/usr/local/vgpu/cache", false),
+                ContainerEdits.Mount.bind("/tmp/vgpulock", "/tmp/vgpulock", false)), e.mounts());
+        assertEquals(List.of(new SharingEdits.HostDirectory("/var/lib/qgpu/hami/pod-1_main", true),
+                new SharingEdits.HostDirectory("/tmp/vgpulock", false)), e.hostDirectories(), "the cache starts empty, the lock directory is shared");
+        assertTrue(e.mounts().get(0).readOnly(), "the library is read-only");
+        assertEquals(List.of("ro", "nosuid", "nodev", "bind"), e.mounts().get(0).options());
+        assertEquals(List.of("rw", "nosuid", "nodev", "bind"), e.mounts().get(1).options());
     }
 
     @Test

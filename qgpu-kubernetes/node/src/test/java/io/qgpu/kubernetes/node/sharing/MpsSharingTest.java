@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Slice;
+import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -34,7 +35,7 @@ class MpsSharingTest {
         expected.put("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "70");
         expected.put("CUDA_MPS_CLIENT_PRIORITY", "0");
         assertEquals(List.copyOf(expected.entrySet()), List.copyOf(e.env().entrySet()), "entries and their order");
-        assertEquals(List.of(new SharingEdits.Mount("/run/qgpu/mps/" + GPU_A + "/pipe", "/tmp/nvidia-mps", false)), e.mounts());
+        assertEquals(List.of(ContainerEdits.Mount.bind("/run/qgpu/mps/" + GPU_A + "/pipe", "/tmp/nvidia-mps", false)), e.mounts());
         assertEquals(layout.pipeDir(GPU_A).toString(), e.mounts().get(0).hostPath(), "the supervisor's pipe directory");
         assertTrue(e.hostDirectories().isEmpty(), "the supervisor creates the pipe directory");
         assertEquals(SharingBackend.MPS, e.backend());
@@ -97,8 +98,8 @@ class MpsSharingTest {
         MpsSharing withShm = new MpsSharing(layout, "/var/run/mps", Optional.of(Path.of("/run/qgpu/mps-shm")));
         SharingEdits e = withShm.edits(Placements.shared(1L << 30, 10, 50, PriorityClass.ONLINE, GPU_A));
         assertEquals("/var/run/mps", e.env().get("CUDA_MPS_PIPE_DIRECTORY"));
-        assertEquals(List.of(new SharingEdits.Mount(layout.pipeDir(GPU_A).toString(), "/var/run/mps", false),
-                new SharingEdits.Mount("/run/qgpu/mps-shm", "/dev/shm", false)), e.mounts());
+        assertEquals(List.of(ContainerEdits.Mount.bind(layout.pipeDir(GPU_A).toString(), "/var/run/mps", false),
+                ContainerEdits.Mount.bind("/run/qgpu/mps-shm", "/dev/shm", false)), e.mounts());
     }
 
     @Test

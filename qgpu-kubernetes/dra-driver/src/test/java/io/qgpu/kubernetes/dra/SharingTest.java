@@ -1,0 +1,186 @@
+package io.qgpu.kubernetes.dra;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.qgpu.api.InvalidValueException;
+import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
+import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
+import io.qgpu.kubernetes.node.mps.FakeMpsControlScript;
+import io.qgpu.kubernetes.node.mps.MpsLayout;
+import io.qgpu.kubernetes.node.mps.MpsSupervisor;
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The driver with {@code --sharing mps} (against the node module's fake {@code nvidia-cuda-mps-control}, which
+ * records its calls) and {@code --sharing hami-core} (a fake {@code libvgpu.so}: any file): the MPS daemons'
+ * life cycle with the driver's, and the CDI spec NodePrepareResources writes under each back end.
+ */
+class SharingTest extends DriverTestBase {
+    static final long GIB = 1L << 30;
+    FakeMpsControlScript fake;
+    MpsLayout layout;
+    final List<String> gpus = new ArrayList<>();
+
+    @AfterEach
+    void killLeftoverDaemons() throws Exception {
+        for (String gpu : gpus) {
+            if (layout != null && Files.isDirectory(layout.pipeDir(gpu))) {
+                Optional<Long> pid = FakeMpsControlScript.daemonPid(layout, gpu);
+                if (pid.isPresent() && FakeMpsControlScript.running(pid.get())) {
+                    FakeMpsControlScript.crash(pid.get());
+                }
+            }
+        }
+    }
+
+    DraDriver startMps() throws IOException {
+        fake = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
+        layout = new MpsLayout(tmp.resolve("mps"));
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
+                fake.binary.toString())).withMpsTickEvery(Duration.ZERO);
+        DraDriver d = DraDriver.start(config("dgx-h100").withSharing(o), client);
+        open.add(d);
+        for (int i = 0; i < 8; i++) {
+            gpus.add(uuid(d, i));
+        }
+        return d;
+    }
+
+    static String uuid(DraDriver d, int index) {
+        return d.slices().slice().getSpec().getDevices().get(index).getAttributes().get("uuid").getString();
+    }
+
+    NodePrepareResourceResponse prepare(DRAPluginGrpc.DRAPluginBlockingStub stub, String name, String uid) {
+        return Kubelet.prepare(stub, Kubelet.claim(Claims.NS, name, uid)).getClaimsOrThrow(uid);
+    }
+
+    JsonNode spec(String uid) throws IOException {
+        return new ObjectMapper().readTree(cdi.resolve("qgpu.io-gpu_" + uid + ".json").toFile());
+    }
+
+    static Map<String, String> env(JsonNode spec) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (JsonNode e : spec.at("/containerEdits/env")) {
+            String[] kv = e.asText().split("=", 2);
+            env.put(kv[0], kv[1]);
+        }
+        return env;
+    }
+
+    long count(String prefix) throws IOException {
+        return fake.calls().stream().filter(c -> c.startsWith(prefix)).count();
+    }
+
+    @Test
+    void mpsDaemonsStartWithTheDriverAndQuitWithIt() throws Exception {
+        DraDriver d = startMps();
+        MpsSupervisor s = d.mps().orElseThrow();
+        assertEquals(gpus.stream().sorted().toList(), List.copyOf(s.status().keySet()), "a daemon per GPU");
+        for (String gpu : gpus) {
+            assertTrue(fake.calls().contains("start visible=" + gpu + " pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)));
+            assertEquals(MpsSupervisor.State.RUNNING, s.status().get(gpu).state());
+        }
+        assertEquals(8, count("start "));
+        d.close();
+        for (String gpu : gpus) {
+            assertTrue(fake.calls().contains("command quit visible= pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)));
+        }
+        assertEquals(8, count("command quit "));
+    }
+
+    @Test
+    void mpsSharedClaimGetsThePipeTheLimitsAndTheEngineExclusiveBypassesIt() throws Exception {
+        DraDriver d = startMps();
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String uid = Claims.allocated(client, "share", Claims.share("gpu-0", "30Gi", "30", null));
+        assertEquals("", prepare(stub, "share", uid).getError());
+        JsonNode spec = spec(uid);
+        Map<String, String> env = env(spec);
+        assertEquals("mps", env.get("QGPU_SHARING"));
+        assertEquals("/tmp/nvidia-mps", env.get("CUDA_MPS_PIPE_DIRECTORY"));
+        assertEquals("0=30720M", env.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
+        assertEquals("30", env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+        assertEquals("1", env.get("CUDA_MPS_CLIENT_PRIORITY"), "DRA claims are offline: below normal");
+        JsonNode mount = spec.at("/containerEdits/mounts/0");
+        assertEquals(layout.pipeDir(gpus.get(0)).toString(), mount.get("hostPath").asText());
+        assertEquals("/tmp/nvidia-mps", mount.get("containerPath").asText());
+        assertEquals("[\"rw\",\"nosuid\",\"nodev\",\"bind\"]", mount.get("options").toString());
+        assertEquals(1, spec.at("/containerEdits/mounts").size());
+        assertEquals("mps", spec.at("/annotations/qgpu.io~1sharing").asText());
+
+        String whole = Claims.allocated(client, "whole", Claims.whole("gpu-1"));
+        assertEquals("", prepare(stub, "whole", whole).getError());
+        Map<String, String> wenv = env(spec(whole));
+        assertEquals("none", wenv.get("QGPU_SHARING"), "an exclusive claim bypasses MPS");
+        assertFalse(wenv.keySet().stream().anyMatch(k -> k.startsWith("CUDA_MPS_")), wenv.toString());
+        assertTrue(spec(whole).at("/containerEdits/mounts").isMissingNode());
+        assertEquals("none", spec(whole).at("/annotations/qgpu.io~1sharing").asText());
+
+        String two = Claims.allocated(client, "two", Claims.share("gpu-2", "10Gi", "20", null), Claims.share("gpu-3", "10Gi", "20", null));
+        String error = prepare(stub, "two", two).getError();
+        assertTrue(error.contains("slices.size = 2") && error.contains("cannot use MPS"), error);
+        assertFalse(Files.exists(cdi.resolve("qgpu.io-gpu_" + two + ".json")), "no spec for a refused claim");
+        assertTrue(d.claims().get(two).isEmpty());
+    }
+
+    @Test
+    void hamiCoreClaimGetsThePreloadTheLimitsAndAFreshCache() throws Exception {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "any file");
+        Path cacheRoot = tmp.resolve("hami-cache");
+        Path lockDir = tmp.resolve("vgpulock");
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", lockDir.toString()));
+        DraDriver d = DraDriver.start(config("dgx-h100").withSharing(o), client);
+        open.add(d);
+        assertTrue(d.mps().isEmpty());
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String uid = Claims.allocated(client, "share", Claims.share("gpu-0", "8Gi", "40", null),
+                Claims.share("gpu-1", "8Gi", "40", null));
+        assertEquals("", prepare(stub, "share", uid).getError());
+        JsonNode spec = spec(uid);
+        Map<String, String> env = env(spec);
+        assertEquals("hami-core", env.get("QGPU_SHARING"));
+        assertEquals("/usr/local/vgpu/libvgpu.so", env.get("LD_PRELOAD"));
+        assertEquals("8192m", env.get("CUDA_DEVICE_MEMORY_LIMIT_0"));
+        assertEquals("8192m", env.get("CUDA_DEVICE_MEMORY_LIMIT_1"));
+        assertEquals("40", env.get("CUDA_DEVICE_SM_LIMIT"));
+        assertEquals("/usr/local/vgpu/cache/vgpu.cache", env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE"));
+        JsonNode mounts = spec.at("/containerEdits/mounts");
+        assertEquals(3, mounts.size());
+        assertEquals(lib.toString(), mounts.get(0).get("hostPath").asText());
+        assertEquals("/usr/local/vgpu/libvgpu.so", mounts.get(0).get("containerPath").asText());
+        assertEquals("[\"ro\",\"nosuid\",\"nodev\",\"bind\"]", mounts.get(0).get("options").toString());
+        assertEquals(cacheRoot.resolve(uid).toString(), mounts.get(1).get("hostPath").asText(), "the claim's own cache directory");
+        assertEquals(lockDir.toString(), mounts.get(2).get("hostPath").asText());
+        assertTrue(Files.isDirectory(cacheRoot.resolve(uid)));
+        assertTrue(Files.isDirectory(lockDir));
+        assertEquals("hami-core", spec.at("/annotations/qgpu.io~1sharing").asText());
+    }
+
+    @Test
+    void hamiCoreWithoutItsLibraryDoesNotStart() {
+        Path missing = tmp.resolve("nowhere/libvgpu.so");
+        SharingOptions o = new SharingOptions(SharingBackend.HAMI_CORE, MpsLayout.DEFAULT_ROOT, Path.of("nvidia-cuda-mps-control"),
+                Optional.empty(), missing, tmp.resolve("c"), tmp.resolve("l"), Duration.ZERO);
+        InvalidValueException e = assertThrows(InvalidValueException.class, () -> DraDriver.start(config("dgx-h100").withSharing(o), client));
+        assertEquals("--hami-core-library", e.field());
+        assertEquals(0, FAKE.fake_nvml_init_count(), "no NVML session was opened");
+    }
+}
