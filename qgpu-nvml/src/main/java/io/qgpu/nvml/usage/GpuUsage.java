@@ -29,7 +29,7 @@ import java.util.Map;
  * <p>Thread safety: immutable.
  */
 public record GpuUsage(String gpuUuid, int gpuUtilPercent, int memoryUtilPercent, List<ProcessUsage> processes,
-                       Map<String, TenantUsage> tenants, long newestSampleMicros, boolean smSampled,
+                       Map<String, TenantProcessUsage> tenants, long newestSampleMicros, boolean smSampled,
                        boolean processesListed) {
 
     public GpuUsage {

@@ -107,8 +107,8 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
                 processes.add(pu);
                 tenant.ifPresent(t -> byTenant.computeIfAbsent(t, k -> new ArrayList<>()).add(pu));
             }
-            Map<String, TenantUsage> tenantUsage = new TreeMap<>();
-            byTenant.forEach((t, list) -> tenantUsage.put(t, new TenantUsage(t,
+            Map<String, TenantProcessUsage> tenantUsage = new TreeMap<>();
+            byTenant.forEach((t, list) -> tenantUsage.put(t, new TenantProcessUsage(t,
                     list.stream().map(ProcessUsage::pid).toList(),
                     list.stream().mapToLong(p -> Math.max(0, p.usedMemoryBytes())).sum(),
                     list.stream().mapToInt(ProcessUsage::smUtilPercent).sum())));

@@ -55,14 +55,14 @@ class NvmlUsageSamplerTest extends FakeNvmlTestBase {
                     new ProcessUsage(201, Optional.of("job-b"), 2048 * MIB, 40, 3, true, Optional.empty(), false),
                     new ProcessUsage(303, Optional.empty(), -1, 5, 0, true, Optional.empty(), false),
                     new ProcessUsage(999, Optional.empty(), -1, 0, 0, false, Optional.empty(), false)), u.processes());
-            assertEquals(new TenantUsage("job-a", List.of(101L, 102L), 1536 * MIB, 25), u.tenants().get("job-a"));
-            assertEquals(new TenantUsage("job-b", List.of(201L), 2048 * MIB, 40), u.tenants().get("job-b"));
+            assertEquals(new TenantProcessUsage("job-a", List.of(101L, 102L), 1536 * MIB, 25), u.tenants().get("job-a"));
+            assertEquals(new TenantProcessUsage("job-b", List.of(201L), 2048 * MIB, 40), u.tenants().get("job-b"));
             assertEquals(List.of(303L, 999L), u.unattributed().stream().map(ProcessUsage::pid).toList());
 
             // the next sample covers only what came since
             FAKE.fake_nvml_add_sample(1, 102, 2_500, 60, 9);
             GpuUsage next = sampler.sample(gpu);
-            assertEquals(new TenantUsage("job-a", List.of(101L, 102L), 1536 * MIB, 60), next.tenants().get("job-a"));
+            assertEquals(new TenantProcessUsage("job-a", List.of(101L, 102L), 1536 * MIB, 60), next.tenants().get("job-a"));
             assertEquals(0, next.tenants().get("job-b").smUtilPercent());
             assertEquals(2_500, next.newestSampleMicros());
             GpuUsage idle = sampler.sample(gpu);
@@ -125,7 +125,7 @@ class NvmlUsageSamplerTest extends FakeNvmlTestBase {
             FAKE.fake_nvml_set_fault("nvmlDeviceGetProcessUtilization", NvmlReturn.NOT_SUPPORTED.code(), 0, -1);
             GpuUsage u = sampler.sample(gpu);
             assertFalse(u.smSampled());
-            assertEquals(new TenantUsage("job-a", List.of(101L), 64 * MIB, 0), u.tenants().get("job-a"));
+            assertEquals(new TenantProcessUsage("job-a", List.of(101L), 64 * MIB, 0), u.tenants().get("job-a"));
             NvmlException e = assertThrows(NvmlException.class, () -> sampler.samples(gpu, 0));
             assertEquals(NvmlReturn.NOT_SUPPORTED, e.result());
         }

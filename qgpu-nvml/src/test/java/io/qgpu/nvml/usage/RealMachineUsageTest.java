@@ -84,7 +84,7 @@ class RealMachineUsageTest extends FakeNvmlTestBase {
             assertTrue(client.mps());
             assertFalse(u.processes().get(0).mps());
             assertEquals(256 * MIB, u.processes().get(0).usedMemoryBytes());
-            assertEquals(new TenantUsage("mps-a", List.of(201L), 1024 * MIB, 35), u.tenants().get("mps-a"));
+            assertEquals(new TenantProcessUsage("mps-a", List.of(201L), 1024 * MIB, 35), u.tenants().get("mps-a"));
             assertEquals(List.of(new ProcessUsageSample(gpu, 201, 1_000, 35, 4, 1024 * MIB)), sampler.samples(gpu, 0));
         }
     }

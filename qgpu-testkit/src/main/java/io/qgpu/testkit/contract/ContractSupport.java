@@ -15,7 +15,7 @@ import io.qgpu.testkit.property.Describe;
 import io.qgpu.testkit.property.Gen;
 import io.qgpu.testkit.property.InventoryOptions;
 import io.qgpu.testkit.property.QgpuGens;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -84,7 +84,7 @@ abstract class ContractSupport {
                 .withHost(capabilities().contains(Capability.HOST_RESOURCES));
     }
 
-    Gen<Scenario> scenarios() {
+    Gen<PropertyScenario> scenarios() {
         return QgpuGens.scenarios(inventoryOptions(), claimOptions(), maxOperations());
     }
 

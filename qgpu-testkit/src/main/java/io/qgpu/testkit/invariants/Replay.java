@@ -11,7 +11,7 @@ import io.qgpu.api.Validate;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.testkit.property.Describe;
 import io.qgpu.testkit.property.Op;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -53,7 +53,7 @@ public final class Replay {
      * What a run did: the steps taken, the placements live at the end, and the violations found at
      * the first step that broke something ({@code failedStep}, or -1); the run stops there.
      */
-    public record Report(Scenario scenario, List<Step> steps, Map<String, Placement> live, List<Violation> violations,
+    public record Report(PropertyScenario scenario, List<Step> steps, Map<String, Placement> live, List<Violation> violations,
                          int failedStep) {
         public Report {
             steps = List.copyOf(steps);
@@ -86,7 +86,7 @@ public final class Replay {
     }
 
     /** Runs the scenario's operations on a fresh scheduler from {@code factory}. */
-    public static Report run(SchedulerFactory factory, Scenario scenario) {
+    public static Report run(SchedulerFactory factory, PropertyScenario scenario) {
         Validate.notNull("replay.factory", factory);
         Validate.notNull("replay.scenario", scenario);
         Inventory inv = scenario.inventory();
@@ -94,7 +94,7 @@ public final class Replay {
     }
 
     /** Runs the scenario's operations on {@code scheduler}, which must be fresh over the scenario's inventory. */
-    public static Report run(SchedulerUnderTest scheduler, Scenario scenario) {
+    public static Report run(SchedulerUnderTest scheduler, PropertyScenario scenario) {
         Validate.notNull("replay.scheduler", scheduler);
         Inventory inv = scenario.inventory();
         Map<String, String> names = gpuNames(inv);
@@ -168,7 +168,7 @@ public final class Replay {
      * Runs the scenario on two fresh schedulers and reports the first step where they answer
      * differently (placed against unschedulable, or different placements).
      */
-    public static List<Violation> determinism(SchedulerFactory factory, Scenario scenario) {
+    public static List<Violation> determinism(SchedulerFactory factory, PropertyScenario scenario) {
         Report a = run(factory, scenario);
         Report b = run(factory, scenario);
         Map<String, String> names = gpuNames(scenario.inventory());
@@ -208,7 +208,7 @@ public final class Replay {
      * Every probe must be placed, and every answer must keep the invariants: capacity that was
      * reserved and released is free again, on every GPU.
      */
-    public static List<Violation> releaseRestoresCapacity(SchedulerFactory factory, Scenario scenario) {
+    public static List<Violation> releaseRestoresCapacity(SchedulerFactory factory, PropertyScenario scenario) {
         Inventory inv = scenario.inventory();
         SchedulerUnderTest scheduler = factory.create(inv.rules(), inv.nodes());
         Report r = run(scheduler, scenario);

@@ -29,7 +29,7 @@ import java.util.Set;
  * with {@link Property}, or call {@link Gen#generate} from any other framework.
  *
  * <pre>{@code
- * Gen<Scenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 40);
+ * Gen<PropertyScenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 40);
  * Property.forAll(scenarios).verify(s -> Replay.run(myFactory, s).assertNoViolations());
  *
  * Claim c = QgpuGens.claims(ClaimOptions.defaults()).generate(new SplittableRandom(1));
@@ -272,10 +272,10 @@ public final class QgpuGens {
      * An inventory and an operation sequence over it. Claims follow the inventory's rules (the
      * rules of {@code claims} are replaced) and name its models and GPUs in selectors.
      */
-    public static Gen<Scenario> scenarios(InventoryOptions inventory, ClaimOptions claims, int maxOps) {
+    public static Gen<PropertyScenario> scenarios(InventoryOptions inventory, ClaimOptions claims, int maxOps) {
         Validate.notNull("scenarios.claims", claims);
         return inventories(inventory).flatMap(inv ->
-                operations(claims(claims.withRules(inv.rules()), inv), maxOps).map(ops -> new Scenario(inv, ops)));
+                operations(claims(claims.withRules(inv.rules()), inv), maxOps).map(ops -> new PropertyScenario(inv, ops)));
     }
 
     /** Empty ({@code absent} times in {@code absent + present}) or a value of {@code gen}. */

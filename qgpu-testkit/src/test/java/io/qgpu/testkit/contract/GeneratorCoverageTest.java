@@ -9,7 +9,7 @@ import io.qgpu.testkit.property.ClaimOptions;
 import io.qgpu.testkit.property.InventoryOptions;
 import io.qgpu.testkit.property.Op;
 import io.qgpu.testkit.property.QgpuGens;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -22,7 +22,7 @@ class GeneratorCoverageTest {
 
     @Test
     void scenariosExerciseEveryKindOfPlacementAndRefusal() {
-        List<Scenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults().withReservedFor(true),
+        List<PropertyScenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults().withReservedFor(true),
                 ClaimOptions.defaults(), 30).samples(2024, 300);
         int placed = 0;
         int refused = 0;
@@ -31,7 +31,7 @@ class GeneratorCoverageTest {
         int labelled = 0;
         int selected = 0;
         int releasesOfLive = 0;
-        for (Scenario s : scenarios) {
+        for (PropertyScenario s : scenarios) {
             Replay.Report r = Replay.run((rules, nodes) -> new LedgerReferenceScheduler(rules, nodes), s);
             r.assertNoViolations();
             java.util.Set<String> live = new java.util.HashSet<>();

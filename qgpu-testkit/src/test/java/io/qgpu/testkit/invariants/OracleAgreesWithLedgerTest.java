@@ -16,7 +16,7 @@ import io.qgpu.testkit.property.InventoryOptions;
 import io.qgpu.testkit.property.Op;
 import io.qgpu.testkit.property.Property;
 import io.qgpu.testkit.property.QgpuGens;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,7 +67,7 @@ class OracleAgreesWithLedgerTest {
         }
     }
 
-    private static Scenario asMigInstances(Scenario s) {
+    private static PropertyScenario asMigInstances(PropertyScenario s) {
         List<Node> nodes = new ArrayList<>();
         for (Node n : s.inventory().nodes()) {
             List<GpuDevice> gpus = new ArrayList<>();
@@ -77,10 +77,10 @@ class OracleAgreesWithLedgerTest {
             }
             nodes.add(new Node(n.name(), n.labels(), gpus, n.topology()));
         }
-        return new Scenario(new Inventory(s.inventory().rules(), nodes), s.ops());
+        return new PropertyScenario(new Inventory(s.inventory().rules(), nodes), s.ops());
     }
 
-    private static void agree(Scenario s) {
+    private static void agree(PropertyScenario s) {
         Inventory inv = s.inventory();
         Ledger ledger = Ledger.create(inv.rules(), inv.nodes());
         Map<String, Placement> live = new LinkedHashMap<>();

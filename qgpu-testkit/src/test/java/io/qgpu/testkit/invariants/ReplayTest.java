@@ -16,7 +16,7 @@ import io.qgpu.core.json.Inventory;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.Machines;
 import io.qgpu.testkit.property.Op;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +52,7 @@ class ReplayTest {
 
     @Test
     void replayStopsAtTheFirstBrokenStepAndSaysWhy() {
-        Scenario s = new Scenario(oneT4, List.of(place("t0", 8), place("t1", 8), new Op.Release("t0"), place("t2", 8),
+        PropertyScenario s = new PropertyScenario(oneT4, List.of(place("t0", 8), place("t1", 8), new Op.Release("t0"), place("t2", 8),
                 place("t3", 1)));
         Replay.Report r = Replay.run((rules, nodes) -> new Greedy(), s);
         assertEquals(4, r.failedStep(), "16 GiB fits, a release frees 8, and then 17 GiB does not");
@@ -73,7 +73,7 @@ class ReplayTest {
                 return new PlacementResult.Unschedulable("someone-else", Map.of(), List.of());
             }
         };
-        Scenario s = new Scenario(oneT4, List.of(place("t0", 1)));
+        PropertyScenario s = new PropertyScenario(oneT4, List.of(place("t0", 1)));
         assertEquals(Invariant.PROTOCOL, Replay.run((r, n) -> wrongTenant, s).violations().get(0).invariant());
         SchedulerUnderTest throwing = new Greedy() {
             @Override
@@ -98,7 +98,7 @@ class ReplayTest {
                 }
             };
         };
-        Scenario s = new Scenario(oneT4, List.of(place("t0", 1)));
+        PropertyScenario s = new PropertyScenario(oneT4, List.of(place("t0", 1)));
         List<Violation> v = Replay.determinism(alternating, s);
         assertEquals(1, v.size());
         assertTrue(v.get(0).toString().contains("first run placed on [gn7-1xt4-0/gpu0], second run unschedulable"), v.toString());
@@ -107,7 +107,7 @@ class ReplayTest {
 
     @Test
     void releaseRestoresCapacityProbesEveryHealthyGpuWhole() {
-        Scenario s = new Scenario(oneT4, List.of(place("t0", 4)));
+        PropertyScenario s = new PropertyScenario(oneT4, List.of(place("t0", 4)));
         // Greedy ignores releases and places the probe on top of nothing: fine since it "forgets" state,
         // but a scheduler that keeps the released tenant's memory refuses the probe
         SchedulerFactory leaky = (rules, nodes) -> new Greedy() {

@@ -24,7 +24,7 @@ import io.qgpu.testkit.property.Op;
 import io.qgpu.testkit.property.Property;
 import io.qgpu.testkit.property.PropertyResult;
 import io.qgpu.testkit.property.QgpuGens;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -98,16 +98,16 @@ class FastRefusalAgreementTest {
     }
 
     /** The scenarios of the property; with {@code host}, nodes declare CPU and host memory and claims ask for them (some host-only). */
-    static io.qgpu.testkit.property.Gen<Scenario> scenarios(boolean host) {
+    static io.qgpu.testkit.property.Gen<PropertyScenario> scenarios(boolean host) {
         return QgpuGens.scenarios(InventoryOptions.defaults().withNodes(1, 5).withReservedFor(true).withHost(host),
                 ClaimOptions.defaults().withHost(host), 40);
     }
 
-    static PropertyResult<Scenario> run(Function<Ledger, Engines> factory) {
+    static PropertyResult<PropertyScenario> run(Function<Ledger, Engines> factory) {
         return run(factory, false);
     }
 
-    static PropertyResult<Scenario> run(Function<Ledger, Engines> factory, boolean host) {
+    static PropertyResult<PropertyScenario> run(Function<Ledger, Engines> factory, boolean host) {
         return Property.forAll(scenarios(host)).seed(SEED).tries(CASES).maxShrinks(200)
                 .runVerify(s -> verify(s, factory));
     }
@@ -148,8 +148,8 @@ class FastRefusalAgreementTest {
 
     @Test
     void theHarnessCatchesABrokenFastPath() {
-        PropertyResult<Scenario> r = run(ledger -> new EmptyGpusOnly(ledger, real(ledger)));
-        PropertyResult.Falsified<Scenario> f = assertInstanceOf(PropertyResult.Falsified.class, r);
+        PropertyResult<PropertyScenario> r = run(ledger -> new EmptyGpusOnly(ledger, real(ledger)));
+        PropertyResult.Falsified<PropertyScenario> f = assertInstanceOf(PropertyResult.Falsified.class, r);
         assertTrue(f.failure().getMessage().contains("place refused what explain places")
                 || f.failure().getMessage().contains("check on"), f.failure().getMessage());
     }
@@ -157,14 +157,14 @@ class FastRefusalAgreementTest {
     /** A refusal that counts CPU-short nodes under another cause is falsified by the host scenarios. */
     @Test
     void theHarnessCatchesMiscountedHostCauses() {
-        PropertyResult<Scenario> r = run(ledger -> new CpuCountedAsGpus(real(ledger)), true);
-        PropertyResult.Falsified<Scenario> f = assertInstanceOf(PropertyResult.Falsified.class, r);
+        PropertyResult<PropertyScenario> r = run(ledger -> new CpuCountedAsGpus(real(ledger)), true);
+        PropertyResult.Falsified<PropertyScenario> f = assertInstanceOf(PropertyResult.Falsified.class, r);
         assertTrue(f.failure().getMessage().contains("counts are not check's codes"), f.failure().getMessage());
     }
 
     // ------------------------------------------------------------------ the property
 
-    private static void verify(Scenario s, Function<Ledger, Engines> factory) {
+    private static void verify(PropertyScenario s, Function<Ledger, Engines> factory) {
         Inventory inv = s.inventory();
         Ledger ledger = Ledger.create(inv.rules(), inv.nodes());
         Engines e = factory.apply(ledger);

@@ -114,11 +114,11 @@ class QgpuGensTest {
 
     @Test
     void scenariosAreReproducibleFromTheirSeedAndReadable() {
-        Gen<Scenario> g = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 20);
+        Gen<PropertyScenario> g = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 20);
         assertEquals(g.samples(42, 30), g.samples(42, 30));
-        Scenario s = g.generate(new SplittableRandom(42));
+        PropertyScenario s = g.generate(new SplittableRandom(42));
         String text = s.toString();
-        assertTrue(text.startsWith("Scenario rules qgpu, nodes:"), text);
+        assertTrue(text.startsWith("PropertyScenario rules qgpu, nodes:"), text);
         assertTrue(text.contains("ops:"), text);
     }
 

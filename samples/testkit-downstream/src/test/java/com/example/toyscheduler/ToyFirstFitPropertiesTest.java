@@ -18,7 +18,7 @@ import io.qgpu.testkit.property.Gens;
 import io.qgpu.testkit.property.InventoryOptions;
 import io.qgpu.testkit.property.Property;
 import io.qgpu.testkit.property.QgpuGens;
-import io.qgpu.testkit.property.Scenario;
+import io.qgpu.testkit.property.PropertyScenario;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -50,11 +50,11 @@ class ToyFirstFitPropertiesTest {
 
     @Test
     void generatorsWorkWithoutTheRunnerToo() {
-        Gen<Scenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults().withMaxGpus(1)
+        Gen<PropertyScenario> scenarios = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults().withMaxGpus(1)
                 .withLocality(false).withPriorities(List.of(PriorityClass.OFFLINE)), 30);
         SplittableRandom random = new SplittableRandom(42);   // any framework's seed
         for (int i = 0; i < 50; i++) {
-            Scenario s = scenarios.generate(random);
+            PropertyScenario s = scenarios.generate(random);
             assertTrue(Replay.run(TOY, s).ok(), s::toString);
         }
         Gen<Inventory> one = Gens.constant(FakeCluster.of(Machines.DGX_1V));

@@ -7,7 +7,7 @@ import java.util.List;
  * What one tenant's processes use of a GPU, summed.
  *
  * <pre>{@code
- * TenantUsage t = usage.tenants().get("job-a");
+ * TenantProcessUsage t = usage.tenants().get("job-a");
  * long bytes = t.usedMemoryBytes();
  * }</pre>
  *
@@ -19,9 +19,9 @@ import java.util.List;
  *
  * <p>Thread safety: immutable.
  */
-public record TenantUsage(String tenant, List<Long> pids, long usedMemoryBytes, int smUtilPercent) {
+public record TenantProcessUsage(String tenant, List<Long> pids, long usedMemoryBytes, int smUtilPercent) {
 
-    public TenantUsage {
+    public TenantProcessUsage {
         Validate.notBlank("tenantUsage.tenant", tenant);
         pids = Validate.list("tenantUsage[" + tenant + "].pids", pids);
         Validate.atLeast("tenantUsage[" + tenant + "].usedMemoryBytes", usedMemoryBytes, 0);

@@ -8,7 +8,7 @@ import java.util.List;
  * A cluster and the operations to run against a fresh scheduler over it.
  *
  * <pre>{@code
- * Scenario s = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 30)
+ * PropertyScenario s = QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 30)
  *         .generate(new SplittableRandom(7));
  * s.inventory().nodes();
  * s.ops();
@@ -19,8 +19,8 @@ import java.util.List;
  *
  * <p>Thread safety: immutable.
  */
-public record Scenario(Inventory inventory, List<Op> ops) {
-    public Scenario {
+public record PropertyScenario(Inventory inventory, List<Op> ops) {
+    public PropertyScenario {
         Validate.notNull("scenario.inventory", inventory);
         ops = Validate.list("scenario.ops", ops);
     }
