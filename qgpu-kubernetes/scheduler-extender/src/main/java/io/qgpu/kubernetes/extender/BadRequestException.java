@@ -1,5 +1,6 @@
 package io.qgpu.kubernetes.extender;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.qgpu.api.QgpuException;
 
 /**
@@ -36,7 +37,12 @@ public final class BadRequestException extends QgpuException {
 
     /** 400: {@code field = "value": rule}. */
     public static BadRequestException badValue(String field, Object value, String rule) {
-        String v = value == null ? "null" : value instanceof CharSequence ? "\"" + value + "\"" : String.valueOf(value);
+        String v = value == null ? "null"
+                : value instanceof CharSequence ? "\"" + value + "\""
+                // the tree keeps a fraction or exponent only as a double (1e5 would print as 100000.0):
+                // name the kind rather than show a value the user did not write
+                : value instanceof JsonNode n && n.isFloatingPointNumber() ? "a number"
+                : String.valueOf(value);
         return new BadRequestException(400, field + " = " + v + ": " + rule);
     }
 

@@ -112,6 +112,9 @@ class BadRequestTest {
         ObjectNode badNames = (ObjectNode) TestSupport.tree(TestSupport.payload("filter-names-infer.json"));
         badNames.putArray("NodeNames").add("gpu-a").add(7);
         filter(400, "ExtenderArgs.NodeNames[1] = 7: must be a non-blank string", utf8(badNames.toString()));
+        // a fraction or an exponent is not shown reformatted (1e5 as 100000.0): the answer names its kind
+        filter(400, "ExtenderArgs.NodeNames[1] = a number: must be a non-blank string",
+                utf8(badNames.toString().replace("\"NodeNames\":[\"gpu-a\",7]", "\"NodeNames\":[\"gpu-a\",1e5]")));
         badNames.putArray("NodeNames").add("gpu-a").add("gpu-a");
         filter(400, "is listed twice", utf8(badNames.toString()));
         badNames.put("NodeNames", "gpu-a");
@@ -192,6 +195,8 @@ class BadRequestTest {
                 TestSupport.post(url + "/bind", utf8("{\"PodName\":\"a\",\"PodNamespace\":\"b\",\"PodUID\":\"c\"}")));
         expect(400, "ExtenderBindingArgs.PodName = 5: must be a string",
                 TestSupport.post(url + "/bind", utf8("{\"PodName\":5,\"PodNamespace\":\"b\",\"PodUID\":\"c\",\"Node\":\"gpu-a\"}")));
+        expect(400, "ExtenderBindingArgs.PodName = a number: must be a string",
+                TestSupport.post(url + "/bind", utf8("{\"PodName\":1.6e1,\"PodNamespace\":\"b\",\"PodUID\":\"c\",\"Node\":\"gpu-a\"}")));
         expect(400, "ExtenderBindingArgs.PodNamespace = \"\": must not be blank",
                 TestSupport.post(url + "/bind", utf8("{\"PodName\":\"a\",\"PodNamespace\":\"\",\"PodUID\":\"c\",\"Node\":\"gpu-a\"}")));
         expect(400, "malformed JSON", TestSupport.post(url + "/bind", utf8("{\"PodName\":")));
