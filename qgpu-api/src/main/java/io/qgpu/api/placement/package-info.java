@@ -8,4 +8,5 @@
  * must be thread-safe (the engine calls them from whichever threads call it) and should be cheap:
  * filters run for every node of the cluster on every placement.
  */
+@org.jspecify.annotations.NullMarked
 package io.qgpu.api.placement;

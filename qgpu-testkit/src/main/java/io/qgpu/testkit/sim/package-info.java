@@ -13,4 +13,5 @@
  * SimResult r = Simulator.standard().run(s);
  * }</pre>
  */
+@org.jspecify.annotations.NullMarked
 package io.qgpu.testkit.sim;
