@@ -1,2 +1,4 @@
-@org.jspecify.annotations.NullMarked
+@NullMarked
 package io.qgpu.core.gate;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,2 +1,30 @@
-@org.jspecify.annotations.NullMarked
+/**
+ * qgpu's file formats: strict JSON for inventories ({@link io.qgpu.core.json.Inventory}), nodes, claims,
+ * placements and ledger snapshots ({@link io.qgpu.core.json.QgpuJson}), one input read with the
+ * positions of its keys so that errors point at the user's text ({@link io.qgpu.core.json.JsonInput},
+ * for formats of one's own), and the one duration syntax of files and command lines
+ * ({@link io.qgpu.core.json.Durations}). The CLI, the scheduler extender and the testkit read and
+ * write through it.
+ *
+ * <pre>{@code
+ * Inventory inv = QgpuJson.readInventory(Path.of("inventory.json"));
+ * Ledger ledger = inv.ledger();                       // every listed holding reserved
+ * String json = QgpuJson.writeSnapshot(ledger.snapshot());
+ * ledger.restore(QgpuJson.readSnapshot(json));
+ * }</pre>
+ *
+ * <p><b>Guarantees.</b> Reading is strict: unknown or duplicate keys, fractions or strings where whole
+ * numbers are meant, missing required keys and trailing content are refused with a
+ * {@link io.qgpu.core.json.QgpuJsonException} that names the source, the JSON path and key as written,
+ * the value, the rule, and the line and column where the parser knows them. Snapshots carry
+ * {@code "schemaVersion": 1} and any other version is refused. {@code Durations.parse} refuses a bare
+ * number (its unit would be a guess) with an {@link io.qgpu.api.InvalidValueException} naming the flag
+ * or path. {@code QgpuJson} and {@code Durations} are stateless, {@code JsonInput} is immutable after
+ * construction and {@code Inventory} is an immutable record: all are safe from any thread.
+ *
+ * <p>docs/formats.md in the repository, key by key, with JSON Schemas in schemas/.
+ */
+@NullMarked
 package io.qgpu.core.json;
+
+import org.jspecify.annotations.NullMarked;

@@ -295,6 +295,22 @@ public final class Ledger implements ClusterView {
     }
 
     /**
+     * A new, independent ledger holding what this one holds now: {@code Ledger.of(snapshot())}, so
+     * the same consistent cut and the same replay as a snapshot and its restore. Every reservation
+     * is copied whole (its slices, its CPU and host memory, host-only tenants included), so are the
+     * nodes with their GPU health and host capacities, and so every affinity label stays bound
+     * where it is. Changes to either ledger are not seen by the other. Gangs
+     * ({@code GangPlacer}) and preemption plans ({@code PreemptionPlanner}) try their moves on
+     * such a copy before they commit to the real ledger.
+     *
+     * <p>Cost: like {@link #snapshot()} and {@link #of(LedgerSnapshot)} together, linear in the
+     * number of nodes and reservations; the cut holds the exclusive lock as {@link #snapshot()} does.
+     */
+    public Ledger copy() {
+        return of(snapshot());
+    }
+
+    /**
      * Replaces the whole ledger with a snapshot, or refuses it and changes nothing.
      *
      * @throws LedgerStateException if the snapshot is inconsistent (oversubscribed, unknown GPU,

@@ -14,10 +14,13 @@ import io.qgpu.core.ledger.BatchResult;
 import io.qgpu.core.ledger.Ledger;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Places a {@link Gang} all or nothing with a {@link PlacementEngine}'s rules and commits it to the
@@ -39,9 +42,14 @@ import java.util.TreeMap;
  * The nodes are split into domains by the gang's scope: one domain of every node
  * ({@link GangScope#anywhere()}), one per node ({@link GangScope#sameNode()}), or one per value of the
  * label ({@link GangScope#sameLabel}, values in ascending order; nodes without the label are not
- * used). In each domain, in turn, the members are placed one after the other, the most GPUs first
- * (ties in member order), by the engine's own pipeline on a private copy of the domain's nodes, each
- * member seeing the ones placed before it. The first domain that takes every member is committed; if
+ * used). Each attempt starts from a private copy of the whole ledger ({@link Ledger#copy()}: every
+ * reservation whole, with its host resources, host-only tenants, and every affinity label bound
+ * where it is). In each domain, in turn, the members are placed on that copy one after the other,
+ * the most GPUs first (ties in member order), by the engine's own pipeline restricted to the
+ * domain's nodes (a one-node domain as {@link PlacementEngine#placeOn}; the nodes outside a larger
+ * domain are refused with {@code GANG} "outside the gang's domain"), each member seeing the ones
+ * placed before it; then the trial is taken off the copy again. The first domain that takes every
+ * member is committed; if
  * a node changed meanwhile and the ledger refuses the batch, the whole search restarts from the
  * current state, at most {@code maxCommitAttempts} times in all ({@code CONFLICT} after that). When
  * no domain takes every member, the answer gives each member's refusal in the domain that took the
@@ -59,9 +67,11 @@ import java.util.TreeMap;
  * member is committed or none is.
  *
  * <h2>Cost</h2>
- * Each domain tried copies its nodes and places every member once, so a call costs about as many
- * single placements as members times domains tried; with {@code sameNode} that is one try per node
- * that has at least as many GPUs as the members together.
+ * Each attempt copies the ledger once (linear in nodes and reservations, under the ledger's
+ * exclusive lock as {@link Ledger#snapshot()}); each domain tried places every member once on the
+ * copy, so a call costs about as many single placements as members times domains tried; with
+ * {@code sameNode} that is one single-node try per node that has at least as many GPUs as the
+ * members together.
  *
  * <p>Thread safety: thread-safe, as the engine is.
  */
@@ -87,13 +97,15 @@ public final class GangPlacer {
         }
         BatchResult.Refused lost = null;
         for (int attempt = 1; attempt <= engine.config().maxCommitAttempts(); attempt++) {
-            Map<String, List<NodeState>> domains = domains(gang, ledger.nodes());
+            Ledger copy = ledger.copy();
+            Map<String, List<NodeState>> domains = domains(gang, copy.nodes());
             if (domains.isEmpty()) {
                 return new GangResult.Unschedulable(gang.name(), Map.of(), List.of(noDomain(gang)));
             }
+            PlacementEngine whole = engine.onLedger(copy, null);
             Trial best = null;
             for (Map.Entry<String, List<NodeState>> d : domains.entrySet()) {
-                Trial t = trial(gang, d.getKey(), d.getValue());
+                Trial t = trial(gang, d.getKey(), d.getValue(), copy, whole);
                 if (t.failed.isEmpty()) {
                     best = t;
                     break;
@@ -117,24 +129,41 @@ public final class GangPlacer {
                         + " times (other placements took the room): " + lost.summary())));
     }
 
-    /** The members placed (by tenant id) and refused in one domain, on a private copy of its nodes. */
+    /** The members placed (by tenant id) and refused in one domain, on the attempt's copy of the ledger. */
     private record Trial(String domain, Map<String, Placement> placed, Map<String, PlacementResult.Unschedulable> failed) {
     }
 
-    private Trial trial(Gang gang, String domain, List<NodeState> nodes) {
-        PlacementEngine scratch = engine.onLedger(ScratchCluster.of(engine.ledger().rules(), nodes));
+    /**
+     * Places the members on {@code copy} within the domain's nodes, then releases them from the copy
+     * again (the copy is shared by the attempt's domains). {@code whole} is an engine over the copy.
+     */
+    private Trial trial(Gang gang, String domain, List<NodeState> nodes, Ledger copy, PlacementEngine whole) {
+        Function<Claim, PlacementResult> place;
+        if (gang.scope() instanceof GangScope.Anywhere) {
+            place = whole::place;
+        } else if (nodes.size() == 1) {
+            String only = nodes.get(0).name();
+            place = c -> whole.placeOn(c, only);
+        } else {
+            Set<String> names = new HashSet<>();
+            nodes.forEach(n -> names.add(n.name()));
+            PlacementEngine within = engine.onLedger(copy, (claim, node, view) -> names.contains(node.name()) ? List.of()
+                    : List.of(Reason.of(ReasonCode.GANG, node.name(), "outside the gang's domain " + domain)));
+            place = within::place;
+        }
         List<Claim> order = new ArrayList<>(gang.members());
         order.sort(Comparator.comparingInt(Claim::gpuCount).reversed());
         Map<String, Placement> placed = new LinkedHashMap<>();
         Map<String, PlacementResult.Unschedulable> failed = new LinkedHashMap<>();
         for (Claim c : order) {
-            PlacementResult r = scratch.place(c);
+            PlacementResult r = place.apply(c);
             if (r instanceof PlacementResult.Placed p) {
                 placed.put(c.tenantId(), p.placement());
             } else {
                 failed.put(c.tenantId(), (PlacementResult.Unschedulable) r);
             }
         }
+        placed.keySet().forEach(copy::release);
         return new Trial(domain, placed, failed);
     }
 

@@ -29,7 +29,7 @@ import io.qgpu.api.Topology;
  * </pre>
  * (A request is 0..100, so clamping a free value below 0 to -1 keeps every comparison exact.)
  *
- * <p>{@link #admits} is exactly {@code Admission.checkGpu(...).isEmpty()} without building reasons;
+ * <p>{@link #admits} is exactly {@code AdmissionRules.checkGpu(...).isEmpty()} without building reasons;
  * a test checks the two agree on random states and claims.
  *
  * <p>Thread safety: immutable (all fields final, arrays never written after construction), so
@@ -292,7 +292,7 @@ final class NodeSummary {
 
     /**
      * Null when GPU {@code i} admits the claim ({@link #admits}), else the code of the first rule that
-     * refuses it, in {@link #admits}'s order (the first reason {@code Admission.checkGpu} would give,
+     * refuses it, in {@link #admits}'s order (the first reason {@code AdmissionRules.checkGpu} would give,
      * except that a held-exclusively GPU is {@code EXCLUSIVE} after the health and selector checks).
      */
     ReasonCode failure(int i, ClaimShape c) {
@@ -334,7 +334,7 @@ final class NodeSummary {
         return ReasonCode.EXCLUSION;
     }
 
-    /** Exactly {@code Admission.checkGpu(state.gpu(i), claim, memory, rules).isEmpty()}. */
+    /** Exactly {@code AdmissionRules.checkGpu(state.gpu(i), claim, memory, rules).isEmpty()}. */
     boolean admits(int i, ClaimShape c) {
         long bits = packed[2 * i + 1];
         if ((bits & F_OPEN) == 0) {

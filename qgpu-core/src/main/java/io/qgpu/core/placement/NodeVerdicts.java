@@ -4,8 +4,8 @@ import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.NodeFilter;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
-import io.qgpu.core.ledger.internal.Admission;
 import java.util.List;
 import java.util.Locale;
 
@@ -78,7 +78,7 @@ final class NodeVerdicts {
             return words ? precheckReason(s, code, c) : BARE[code.ordinal()];
         }
         if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
-            return words ? Admission.checkNode(s.state.node(), c.claim).get(0) : BARE[ReasonCode.NODE_LABELS_MISMATCH.ordinal()];
+            return words ? AdmissionRules.checkNode(s.state.node(), c.claim).get(0) : BARE[ReasonCode.NODE_LABELS_MISMATCH.ordinal()];
         }
         int count = 0;
         for (int g = 0; g < s.size && count < c.k; g++) {

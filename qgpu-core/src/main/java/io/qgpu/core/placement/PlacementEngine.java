@@ -14,7 +14,7 @@ import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
-import io.qgpu.core.ledger.internal.Admission;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.ArrayList;
@@ -53,10 +53,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>General checks.</b> The claim's sizes follow the ledger's granularity rules
  *       ({@code GRANULARITY}) and its tenant id is not reserved yet ({@code DUPLICATE_TENANT}).</li>
  *   <li><b>Filter.</b> A GPU is admissible when the ledger's own admission rules
- *       ({@link Admission#checkGpu}: health, class reservation, model/UUID selectors, exclusivity,
+ *       ({@link AdmissionRules#checkGpu}: health, class reservation, model/UUID selectors, exclusivity,
  *       memory, guaranteed compute of the claim's class, tenants per GPU, anti-affinity, exclusion)
  *       and every registered {@link GpuFilter} accept it. A node is a candidate when its labels match
- *       the node selector ({@link Admission#checkNode}), every {@link NodeFilter} accepts it, its
+ *       the node selector ({@link AdmissionRules#checkNode}), every {@link NodeFilter} accepts it, its
  *       free CPU and host memory cover the claim's ({@code INSUFFICIENT_CPU},
  *       {@code INSUFFICIENT_HOST_MEMORY}; a resource the node does not declare is not checked), and it
  *       has at least {@code gpuCount} admissible GPUs (none for a host-only claim, which gets no
@@ -303,12 +303,16 @@ public final class PlacementEngine {
 
     /**
      * An engine with this one's configuration, filters, scorers and clock over another ledger (a
-     * private scratch copy, for trying placements that nobody else may see).
+     * private copy, {@link Ledger#copy()}, for trying placements that nobody else may see), with
+     * {@code extra} (may be null) as one more node filter after this engine's own.
      */
-    PlacementEngine onLedger(Ledger other) {
+    PlacementEngine onLedger(Ledger other, NodeFilter extra) {
         Builder b = new Builder(other).config(config).ticker(ticker);
         b.refusalDetail = refusalDetail;
         b.nodeFilters.addAll(List.of(nodeFilters));
+        if (extra != null) {
+            b.nodeFilters.add(extra);
+        }
         b.gpuFilters.addAll(List.of(gpuFilters));
         for (int i = 0; i < nodeScorers.length; i++) {
             b.nodeScorer(nodeScorers[i], nodeScorerWeights[i]);

@@ -5,6 +5,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Holding;
+import io.qgpu.api.HostHolding;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.NodeRejection;
 import io.qgpu.api.NodeState;
@@ -16,9 +17,9 @@ import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Slice;
 import io.qgpu.api.Validate;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.BatchResult;
 import io.qgpu.core.ledger.Ledger;
-import io.qgpu.core.ledger.internal.Admission;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -53,9 +54,13 @@ import java.util.function.Predicate;
  * with no eviction; then sets of the node's lower-ranked tenants, the fewest tenants first, and
  * among sets of one size the least reserved memory first, then the least guaranteed compute (sum
  * over the victims' slices), then tenant ids; at most {@code maxVictims} tenants and
- * {@code maxSetsPerNode} sets per node. A set is tried by placing the claim with the engine's own
- * pipeline (filters, scores, GPU choice) on a private copy of the node without those tenants; the
- * first that fits is the node's plan. Over the nodes the plan with the fewest victims wins, then the
+ * {@code maxSetsPerNode} sets per node. The lower-ranked tenants of a node are those holding a GPU
+ * slice or host resources there (a host-only tenant too). A set is tried on a private copy of the
+ * whole ledger ({@link Ledger#copy()}, made once per plan: every reservation whole, with its host
+ * resources, host-only tenants, and affinity labels bound where they are): the victims are
+ * released from the copy, the claim is placed on that node by the engine's own pipeline (filters,
+ * scores, GPU choice, {@link PlacementEngine#placeOn}), and the copy is put back as it was; the
+ * first set that fits is the node's plan. Over the nodes the plan with the fewest victims wins, then the
  * least memory, then the least compute, then cluster order. Every other node gets its reason:
  * its plan and why it lost, no lower-ranked tenant, or what is still missing with every lower-ranked
  * tenant evicted.
@@ -66,8 +71,14 @@ import java.util.function.Predicate;
  * free. It is refused ({@link PreemptionResult.Stale}, nothing changed) when a victim's reservation is
  * no longer exactly the planned one or the claim no longer fits after the evictions.
  *
- * <p>Thread safety: thread-safe; {@link #plan} reads the ledger without locking it, so a plan may be
- * stale by the time it is committed, which the commit detects.
+ * <h2>Cost</h2>
+ * A plan copies the ledger once (linear in nodes and reservations, under the ledger's exclusive
+ * lock as {@link Ledger#snapshot()}), then costs per node one single-node placement and, per victim
+ * set tried, two batch commits on the copy and one single-node placement.
+ *
+ * <p>Thread safety: thread-safe; {@link #plan} works on a copy of a consistent cut of the ledger and
+ * holds no lock while it plans, so a plan may be stale by the time it is committed, which the commit
+ * detects.
  */
 public final class PreemptionPlanner {
     /** Default most victims per node. */
@@ -122,7 +133,8 @@ public final class PreemptionPlanner {
         } catch (InvalidValueException e) {
             return impossible(id, Reason.of(ReasonCode.GRANULARITY, id, e.getMessage()));
         }
-        List<NodeState> candidates = ledger.nodes();
+        Scratch scratch = new Scratch();
+        List<NodeState> candidates = scratch.copy.nodes();
         if (nodes != null) {
             candidates = candidates.stream().filter(n -> nodes.contains(n.name())).toList();
         }
@@ -135,7 +147,7 @@ public final class PreemptionPlanner {
         NodePlan best = null;
         for (int i = 0; i < candidates.size(); i++) {
             NodeState ns = candidates.get(i);
-            NodePlan np = planNode(claim, ns, i, rules, mayEvict, reasons);
+            NodePlan np = planNode(claim, ns, i, rules, mayEvict, reasons, scratch);
             if (np != null) {
                 plans.put(ns.name(), np);
                 if (best == null || NodePlan.ORDER.compare(np, best) < 0) {
@@ -187,17 +199,17 @@ public final class PreemptionPlanner {
     }
 
     private NodePlan planNode(Claim claim, NodeState ns, int order, GranularityRules rules, Predicate<Placement> mayEvict,
-                              Map<String, List<Reason>> reasons) {
-        List<Reason> labels = Admission.checkNode(ns.node(), claim);
+                              Map<String, List<Reason>> reasons, Scratch scratch) {
+        List<Reason> labels = AdmissionRules.checkNode(ns.node(), claim);
         if (!labels.isEmpty()) {
             reasons.put(ns.name(), labels);
             return null;
         }
-        PlacementResult now = tryPlace(claim, ns, rules);
+        PlacementResult now = scratch.tryPlace(claim, ns.name(), List.of(), rules);
         if (now instanceof PlacementResult.Placed p) {
             return new NodePlan(order, p.placement(), List.of(), 0, 0);
         }
-        List<Placement> eligible = lowerRanked(claim, ns);
+        List<Placement> eligible = lowerRanked(claim, ns, scratch.copy);
         eligible.removeIf(mayEvict.negate());
         if (eligible.isEmpty()) {
             reasons.put(ns.name(), List.of(Reason.of(ReasonCode.PREEMPTION, ns.name(), "no tenant here that may be evicted"
@@ -213,11 +225,7 @@ public final class PreemptionPlanner {
                     .thenComparingLong(s -> s.stream().mapToLong(PreemptionPlanner::computeOf).sum()));
             for (List<Placement> victims : sets) {
                 tried++;
-                NodeState after = without(ns, victims);
-                if (!mayFit(claim, after, rules)) {
-                    continue;
-                }
-                if (tryPlace(claim, after, rules) instanceof PlacementResult.Placed p) {
+                if (scratch.tryPlace(claim, ns.name(), victims, rules) instanceof PlacementResult.Placed p) {
                     return new NodePlan(order, p.placement(), victims,
                             victims.stream().mapToLong(PreemptionPlanner::memoryOf).sum(),
                             victims.stream().mapToLong(PreemptionPlanner::computeOf).sum());
@@ -229,7 +237,7 @@ public final class PreemptionPlanner {
                 + " lower-ranked tenants makes room (" + tried + " sets tried, at most " + maxSetsPerNode + ")"
                 + (eligible.size() <= maxVictims ? "; with all of them evicted:" : "")));
         if (eligible.size() <= maxVictims
-                && tryPlace(claim, without(ns, eligible), rules) instanceof PlacementResult.Unschedulable u) {
+                && scratch.tryPlace(claim, ns.name(), eligible, null) instanceof PlacementResult.Unschedulable u) {
             NodeRejection r = u.nodes().get(ns.name());
             why.addAll(r != null ? r.all() : u.general());
         }
@@ -237,45 +245,88 @@ public final class PreemptionPlanner {
         return null;
     }
 
-    /** The node's tenants that the claim outranks, as the ledger holds them now. */
-    private List<Placement> lowerRanked(Claim claim, NodeState ns) {
+    /**
+     * The node's tenants that the claim outranks, as the copy holds them: every tenant with a GPU
+     * slice or host resources on the node.
+     */
+    private static List<Placement> lowerRanked(Claim claim, NodeState ns, Ledger copy) {
         Set<String> ids = new LinkedHashSet<>();
         for (GpuState g : ns.gpus()) {
             for (Holding h : g.holdings()) {
                 ids.add(h.tenantId());
             }
         }
+        for (HostHolding h : ns.host().holdings()) {
+            ids.add(h.tenantId());
+        }
         List<Placement> out = new ArrayList<>();
         for (String t : ids) {
-            engine.ledger().placement(t).filter(p -> p.nodeName().equals(ns.name()) && claim.outranks(p.claim()))
-                    .ifPresent(out::add);
+            copy.placement(t).filter(p -> p.nodeName().equals(ns.name()) && claim.outranks(p.claim())).ifPresent(out::add);
         }
         return out;
     }
 
-    /** The claim placed by the engine's pipeline on a private copy of one node state. */
-    private PlacementResult tryPlace(Claim claim, NodeState ns, GranularityRules rules) {
-        return engine.onLedger(ScratchCluster.of(rules, List.of(ns))).place(claim);
+    /**
+     * The private copy of the ledger a plan tries its moves on ({@link Ledger#copy()}), and an engine
+     * like the planner's over it. Used by one {@link #plan} call only.
+     */
+    private final class Scratch {
+        Ledger copy;
+        PlacementEngine scratch;
+
+        Scratch() {
+            reset();
+        }
+
+        private void reset() {
+            copy = engine.ledger().copy();
+            scratch = engine.onLedger(copy, null);
+        }
+
+        /**
+         * The claim placed on the node by the engine's pipeline once the victims are released; the
+         * copy is left as it was. With {@code rules} given, a set whose node has fewer GPUs passing
+         * the admission rules than the claim needs is answered {@code null} without placing. Also
+         * {@code null} when the victims are no longer reserved as given in the copy (possible only
+         * after the copy was made again, see below).
+         */
+        PlacementResult tryPlace(Claim claim, String node, List<Placement> victims, GranularityRules rules) {
+            if (!victims.isEmpty() && !(copy.commit(victims, List.of()) instanceof BatchResult.Committed)) {
+                return null;
+            }
+            try {
+                if (rules != null && !victims.isEmpty() && !mayFit(claim, copy.node(node).orElseThrow(), rules)) {
+                    return null;
+                }
+                PlacementResult r = scratch.placeOn(claim, node);
+                if (r instanceof PlacementResult.Placed) {
+                    copy.release(claim.tenantId());
+                }
+                return r;
+            } finally {
+                // putting the victims back restores the state they were admitted to; should the
+                // admission order ever matter (it cannot for memory, compute, tenants or host
+                // resources), the copy is made again rather than left short of tenants
+                if (!victims.isEmpty() && !(copy.commit(List.of(), victims) instanceof BatchResult.Committed)) {
+                    reset();
+                }
+            }
+        }
     }
 
     /** A quick necessary condition: enough GPUs pass the admission rules on their own. */
     private static boolean mayFit(Claim claim, NodeState ns, GranularityRules rules) {
+        if (claim.hostOnly()) {
+            return true;
+        }
         int ok = 0;
         for (GpuState g : ns.gpus()) {
             long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
-            if (Admission.checkGpu(g, claim, mem, rules).isEmpty() && ++ok >= claim.gpuCount()) {
+            if (AdmissionRules.checkGpu(g, claim, mem, rules).isEmpty() && ++ok >= claim.gpuCount()) {
                 return true;
             }
         }
         return false;
-    }
-
-    private static NodeState without(NodeState ns, List<Placement> victims) {
-        NodeState out = ns;
-        for (Placement v : victims) {
-            out = Admission.release(out, v.tenantId());
-        }
-        return out;
     }
 
     /** Up to {@code limit} subsets of size {@code k}, in lexicographic order of positions. */

@@ -13,8 +13,7 @@ import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.NodeFilter;
-import io.qgpu.core.ledger.internal.Admission;
-import io.qgpu.core.ledger.internal.HostAdmission;
+import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.ArrayList;
@@ -108,8 +107,8 @@ final class Refusals {
     /** Every reason {@code ns} cannot take the claim: the node's own, and each GPU's. */
     NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, NodePass.Group group) {
         Claim claim = c.claim;
-        List<Reason> nodeReasons = new ArrayList<>(Admission.checkNode(ns.node(), claim));
-        nodeReasons.addAll(HostAdmission.check(ns, claim));
+        List<Reason> nodeReasons = new ArrayList<>(AdmissionRules.checkNode(ns.node(), claim));
+        nodeReasons.addAll(AdmissionRules.checkHost(ns, claim));
         for (NodeFilter f : nodeFilters) {
             nodeReasons.addAll(f.check(claim, ns, ledger));
         }
@@ -126,7 +125,7 @@ final class Refusals {
         for (int p = 0; p < ns.gpus().size(); p++) {
             GpuState g = ns.gpu(p);
             long mem = claim.exclusive() ? g.device().memoryBytes() : claim.memoryPerGpuBytes();
-            List<Reason> rs = new ArrayList<>(Admission.checkGpu(g, claim, mem, rules));
+            List<Reason> rs = new ArrayList<>(AdmissionRules.checkGpu(g, claim, mem, rules));
             for (GpuFilter f : gpuFilters) {
                 rs.addAll(f.check(claim, ns, g, ledger));
             }

@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>GPUs that NVML lists but that cannot be used (lost, no permission, insufficient power, reset
- * required) are left out of the node and named in {@link NvmlInventory#unreachable()}; a lost GPU is
+ * required, an IRQ issue) are left out of the node and named in {@link NvmlInventory#unreachable()}; a lost GPU is
  * also reported unhealthy to the session's health listeners. Any other NVML failure fails the discovery
  * with its {@link NvmlException}.
  *

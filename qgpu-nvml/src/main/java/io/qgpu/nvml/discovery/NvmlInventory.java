@@ -20,7 +20,7 @@ import java.util.Set;
  *
  * <pre>{@code
  * NvmlInventory inv = discovery.inventory("node-a");
- * GpuLink l = inv.gpuLink(0, 1);       // NvLink[lanes=18] on a DGX H100
+ * GpuLink l = inv.gpuLink(0, 1);       // an NvLink of 18 lanes through NVSwitches on a DGX H100
  * String label = l.label();            // "NV18"
  * inv.pair(0, 1).commonAncestor();     // Optional[NODE]
  * }</pre>

@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Test;
  *
  * <h2>Rules</h2>
  * <ol>
- *   <li><b>1.x capacity and protocol</b> (always): places what fits (1.01), answers about the claim
+ *   <li><b>1.x capacity and protocol</b> (always, but 1.19): places what fits (1.01), answers about the claim
  *       asked for (1.02), never oversubscribes memory (1.03), guaranteed compute (1.04) or tenants
  *       per GPU (1.05), follows the granularity rules it is given (1.06), exclusive claims take whole
  *       empty GPUs (1.07), off-grid sizes are refused (1.08), unhealthy GPUs get nothing (1.09),
@@ -56,7 +56,9 @@ import org.junit.jupiter.api.Test;
  *       a refusal leaves no trace (1.13); seeded properties: release restores capacity (1.14), random
  *       place/release sequences keep every invariant (1.15), the same input gives the same placements
  *       (1.16), a claim that fits an empty cluster is placed (1.17); a MIG instance (UUID
- *       {@code MIG-...}) holds one tenant unless the rules share MIG instances (1.18).</li>
+ *       {@code MIG-...}) holds one tenant unless the rules share MIG instances (1.18); with
+ *       {@link Capability#HOST_RESOURCES}, a node's CPU and host memory are never oversubscribed and a
+ *       host-only claim takes no GPU (1.19).</li>
  *   <li><b>2.x multi-GPU</b> ({@link Capability#MULTI_GPU}): GPUs of one node (2.01), all or nothing
  *       (2.02), exclusive multi-GPU claims (2.03).</li>
  *   <li><b>3.x selectors</b> (always): GPU models (3.01), GPU UUIDs (3.02), node labels (3.03).</li>

@@ -26,7 +26,7 @@ import java.util.Optional;
  * <pre>{@code
  * CheckedScheduler s = CheckedScheduler.create(factory, FakeCluster.of(Machines.GN7_2XLARGE32));
  * Placement p = s.placed(Claim.builder("t1").memoryGiB(10).build());   // must be placed
- * s.refused(Claim.builder("t2").memoryGiB(8).build());               // must be unschedulable
+ * s.refused(Claim.builder("t2").memoryGiB(8).build(), "6 GiB left");   // must be unschedulable
  * s.release("t1");
  * s.gpuIndices(p);                                                   // [0]
  * }</pre>

@@ -25,7 +25,7 @@ import java.util.function.Predicate;
  *
  * @Test
  * void neverOversubscribes() {
- *     Property.forAll(QgpuGens.scenarios(ClaimOptions.defaults(), InventoryOptions.defaults(), 40))
+ *     Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults(), ClaimOptions.defaults(), 40))
  *             .verify(s -> Replay.run(factory, s).assertNoViolations());   // assertions inside
  * }
  * }</pre>

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * <pre>{@code
  * BusyLog log = result.busy("train-a");
  * double worst = log.maxWindowUsage(10_000_000_000L, 0, result.scenario().durationNanos());
- * worst / 10e9;   // the largest share of any 10 s window
+ * double share = worst / 10e9;   // the largest share of any 10 s window
  * }</pre>
  *
  * <p>Thread safety: immutable.

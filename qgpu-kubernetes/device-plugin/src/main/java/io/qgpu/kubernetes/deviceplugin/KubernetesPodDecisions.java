@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * extender's {@value Names#PLACEMENT} annotation for this node and no {@value Names#ALLOCATED} mark,
  * that are not finished or being deleted; oldest bind first (the {@code PodScheduled} condition's
  * time, then the creation time, then the name). {@link #applied} sets {@value Names#ALLOCATED} with a
- * JSON merge patch. A placement annotation that cannot be read is logged and the pod skipped.
+ * JSON merge patch, {@link #withdrawn} removes it with another. A placement annotation that cannot be read is logged and the pod skipped.
  *
  * <pre>{@code
  * PodDecisions d = new KubernetesPodDecisions(new KubernetesClientBuilder().build(), System.getenv("NODE_NAME"));
@@ -71,7 +71,9 @@ public final class KubernetesPodDecisions implements PodDecisions {
                 continue;
             }
             Map<String, String> a = pod.getMetadata().getAnnotations();
-            if (a == null || !a.containsKey(Names.PLACEMENT) || a.containsKey(Names.ALLOCATED)) {
+            // a mark withdrawn by a merge patch is gone; a server that keeps the key with no value
+            // (fabric8's mock does) leaves no mark either
+            if (a == null || !a.containsKey(Names.PLACEMENT) || a.get(Names.ALLOCATED) != null) {
                 continue;
             }
             candidates.add(pod);
@@ -110,6 +112,18 @@ public final class KubernetesPodDecisions implements PodDecisions {
                     .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
         } catch (KubernetesClientException e) {
             throw new PluginException(Status.Code.UNAVAILABLE, "pod " + pod.key() + ": cannot set " + Names.ALLOCATED
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void withdrawn(PendingPod pod) {
+        // a merge patch with null removes the key; removing an absent key changes nothing
+        String patch = "{\"metadata\":{\"annotations\":{\"" + Names.ALLOCATED + "\":null}}}";
+        try {
+            client.pods().inNamespace(pod.namespace()).withName(pod.name()).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        } catch (KubernetesClientException e) {
+            throw new PluginException(Status.Code.UNAVAILABLE, "pod " + pod.key() + ": cannot remove " + Names.ALLOCATED
                     + ": " + e.getMessage(), e);
         }
     }

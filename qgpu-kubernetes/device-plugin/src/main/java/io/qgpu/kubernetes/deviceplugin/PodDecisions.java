@@ -17,8 +17,18 @@ public interface PodDecisions {
     /** The pods bound to this node, not applied yet, whose placement has {@code gpuCount} GPUs; oldest bind first. */
     List<PendingPod> pending(int gpuCount);
 
-    /** Records that the pod's placement was applied to these virtual device ids. */
+    /**
+     * Records that the pod's placement was applied to these virtual device ids. May throw (a
+     * {@link PluginException}); the mark may then have been recorded or not.
+     */
     void applied(PendingPod pod, List<String> deviceIds);
+
+    /**
+     * Takes back the mark {@link #applied} records, so that the pod is {@link #pending} again: the
+     * plugin calls it for every pod whose mark it attempted in an {@code Allocate} that then failed
+     * as a whole. Idempotent: a pod without the mark stays as it is.
+     */
+    void withdrawn(PendingPod pod);
 
     /** No extender: the plugin always decides itself. */
     static PodDecisions none() {
@@ -31,6 +41,11 @@ public interface PodDecisions {
             @Override
             public void applied(PendingPod pod, List<String> deviceIds) {
                 // nothing to record
+            }
+
+            @Override
+            public void withdrawn(PendingPod pod) {
+                // nothing recorded
             }
         };
     }

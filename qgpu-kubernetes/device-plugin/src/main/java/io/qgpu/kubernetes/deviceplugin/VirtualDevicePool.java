@@ -181,7 +181,11 @@ public final class VirtualDevicePool {
     }
 
     /**
-     * Allocates each container's ids, all or none.
+     * Allocates each container's ids, all or none: when any part fails (a container cannot be placed,
+     * the state cannot be saved, a pod's decision cannot be marked applied), the devices, the ledger,
+     * the saved state and the decision marks already set in this call are all taken back (a mark that
+     * cannot be taken back is logged and reported as suppressed in the exception), and ids handed out
+     * again get their old allocations back.
      *
      * @param containers per container, the ids the kubelet chose
      * @return per container, what it got
@@ -217,6 +221,7 @@ public final class VirtualDevicePool {
         }
         List<Allocation> done = new ArrayList<>();
         Map<Allocation, PodDecisions.PendingPod> fromPods = new LinkedHashMap<>();
+        List<PodDecisions.PendingPod> marked = new ArrayList<>();
         try {
             for (List<String> req : containers) {
                 Allocation a = allocateOne(req, fromPods);
@@ -224,8 +229,20 @@ public final class VirtualDevicePool {
                 done.add(a);
             }
             save();
-            fromPods.forEach((a, pod) -> decisions.applied(pod, a.deviceIds()));
+            for (Map.Entry<Allocation, PodDecisions.PendingPod> e : fromPods.entrySet()) {
+                marked.add(e.getValue());   // before the call: a mark that fails may still have been written
+                decisions.applied(e.getValue(), e.getKey().deviceIds());
+            }
         } catch (RuntimeException e) {
+            for (PodDecisions.PendingPod pod : marked) {
+                try {
+                    decisions.withdrawn(pod);
+                } catch (RuntimeException again) {
+                    LOG.error("pod {}: the allocation failed, but its mark {} could not be taken back: {}", pod.key(),
+                            Names.ALLOCATED, again.getMessage());
+                    e.addSuppressed(again);
+                }
+            }
             for (Allocation a : done) {
                 drop(a.tenantId());
             }

@@ -68,5 +68,14 @@ class KubernetesPodDecisionsTest {
         assertEquals("GPU-7::3", marked.getMetadata().getAnnotations().get(Names.ALLOCATED));
         assertEquals(List.of("a/late"), d.pending(1).stream().map(PodDecisions.PendingPod::key).toList());
         assertNull(client.pods().inNamespace("a").withName("late").get().getMetadata().getAnnotations().get(Names.ALLOCATED));
+
+        // an Allocate that fails as a whole takes the mark back: the pod is pending again, its other annotations kept
+        d.withdrawn(one.get(0));
+        Pod unmarked = client.pods().inNamespace("a").withName("early").get();
+        assertNull(unmarked.getMetadata().getAnnotations().get(Names.ALLOCATED));
+        assertEquals(placement("a/early", "node-a", "GPU-2"), unmarked.getMetadata().getAnnotations().get(Names.PLACEMENT));
+        assertEquals(List.of("a/early", "a/late"), d.pending(1).stream().map(PodDecisions.PendingPod::key).toList());
+        d.withdrawn(one.get(0));   // idempotent
+        assertEquals(List.of("a/early", "a/late"), d.pending(1).stream().map(PodDecisions.PendingPod::key).toList());
     }
 }

@@ -36,4 +36,9 @@ final class RecordingDecisions implements PodDecisions {
     public synchronized void applied(PendingPod pod, List<String> deviceIds) {
         applied.put(pod.key(), List.copyOf(deviceIds));
     }
+
+    @Override
+    public synchronized void withdrawn(PendingPod pod) {
+        applied.remove(pod.key());
+    }
 }

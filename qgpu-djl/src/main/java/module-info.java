@@ -1,0 +1,17 @@
+/**
+ * The runtime gate around DJL: {@link io.qgpu.djl.GatedPredictor} runs each prediction under a lease of
+ * the tenant the device plugin or DRA driver described in the environment ({@link io.qgpu.djl.QgpuEnvironment}),
+ * {@link io.qgpu.djl.GatedTranslator} does the same inside a server's own loop, and
+ * {@link io.qgpu.djl.OnnxRuntimeOptions} maps the memory limit onto ONNX Runtime's CUDA provider. Start at
+ * {@link io.qgpu.djl.QgpuDjl}.
+ */
+module io.qgpu.djl {
+    requires transitive io.qgpu.core;
+    requires transitive ai.djl.api;
+    // only OnnxRuntimeOptions needs it; servers on other engines run without it
+    requires static com.microsoft.onnxruntime;
+    requires org.slf4j;
+
+    exports io.qgpu.djl;
+    exports io.qgpu.djl.testing;
+}

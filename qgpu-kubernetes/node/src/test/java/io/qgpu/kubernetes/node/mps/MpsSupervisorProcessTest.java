@@ -1,0 +1,165 @@
+package io.qgpu.kubernetes.node.mps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link MpsSupervisor} with {@link ProcessMpsControl} running a fake {@code nvidia-cuda-mps-control}
+ * ({@link FakeMpsControlScript}) that records its calls: start with the GPU's environment, restart after
+ * the daemon is killed, stop with {@code quit}. No GPU; time from a manual ticker.
+ */
+class MpsSupervisorProcessTest {
+    private static final String GPU_A = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
+    private static final String GPU_B = "GPU-11112222-3333-4444-5555-666677778888";
+    private static final MpsSupervisor.Settings SETTINGS = new MpsSupervisor.Settings(
+            Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(8), Duration.ofMinutes(5));
+
+    @TempDir
+    Path tmp;
+    private FakeMpsControlScript fake;
+    private MpsLayout layout;
+    private final ManualTicker ticker = new ManualTicker();
+    private MpsSupervisor supervisor;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        fake = FakeMpsControlScript.write(tmp);
+        layout = new MpsLayout(tmp.resolve("mps"));
+        supervisor = new MpsSupervisor(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), SETTINGS, ticker);
+    }
+
+    @AfterEach
+    void killLeftoverDaemons() throws IOException, InterruptedException {
+        for (String gpu : List.of(GPU_A, GPU_B)) {
+            if (Files.isDirectory(layout.pipeDir(gpu))) {
+                var pid = FakeMpsControlScript.daemonPid(layout, gpu);
+                if (pid.isPresent()) {
+                    FakeMpsControlScript.crash(pid.get());
+                }
+            }
+        }
+    }
+
+    private String start(String gpu) {
+        return "start visible=" + gpu + " pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu);
+    }
+
+    private String command(String cmd, String gpu) {
+        return "command " + cmd + " visible= pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu);
+    }
+
+    @Test
+    void startsOneDaemonPerGpuWithItsOwnDirectoriesAndVisibleDevice() throws IOException {
+        supervisor.share(Set.of(GPU_A, GPU_B));
+
+        List<String> calls = fake.calls();
+        for (String gpu : List.of(GPU_A, GPU_B)) {
+            assertTrue(calls.contains(start(gpu)), calls.toString());
+            assertTrue(Files.isDirectory(layout.pipeDir(gpu)));
+            assertTrue(Files.isDirectory(layout.logDir(gpu)));
+            long pid = FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow();
+            assertTrue(FakeMpsControlScript.running(pid), "the daemon of " + gpu + " runs");
+            assertEquals(MpsSupervisor.State.RUNNING, supervisor.status().get(gpu).state());
+        }
+        // per GPU: a health check first (nothing to adopt), the start, the check that it answers
+        assertEquals(6, calls.size(), calls.toString());
+        assertEquals(2, calls.stream().filter(c -> c.startsWith("start ")).count());
+    }
+
+    @Test
+    void restartsAKilledDaemonAfterTheBackoff() throws Exception {
+        supervisor.share(Set.of(GPU_A));
+        long first = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+
+        FakeMpsControlScript.crash(first);
+        supervisor.tick(); // not yet time for a health check
+        assertEquals(MpsSupervisor.State.RUNNING, supervisor.status().get(GPU_A).state());
+
+        ticker.advance(Duration.ofSeconds(5));
+        supervisor.tick(); // the check fails: back off 1 s
+        MpsSupervisor.DaemonStatus s = supervisor.status().get(GPU_A);
+        assertEquals(MpsSupervisor.State.BACKING_OFF, s.state());
+        assertEquals(1, s.starts());
+        assertEquals(1, s.consecutiveFailures());
+        assertEquals(ticker.read() + Duration.ofSeconds(1).toNanos(), s.nextActionAtNanos());
+
+        ticker.advance(Duration.ofMillis(999));
+        supervisor.tick();
+        assertEquals(1, fake.calls().stream().filter(c -> c.startsWith("start ")).count(), "no restart before the back-off ends");
+
+        ticker.advance(Duration.ofMillis(1));
+        supervisor.tick();
+        s = supervisor.status().get(GPU_A);
+        assertEquals(MpsSupervisor.State.RUNNING, s.state());
+        assertEquals(2, s.starts());
+        List<String> starts = fake.calls().stream().filter(c -> c.startsWith("start ")).toList();
+        assertEquals(List.of(start(GPU_A), start(GPU_A)), starts);
+        long second = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+        assertTrue(second != first && FakeMpsControlScript.running(second), "a new daemon runs");
+    }
+
+    @Test
+    void closeQuitsEveryDaemonAndIsIdempotent() throws Exception {
+        supervisor.share(Set.of(GPU_A, GPU_B));
+        long a = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+        long b = FakeMpsControlScript.daemonPid(layout, GPU_B).orElseThrow();
+
+        supervisor.close();
+        supervisor.close();
+
+        List<String> calls = fake.calls();
+        assertEquals(1, calls.stream().filter(c -> c.equals(command("quit", GPU_A))).count(), calls.toString());
+        assertEquals(1, calls.stream().filter(c -> c.equals(command("quit", GPU_B))).count(), calls.toString());
+        awaitStopped(a);
+        awaitStopped(b);
+        assertTrue(supervisor.status().isEmpty());
+    }
+
+    @Test
+    void unsharingAGpuQuitsOnlyItsDaemon() throws Exception {
+        supervisor.share(Set.of(GPU_A, GPU_B));
+        long b = FakeMpsControlScript.daemonPid(layout, GPU_B).orElseThrow();
+        supervisor.share(Set.of(GPU_A));
+
+        assertEquals(Set.of(GPU_A), supervisor.status().keySet());
+        assertTrue(fake.calls().contains(command("quit", GPU_B)));
+        assertFalse(fake.calls().contains(command("quit", GPU_A)));
+        awaitStopped(b);
+        assertTrue(FakeMpsControlScript.running(FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow()));
+    }
+
+    @Test
+    void adoptsADaemonThatAlreadyAnswers() throws IOException {
+        supervisor.share(Set.of(GPU_A));
+        long pid = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+
+        // a new node agent (the old one went away without quitting): it finds the daemon answering
+        MpsSupervisor next = new MpsSupervisor(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), SETTINGS, ticker);
+        next.share(Set.of(GPU_A));
+        assertEquals(1, fake.calls().stream().filter(c -> c.startsWith("start ")).count(), "no second start");
+        assertEquals(0, next.status().get(GPU_A).starts());
+        assertEquals(pid, FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow());
+    }
+
+    private static void awaitStopped(long pid) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (FakeMpsControlScript.running(pid)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the daemon " + pid + " still runs 10 s after quit");
+            }
+            Thread.sleep(5);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.qgpu.samples.djl;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Sends the online requests, each at its planned time (open loop: a slow answer does not delay the next
+ * request), and measures each latency from the planned send time to the answer. The same client as
+ * inference-demo's (whose classes are package-private to that sample).
+ */
+final class LoadGenerator {
+
+    /** Latencies in nanoseconds, and the HTTP status of each answer. */
+    record Outcome(long[] latencies, int[] statuses) {
+    }
+
+    static Outcome run(URI uri, DemoConfig c) {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
+        int n = c.requests();
+        long[] latencies = new long[n];
+        int[] statuses = new int[n];
+        List<CompletableFuture<Void>> pending = new ArrayList<>(n);
+        long next = System.nanoTime();
+        int k = 0;
+        for (int b = 0; b < c.bursts(); b++) {
+            for (int i = 0; i < c.burstSize(); i++, k++) {
+                for (long left = next - System.nanoTime(); left > 0; left = next - System.nanoTime()) {
+                    LockSupport.parkNanos(left);
+                }
+                long planned = next;
+                int idx = k;
+                pending.add(client.sendAsync(request, HttpResponse.BodyHandlers.discarding()).thenAccept(r -> {
+                    latencies[idx] = System.nanoTime() - planned;
+                    statuses[idx] = r.statusCode();
+                }));
+                next += c.requestInterval().toNanos();
+            }
+            next += c.pause().toNanos();
+        }
+        CompletableFuture.allOf(pending.toArray(new CompletableFuture<?>[0])).join();
+        return new Outcome(latencies, statuses);
+    }
+}
