@@ -376,6 +376,8 @@ public final class NvmlDiscovery implements GpuDiscovery {
         }
 
         /**
+         * Builds the discovery, opening its own session unless one was given.
+         *
          * @throws io.qgpu.api.InvalidValueException if both a session and a library path are given
          * @throws io.qgpu.nvml.NvmlLibraryException if an own session's library cannot be loaded
          */
