@@ -3,6 +3,7 @@
  * machine, the token scheduler, the runtime gate, and JSON state.
  */
 module io.qgpu.core {
+    requires static transitive org.jspecify;
     requires transitive io.qgpu.api;
     requires org.slf4j;
     requires com.fasterxml.jackson.databind;

@@ -3,6 +3,7 @@
  * Start at {@link io.qgpu.nvml.Nvml}.
  */
 module io.qgpu.nvml {
+    requires static transitive org.jspecify;
     requires transitive io.qgpu.api;
     requires com.sun.jna;
     requires org.slf4j;

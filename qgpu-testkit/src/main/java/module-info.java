@@ -4,6 +4,7 @@
  * scheduler contract suite (JUnit 5).
  */
 module io.qgpu.testkit {
+    requires static transitive org.jspecify;
     requires transitive io.qgpu.api;
     requires transitive io.qgpu.core;
     requires transitive org.junit.jupiter.api;

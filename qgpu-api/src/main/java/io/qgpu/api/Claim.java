@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Optional;
 
 /**
@@ -218,8 +219,8 @@ public record Claim(String tenantId, int gpuCount, long memoryPerGpuBytes, int c
         private boolean exclusive;
         private Selectors selectors = Selectors.none();
         private Locality locality = Locality.none();
-        private PlacementPolicy nodePolicy;
-        private PlacementPolicy gpuPolicy;
+        private @Nullable PlacementPolicy nodePolicy;
+        private @Nullable PlacementPolicy gpuPolicy;
         private NumaPolicy numa = NumaPolicy.PREFERRED;
         private int priorityWithinClass;
         private boolean computeSet;

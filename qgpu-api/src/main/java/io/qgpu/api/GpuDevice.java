@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Optional;
 
 /**
@@ -77,7 +78,7 @@ public record GpuDevice(String uuid, int index, String model, long memoryBytes, 
         private Health health = Health.HEALTHY;
         private int numaNode = -1;
         private IsolationPolicy isolationPolicy = IsolationPolicy.BEST_EFFORT;
-        private PriorityClass reservedFor;
+        private @Nullable PriorityClass reservedFor;
 
         private Builder(String uuid) {
             this.uuid = uuid;

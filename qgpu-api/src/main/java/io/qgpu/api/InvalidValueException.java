@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Objects;
 
 /**
@@ -21,10 +22,10 @@ public final class InvalidValueException extends QgpuException {
     private static final long serialVersionUID = 1L;
 
     private final String field;
-    private final transient Object value;
+    private final transient @Nullable Object value;
     private final String rule;
 
-    public InvalidValueException(String field, Object value, String rule) {
+    public InvalidValueException(String field, @Nullable Object value, String rule) {
         super(field + " = " + render(value) + ": " + rule);
         this.field = Objects.requireNonNull(field, "field");
         this.value = value;
@@ -37,7 +38,7 @@ public final class InvalidValueException extends QgpuException {
     }
 
     /** The rejected value, possibly {@code null}. */
-    public Object value() {
+    public @Nullable Object value() {
         return value;
     }
 
@@ -46,7 +47,7 @@ public final class InvalidValueException extends QgpuException {
         return rule;
     }
 
-    private static String render(Object value) {
+    private static String render(@Nullable Object value) {
         if (value == null) {
             return "null";
         }

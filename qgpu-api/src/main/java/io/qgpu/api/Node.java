@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -103,7 +104,7 @@ public record Node(String name, Map<String, String> labels, List<GpuDevice> gpus
         private final Map<String, String> labels = new LinkedHashMap<>();
         private final List<GpuDevice> gpus = new ArrayList<>();
         private final Map<List<Integer>, GpuLink> links = new LinkedHashMap<>();
-        private GpuLink defaultLink;
+        private @Nullable GpuLink defaultLink;
         private HostCapacity host = HostCapacity.untracked();
 
         private Builder(String name) {

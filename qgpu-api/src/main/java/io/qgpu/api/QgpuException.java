@@ -1,5 +1,7 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Root of every exception qgpu throws on purpose. Unchecked, so that callers decide where to
  * handle it; every subtype names what was wrong.
@@ -13,7 +15,7 @@ public abstract class QgpuException extends RuntimeException {
         super(message);
     }
 
-    protected QgpuException(String message, Throwable cause) {
+    protected QgpuException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

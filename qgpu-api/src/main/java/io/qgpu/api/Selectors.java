@@ -108,6 +108,9 @@ public record Selectors(Set<String> includeModels, Set<String> excludeModels, Se
         private final Set<String> mustIncludeUuids = new LinkedHashSet<>();
         private final Set<Integer> mustIncludeIndices = new LinkedHashSet<>();
 
+        private Builder() {
+        }
+
         public Builder includeModel(String m) { includeModels.add(m); return this; }
         public Builder excludeModel(String m) { excludeModels.add(m); return this; }
         public Builder includeUuid(String u) { includeUuids.add(u); return this; }

@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Arrays;
 
 /**
@@ -87,7 +88,7 @@ public final class Topology {
     public static final class Builder {
         private final int size;
         private final GpuLink[] links;
-        private GpuLink defaultLink;
+        private @Nullable GpuLink defaultLink;
 
         private Builder(int size) {
             this.size = Validate.between("topology.size", size, 0, 4096);

@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 /**
  * The PCIe common-ancestor level of two GPUs, as NVML's {@code nvmlGpuTopologyLevel_t} reports it.
  * Lower is closer.
@@ -42,7 +43,7 @@ public enum TopologyLevel {
     }
 
     /** The level whose {@link #label()} is {@code label} (case-insensitive), or null. */
-    public static TopologyLevel fromLabel(String label) {
+    public static @Nullable TopologyLevel fromLabel(String label) {
         for (TopologyLevel l : values()) {
             if (l.label().equalsIgnoreCase(label)) {
                 return l;

@@ -1,5 +1,6 @@
 package io.qgpu.api;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,7 @@ public final class Validate {
         return value;
     }
 
-    public static <T> T notNull(String field, T value) {
+    public static <T> T notNull(String field, @Nullable T value) {
         if (value == null) {
             throw new InvalidValueException(field, null, "must not be null");
         }

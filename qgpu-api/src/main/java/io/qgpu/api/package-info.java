@@ -23,4 +23,7 @@
  *
  * <p>ARCHITECTURE.md, docs/placement.md and docs/formats.md (the model as JSON) in the repository.
  */
+@NullMarked
 package io.qgpu.api;
+
+import org.jspecify.annotations.NullMarked;

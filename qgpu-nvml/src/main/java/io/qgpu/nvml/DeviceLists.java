@@ -6,6 +6,7 @@ import io.qgpu.nvml.internal.NvmlNative;
 import io.qgpu.nvml.internal.NvmlStructs;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +26,7 @@ final class DeviceLists {
 
     @FunctionalInterface
     interface ListCall {
-        int invoke(NvmlNative api, IntByReference count, NvmlStructs.ProcessInfo[] infos);
+        int invoke(NvmlNative api, IntByReference count, NvmlStructs.ProcessInfo @Nullable [] infos);
     }
 
     static List<NvmlProcess> processes(Nvml nvml, String uuid, String fn, ListCall c) {

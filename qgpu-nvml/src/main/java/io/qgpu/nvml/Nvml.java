@@ -22,6 +22,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -253,7 +254,7 @@ public final class Nvml implements AutoCloseable {
     }
 
     /** Throws for a failing return code; {@code GPU_IS_LOST} on a known GPU marks it unhealthy first. */
-    void check(String function, String gpu, int rc) {
+    void check(String function, @Nullable String gpu, int rc) {
         if (rc == NvmlReturn.SUCCESS.code()) {
             return;
         }
@@ -272,7 +273,7 @@ public final class Nvml implements AutoCloseable {
     }
 
     /** Reads a C string, growing the buffer on {@code INSUFFICIENT_SIZE}. */
-    String readString(String function, String gpu, int initial, StringCall c) {
+    String readString(String function, @Nullable String gpu, int initial, StringCall c) {
         int size = initial;
         while (true) {
             byte[] buf = new byte[size];
@@ -322,7 +323,7 @@ public final class Nvml implements AutoCloseable {
      * <p>Thread safety: not thread-safe; use from one thread.
      */
     public static final class Builder {
-        private String library;
+        private @Nullable String library;
         private int initFlags;
 
         private Builder() {

@@ -3,6 +3,7 @@ package io.qgpu.nvml;
 import io.qgpu.api.QgpuException;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An NVML call failed. Carries the typed {@link #result()} (one enum case per NVML return code, with
@@ -29,18 +30,19 @@ public sealed class NvmlException extends QgpuException permits NvmlLibraryExcep
     private final NvmlReturn result;
     private final int rawCode;
     private final String function;
-    private final String gpu;
+    private final @Nullable String gpu;
 
     /**
      * @param function the NVML function that failed
      * @param rawCode  its return value
      * @param gpu      the GPU the call was about (UUID, or {@code index N} before the UUID is known), or null
      */
-    public NvmlException(String function, int rawCode, String gpu) {
+    public NvmlException(String function, int rawCode, @Nullable String gpu) {
         this(function, rawCode, gpu, null, null);
     }
 
-    NvmlException(String function, int rawCode, String gpu, String detail, Throwable cause) {
+    NvmlException(String function, int rawCode, @Nullable String gpu, @Nullable String detail,
+            @Nullable Throwable cause) {
         super(message(function, rawCode, gpu, detail), cause);
         this.function = Objects.requireNonNull(function, "function");
         this.rawCode = rawCode;
@@ -48,7 +50,7 @@ public sealed class NvmlException extends QgpuException permits NvmlLibraryExcep
         this.gpu = gpu;
     }
 
-    private static String message(String function, int rawCode, String gpu, String detail) {
+    private static String message(String function, int rawCode, @Nullable String gpu, @Nullable String detail) {
         NvmlReturn r = NvmlReturn.of(rawCode);
         StringBuilder sb = new StringBuilder(function).append(" failed");
         if (gpu != null) {

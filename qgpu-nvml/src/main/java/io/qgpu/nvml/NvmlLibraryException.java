@@ -1,5 +1,7 @@
 package io.qgpu.nvml;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The NVML library could not be used: it was not found or not loadable
  * ({@link NvmlReturn#LIBRARY_NOT_FOUND}), or it lacks a function this binding needs
@@ -28,7 +30,8 @@ public final class NvmlLibraryException extends NvmlException {
      * @param detail   what to do about it
      * @param cause    the JNA error, or null
      */
-    public NvmlLibraryException(String function, NvmlReturn result, String library, String detail, Throwable cause) {
+    public NvmlLibraryException(String function, NvmlReturn result, String library, String detail,
+            @Nullable Throwable cause) {
         super(function, result.code(), null, "library " + library + ": " + detail, cause);
         this.library = library;
     }

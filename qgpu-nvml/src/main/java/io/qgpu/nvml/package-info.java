@@ -23,4 +23,7 @@
  *
  * <p>docs/nvml.md in the repository.
  */
+@NullMarked
 package io.qgpu.nvml;
+
+import org.jspecify.annotations.NullMarked;

@@ -24,4 +24,7 @@
  *
  * <p>docs/placement.md in the repository, section "Extension points".
  */
+@NullMarked
 package io.qgpu.api.placement;
+
+import org.jspecify.annotations.NullMarked;

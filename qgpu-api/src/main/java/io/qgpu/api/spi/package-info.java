@@ -19,4 +19,7 @@
  *
  * <p>docs/nvml.md in the repository describes the NVML implementations.
  */
+@NullMarked
 package io.qgpu.api.spi;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,7 +66,7 @@ public final class TokenScheduler implements ComputeEngine {
     private final IsolationPolicy policy;
     private final UsageWindow window;
     private final Map<String, Tenant> tenants = new LinkedHashMap<>();
-    private Grant holder;
+    private @Nullable Grant holder;
     private long requestSeq;
 
     TokenScheduler(TokenSchedulerConfig config, Ticker ticker, IsolationPolicy policy) {
@@ -266,8 +267,8 @@ public final class TokenScheduler implements ComputeEngine {
         }
         double w = config.burstWeight();
         double q = w * burst + (1.0 - w) * t.quota;
-        q = Math.min(q, t.limitNanos);
-        q = Math.max(q, config.minQuotaNanos());
+        q = Math.min(q, (double) t.limitNanos);
+        q = Math.max(q, (double) config.minQuotaNanos());
         long previousQuota = t.quota;
         t.quota = Math.max(1, Math.round(q));
         window.record(tenant, holder.startNanos(), end);

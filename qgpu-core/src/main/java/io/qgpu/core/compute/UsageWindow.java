@@ -7,6 +7,7 @@ import io.qgpu.api.Validate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -98,7 +99,8 @@ public final class UsageWindow {
         if (usage == 0 || ahead == 0) {
             return usage;
         }
-        return usage - tenants.get(tenant).busyBetween(now - window, Math.min(now, now + ahead - window));
+        // usage > 0: the tenant has a window
+        return usage - Objects.requireNonNull(tenants.get(tenant)).busyBetween(now - window, Math.min(now, now + ahead - window));
     }
 
     /** {@link #usageNanos} divided by the window. */
@@ -116,7 +118,7 @@ public final class UsageWindow {
         if (usage <= target) {
             return now;
         }
-        return tenants.get(tenant).timeUsageAtMost(target, now);
+        return Objects.requireNonNull(tenants.get(tenant)).timeUsageAtMost(target, now); // usage > target >= 0
     }
 
     /**

@@ -27,4 +27,7 @@
  *
  * <p>docs/compute.md in the repository.
  */
+@NullMarked
 package io.qgpu.core.compute;
+
+import org.jspecify.annotations.NullMarked;

@@ -36,4 +36,7 @@
  * How the gate decides, its lock-free fast path, its accounting, which test holds each guarantee and
  * what was measured: the project's {@code docs/gate.md}.
  */
+@NullMarked
 package io.qgpu.core.gate;
+
+import org.jspecify.annotations.NullMarked;

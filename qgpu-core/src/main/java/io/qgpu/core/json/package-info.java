@@ -24,4 +24,7 @@
  *
  * <p>docs/formats.md in the repository, key by key, with JSON Schemas in schemas/.
  */
+@NullMarked
 package io.qgpu.core.json;
+
+import org.jspecify.annotations.NullMarked;

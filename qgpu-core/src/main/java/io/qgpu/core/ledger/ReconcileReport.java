@@ -41,6 +41,8 @@ public record ReconcileReport(List<Difference> differences) {
     }
 
     /**
+     * One tenant whose reservation the ledger and the bound placements disagreed on.
+     *
      * @param kind    what differed
      * @param tenant  the tenant
      * @param before  what the ledger held

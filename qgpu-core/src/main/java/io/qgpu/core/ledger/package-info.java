@@ -25,4 +25,7 @@
  *
  * <p>docs/ledger.md in the repository.
  */
+@NullMarked
 package io.qgpu.core.ledger;
+
+import org.jspecify.annotations.NullMarked;

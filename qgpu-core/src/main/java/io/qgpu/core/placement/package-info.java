@@ -26,4 +26,7 @@
  *
  * <p>docs/placement.md in the repository.
  */
+@NullMarked
 package io.qgpu.core.placement;
+
+import org.jspecify.annotations.NullMarked;

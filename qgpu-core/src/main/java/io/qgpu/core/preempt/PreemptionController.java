@@ -3,6 +3,7 @@ package io.qgpu.core.preempt;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Ticker;
 import io.qgpu.api.Validate;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongFunction;
 
@@ -49,13 +50,18 @@ public final class PreemptionController {
         return new PreemptionController(PreemptionMachine.standard(config), ticker);
     }
 
+    /** The state; never null: set in the constructor and only ever swapped for a transition's state. */
+    private PreemptionState current() {
+        return Objects.requireNonNull(state.get());
+    }
+
     public PreemptionMachine machine() {
         return machine;
     }
 
     /** The current state (a snapshot: other threads may move on). */
     public PreemptionState state() {
-        return state.get();
+        return current();
     }
 
     public Transition register(String tenant, PriorityClass priority) {
@@ -99,7 +105,7 @@ public final class PreemptionController {
     public Transition apply(LongFunction<? extends PreemptionEvent> eventAt) {
         Validate.notNull("preemptionController.event", eventAt);
         while (true) {
-            PreemptionState current = state.get();
+            PreemptionState current = current();
             long now = Math.max(ticker.read(), current.at());
             Transition t = machine.next(current, eventAt.apply(now));
             if (state.compareAndSet(current, t.state())) {

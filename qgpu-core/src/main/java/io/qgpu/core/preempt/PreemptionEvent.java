@@ -2,6 +2,7 @@ package io.qgpu.core.preempt;
 
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Validate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An input of the {@link PreemptionMachine}, stamped with the time it happened ({@code at},
@@ -19,7 +20,7 @@ public sealed interface PreemptionEvent {
     long at();
 
     /** The tenant the event is about, or {@code null} for {@link Tick}. */
-    String tenant();
+    @Nullable String tenant();
 
     /** A tenant joins the GPU (phase {@code IDLE}). */
     record Register(long at, String tenant, PriorityClass priority) implements PreemptionEvent {
@@ -74,7 +75,7 @@ public sealed interface PreemptionEvent {
     /** Time passed: fires the timers that are due (preemption deadline, release delay). */
     record Tick(long at) implements PreemptionEvent {
         @Override
-        public String tenant() {
+        public @Nullable String tenant() {
             return null;
         }
     }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** The rules documented on {@link PreemptionMachine}. Immutable. */
 final class StandardPreemptionMachine implements PreemptionMachine {
@@ -289,7 +290,11 @@ final class StandardPreemptionMachine implements PreemptionMachine {
             idleGaps = s.idleGaps;
         }
 
-        int indexOf(String tenant) {
+        /** The tenant's slot, or -1 when it is not registered or is null (a {@code Tick} names none). */
+        int indexOf(@Nullable String tenant) {
+            if (tenant == null) {
+                return -1;
+            }
             if (membershipChanged) {
                 for (int k = 0; k < size; k++) {
                     if (ids[k].equals(tenant)) {

@@ -25,4 +25,7 @@
  *
  * <p>docs/compute.md in the repository, section "Online/offline preemption".
  */
+@NullMarked
 package io.qgpu.core.preempt;
+
+import org.jspecify.annotations.NullMarked;

@@ -25,9 +25,11 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -141,7 +143,7 @@ public final class NvmlDiscovery implements GpuDiscovery {
     }
 
     /** What one GPU says about itself ({@code memory} null when NVML refused it). */
-    private record Facts(NvmlDevice device, int index, String name, NvmlMemory memory, int minor, NvmlPciInfo pci,
+    private record Facts(NvmlDevice device, int index, String name, @Nullable NvmlMemory memory, int minor, NvmlPciInfo pci,
                          NvmlComputeCapability cc, NvmlMigMode mig, int gpuNuma, List<Integer> numaAffinity,
                          List<Integer> cpuAffinity, List<NvmlNvLink> links, List<MigFacts> migs) {
     }
@@ -200,7 +202,8 @@ public final class NvmlDiscovery implements GpuDiscovery {
 
         @Override
         public synchronized NvmlException getCause() {
-            return (NvmlException) super.getCause();
+            // always constructed with its cause
+            return (NvmlException) Objects.requireNonNull(super.getCause());
         }
     }
 
@@ -335,8 +338,8 @@ public final class NvmlDiscovery implements GpuDiscovery {
      * <p>Thread safety: not thread-safe; use from one thread.
      */
     public static final class Builder {
-        private Nvml session;
-        private Path libraryPath;
+        private @Nullable Nvml session;
+        private @Nullable Path libraryPath;
         private IsolationPolicy isolationPolicy = IsolationPolicy.BEST_EFFORT;
         private boolean migInstancesAsDevices = true;
 
@@ -373,6 +376,8 @@ public final class NvmlDiscovery implements GpuDiscovery {
         }
 
         /**
+         * Builds the discovery, opening its own session unless one was given.
+         *
          * @throws io.qgpu.api.InvalidValueException if both a session and a library path are given
          * @throws io.qgpu.nvml.NvmlLibraryException if an own session's library cannot be loaded
          */

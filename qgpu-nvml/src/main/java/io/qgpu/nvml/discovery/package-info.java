@@ -25,4 +25,7 @@
  *
  * <p>docs/nvml.md in the repository, section "Discovery".
  */
+@NullMarked
 package io.qgpu.nvml.discovery;
+
+import org.jspecify.annotations.NullMarked;

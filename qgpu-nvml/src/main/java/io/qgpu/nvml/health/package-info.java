@@ -20,4 +20,7 @@
  *
  * <p>docs/nvml.md in the repository, section "Health".
  */
+@NullMarked
 package io.qgpu.nvml.health;
+
+import org.jspecify.annotations.NullMarked;

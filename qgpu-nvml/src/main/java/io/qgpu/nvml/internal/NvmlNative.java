@@ -4,6 +4,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
+import java.util.List;
 
 /**
  * The raw C entry points of libnvidia-ml bound by JNA, with NVML's versioned symbol names.
@@ -19,7 +20,7 @@ import com.sun.jna.ptr.PointerByReference;
 public interface NvmlNative extends Library {
 
     /** Functions {@link io.qgpu.nvml.Nvml} checks for when it loads the library; missing ones fail the load. */
-    String[] REQUIRED = {
+    List<String> REQUIRED = List.of(
         "nvmlInit_v2", "nvmlInitWithFlags", "nvmlShutdown", "nvmlErrorString",
         "nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion",
         "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByUUID",
@@ -33,11 +34,11 @@ public interface NvmlNative extends Library {
         "nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetNvLinkRemoteDeviceType",
         "nvmlDeviceGetMemoryAffinity", "nvmlDeviceGetCpuAffinityWithinScope",
         "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
-        "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
-    };
+        "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle"
+    );
 
     /** Functions that may be missing (older drivers); a call then reports "not available". */
-    String[] OPTIONAL = {"nvmlDeviceGetNumaNodeId"};
+    List<String> OPTIONAL = List.of("nvmlDeviceGetNumaNodeId");
 
     int nvmlInit_v2();
 

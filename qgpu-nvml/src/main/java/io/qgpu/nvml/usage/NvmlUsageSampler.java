@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Samples GPU usage through NVML and maps processes to tenants: device utilization, per-process
@@ -158,7 +159,7 @@ public final class NvmlUsageSampler implements ProcessUsageSource {
     }
 
     /** Device utilization, or null where NVML does not give it (MIG: {@code NOT_SUPPORTED}). */
-    private static NvmlUtilization utilization(NvmlDevice device) {
+    private static @Nullable NvmlUtilization utilization(NvmlDevice device) {
         try {
             return device.utilization();
         } catch (NvmlException e) {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Lists the processes of one GPU the way real drivers allow: compute processes and MPS clients together,
@@ -62,7 +63,7 @@ final class ProcessLister {
     }
 
     /** The list, or null when NVML refuses it ({@code NO_PERMISSION}) or does not support it. */
-    private static List<NvmlProcess> refusable(Supplier<List<NvmlProcess>> query) {
+    private static @Nullable List<NvmlProcess> refusable(Supplier<List<NvmlProcess>> query) {
         try {
             return query.get();
         } catch (NvmlException e) {
@@ -77,8 +78,8 @@ final class ProcessLister {
      * Adds one list: entries of one pid within a list add up (a process on several instances); a pid already
      * listed as a compute process is not counted again as an MPS client.
      */
-    private static void add(Map<Long, Listed> out, List<NvmlProcess> list, boolean mps, List<NvmlMigDevice> migs,
-                            Optional<String> instance) {
+    private static void add(Map<Long, Listed> out, @Nullable List<NvmlProcess> list, boolean mps,
+                            List<NvmlMigDevice> migs, Optional<String> instance) {
         if (list == null) {
             return;
         }

@@ -23,4 +23,7 @@
  *
  * <p>docs/nvml.md in the repository, section "Usage sampling".
  */
+@NullMarked
 package io.qgpu.nvml.usage;
+
+import org.jspecify.annotations.NullMarked;

@@ -81,6 +81,10 @@ import org.junit.jupiter.api.Test;
  * <p>Thread safety: JUnit runs each rule on a fresh instance; rules are single-threaded.
  */
 public abstract class SchedulerContractSuite extends CapacityRules {
+    /** For the subclass that names the scheduler under test. */
+    protected SchedulerContractSuite() {
+    }
+
     // ====================================================================== 2. multi-GPU
 
     @Test

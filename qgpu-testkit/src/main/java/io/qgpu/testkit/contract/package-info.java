@@ -23,4 +23,7 @@
  *
  * <p>docs/testkit.md in the repository, section "Run the contract suite against your scheduler".
  */
+@NullMarked
 package io.qgpu.testkit.contract;
+
+import org.jspecify.annotations.NullMarked;

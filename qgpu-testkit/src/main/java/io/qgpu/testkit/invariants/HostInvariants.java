@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -34,7 +35,7 @@ final class HostInvariants {
             u[1] += p.claim().host().memoryBytes();
         }
         for (Map.Entry<String, long[]> e : used.entrySet()) {
-            HostCapacity cap = nodes.get(e.getKey()).host();
+            HostCapacity cap = Objects.requireNonNull(nodes.get(e.getKey())).host(); // used: known nodes only
             long cpu = e.getValue()[0];
             long mem = e.getValue()[1];
             if (cap.cpuMillis().isPresent() && cpu > cap.cpuMillis().getAsLong()) {

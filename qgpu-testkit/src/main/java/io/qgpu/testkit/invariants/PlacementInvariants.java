@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -95,7 +96,7 @@ public final class PlacementInvariants {
                     out.add(new Violation(Invariant.TARGETS, t, "placed on unknown GPU " + s.gpuUuid()));
                     continue;
                 }
-                if (!nodeOfGpu.get(s.gpuUuid()).equals(p.nodeName())) {
+                if (!Objects.requireNonNull(nodeOfGpu.get(s.gpuUuid())).equals(p.nodeName())) { // gpu is known
                     out.add(new Violation(Invariant.TARGETS, t, "GPU " + s.gpuUuid() + " is on node "
                             + nodeOfGpu.get(s.gpuUuid()) + ", not on the placement's node " + p.nodeName()));
                     continue;
@@ -120,8 +121,8 @@ public final class PlacementInvariants {
         }
 
         for (Map.Entry<String, List<Held>> e : perGpu.entrySet()) {
-            GpuDevice gpu = gpuByUuid.get(e.getKey());
-            checkGpu(rules, gpu, nodeOfGpu.get(gpu.uuid()), e.getValue(), out);
+            GpuDevice gpu = Objects.requireNonNull(gpuByUuid.get(e.getKey())); // perGpu holds known GPUs only
+            checkGpu(rules, gpu, Objects.requireNonNull(nodeOfGpu.get(gpu.uuid())), e.getValue(), out);
         }
         checkAffinity(placements, out);
         HostInvariants.check(nodeByName, placements, out);

@@ -24,4 +24,7 @@
  *
  * <p>docs/testkit.md in the repository, section "Judge any scheduler's output".
  */
+@NullMarked
 package io.qgpu.testkit.invariants;
+
+import org.jspecify.annotations.NullMarked;

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds a cluster of fake machines: N nodes of a type, with labels, an isolation policy, GPUs
@@ -65,7 +66,7 @@ public final class FakeCluster {
         private String prefix;
         private final Map<String, String> labels = new LinkedHashMap<>();
         private IsolationPolicy policy = IsolationPolicy.BEST_EFFORT;
-        private PriorityClass reservedFor;
+        private @Nullable PriorityClass reservedFor;
         private final Set<Integer> unhealthy = new LinkedHashSet<>();
         private io.qgpu.api.HostCapacity host = io.qgpu.api.HostCapacity.untracked();
 

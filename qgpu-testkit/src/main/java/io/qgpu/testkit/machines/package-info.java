@@ -23,4 +23,7 @@
  *
  * <p>docs/testkit.md in the repository, section "Fake machines and clusters".
  */
+@NullMarked
 package io.qgpu.testkit.machines;
+
+import org.jspecify.annotations.NullMarked;

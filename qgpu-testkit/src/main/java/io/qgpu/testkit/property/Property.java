@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a property over generated cases from one seed; on the first failing case, shrinks it to a
@@ -47,9 +48,9 @@ import java.util.function.Predicate;
 public final class Property<T> {
 
     private final Gen<T> gen;
-    private String name;
+    private @Nullable String name;
     private int tries = 100;
-    private Long seed;
+    private @Nullable Long seed;
     private int maxShrinks = 2_000;
 
     private Property(Gen<T> gen) {
@@ -126,7 +127,7 @@ public final class Property<T> {
 
     /** A case check: the failure, or {@code null} when the case passes. */
     private interface Check<T> {
-        Throwable failure(T value);
+        @Nullable Throwable failure(T value);
     }
 
     private PropertyResult<T> execute(Check<T> check) {

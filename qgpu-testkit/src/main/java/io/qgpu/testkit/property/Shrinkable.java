@@ -4,6 +4,7 @@ import io.qgpu.api.Validate;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A generated value and, lazily, the simpler values it can shrink to, each itself shrinkable: a
@@ -60,7 +61,7 @@ public interface Shrinkable<T> {
     default <R> Shrinkable<R> map(Function<? super T, ? extends R> f) {
         Shrinkable<T> self = this;
         return new Shrinkable<>() {
-            private R value;
+            private @Nullable R value;
             private boolean computed;
 
             @Override

@@ -25,4 +25,7 @@
  * <p>docs/testkit.md in the repository, sections "Generators and the property runner" and "A failure,
  * and re-running it with its seed".
  */
+@NullMarked
 package io.qgpu.testkit.property;
+
+import org.jspecify.annotations.NullMarked;

@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One simulated GPU: the preemption machine decides which class owns the GPU, the compute engine
@@ -33,8 +34,8 @@ final class GpuSim {
     final Map<String, TenantSim> tenants = new LinkedHashMap<>();
 
     // the offline token holder
-    private TenantSim holder;
-    private Grant grant;
+    private @Nullable TenantSim holder;
+    private @Nullable Grant grant;
     private boolean executing;
     private long segStart;
     private long execEpoch;

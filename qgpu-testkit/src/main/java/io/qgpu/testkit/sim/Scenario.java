@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A simulation to run: GPUs with tenants, engine settings, virtual duration and seed. The CLI reads
@@ -107,7 +108,7 @@ public record Scenario(String name, String description, long durationNanos, long
         private String description = "";
         private Duration duration = Duration.ofSeconds(60);
         private long seed = 1;
-        private Duration bucket;
+        private @Nullable Duration bucket;
         private TokenSchedulerConfig compute = TokenSchedulerConfig.ofDefaults();
         private PreemptionConfig preemption = PreemptionConfig.ofDefaults();
         private PreemptionCost cost = PreemptionCost.NONE;

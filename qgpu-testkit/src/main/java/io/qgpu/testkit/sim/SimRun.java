@@ -4,6 +4,7 @@ import io.qgpu.api.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
+import org.jspecify.annotations.Nullable;
 
 /** The discrete-event core of one run: virtual clock, event queue, trace (package-internal, single-threaded). */
 final class SimRun implements Ticker {
@@ -17,7 +18,7 @@ final class SimRun implements Ticker {
     }
 
     private final PriorityQueue<Event> queue = new PriorityQueue<>();
-    private final List<TraceEvent> trace;
+    private final @Nullable List<TraceEvent> trace;
     private final long end;
     private long now;
     private long seq;

@@ -2,6 +2,7 @@ package io.qgpu.testkit.sim;
 
 import java.util.ArrayDeque;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 
 /** One tenant's workload generator, work queue and counters during a run (package-internal). */
 final class TenantSim {
@@ -26,10 +27,10 @@ final class TenantSim {
     final boolean online;
     final SplittableRandom rnd;
     private final SimRun run;
-    private GpuSim gpu;
+    private @Nullable GpuSim gpu;
 
     final ArrayDeque<Item> queue = new ArrayDeque<>();
-    Item current;
+    @Nullable Item current;
     /** The machine knows this tenant has work (Submit applied, Idle not yet). */
     boolean submitted;
     long suspendEpoch;

@@ -28,4 +28,7 @@
  *
  * <p>docs/compute.md in the repository, section "Simulator".
  */
+@NullMarked
 package io.qgpu.testkit.sim;
+
+import org.jspecify.annotations.NullMarked;

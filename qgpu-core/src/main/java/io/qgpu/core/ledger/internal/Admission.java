@@ -218,6 +218,8 @@ public final class Admission {
     }
 
     /** The node state without the tenant's holdings (its GPU slices and its host resources). */
+    // without() returns the same instance when the tenant held nothing there: identity is the "unchanged" test
+    @SuppressWarnings("ReferenceEquality")
     public static NodeState release(NodeState state, String tenantId) {
         List<GpuState> next = new ArrayList<>(state.gpus().size());
         boolean changed = false;

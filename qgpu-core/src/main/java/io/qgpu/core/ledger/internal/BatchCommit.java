@@ -62,7 +62,7 @@ public final class BatchCommit {
                 refuse(refused, id, Reason.of(ReasonCode.DUPLICATE_TENANT, id, "already reserved"));
             }
         }
-        Map<NodeSlot, NodeState[]> states = new IdentityHashMap<>();  // slot -> {current, next}
+        IdentityHashMap<NodeSlot, NodeState[]> states = new IdentityHashMap<>();  // slot -> {current, next}
         Map<String, Optional<AffinityGroup>> groups = new HashMap<>();
         for (TenantEntry v : victims) {
             Placement p = v.placement();
@@ -105,7 +105,7 @@ public final class BatchCommit {
     }
 
     private static BatchResult apply(Structure s, List<TenantEntry> victims, List<Placement> reserves,
-                                     Map<NodeSlot, NodeState[]> states, Map<String, Optional<AffinityGroup>> groups) {
+                                     IdentityHashMap<NodeSlot, NodeState[]> states, Map<String, Optional<AffinityGroup>> groups) {
         List<TenantEntry> releasing = new ArrayList<>();
         List<TenantEntry> pending = new ArrayList<>();
         boolean done = false;

@@ -6,6 +6,7 @@ import io.qgpu.api.ReasonCode;
 import io.qgpu.core.ledger.ReserveResult;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -91,7 +92,7 @@ public final class TenantTable {
     }
 
     /** Committed reservations by tenant id, sorted; unsettled entries are skipped (weakly consistent). */
-    public TreeMap<String, Placement> committed() {
+    public SortedMap<String, Placement> committed() {
         TreeMap<String, Placement> out = new TreeMap<>();
         entries.forEach((id, e) -> {
             if (e.isCommitted()) {

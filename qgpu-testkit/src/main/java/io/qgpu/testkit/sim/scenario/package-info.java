@@ -16,4 +16,7 @@
  * <p>docs/formats.md in the repository, section "Scenario" (key by key, with units and defaults); the
  * JSON Schema is schemas/scenario.schema.json.
  */
+@NullMarked
 package io.qgpu.testkit.sim.scenario;
+
+import org.jspecify.annotations.NullMarked;
