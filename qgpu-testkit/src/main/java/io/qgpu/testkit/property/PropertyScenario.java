@@ -27,7 +27,7 @@ public record PropertyScenario(Inventory inventory, List<Op> ops) {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("Scenario ").append(Describe.inventory(inventory)).append("\n  ops:");
+        StringBuilder sb = new StringBuilder("PropertyScenario ").append(Describe.inventory(inventory)).append("\n  ops:");
         for (int i = 0; i < ops.size(); i++) {
             sb.append("\n    ").append(i).append(": ").append(ops.get(i));
         }
