@@ -1,6 +1,7 @@
 package io.qgpu.kubernetes.dra;
 
 import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import io.qgpu.kubernetes.dra.pluginregistration.InfoRequest;
 import io.qgpu.kubernetes.dra.pluginregistration.PluginInfo;
 import io.qgpu.kubernetes.dra.pluginregistration.RegistrationGrpc;
@@ -15,6 +16,7 @@ import io.qgpu.kubernetes.node.UnixSockets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -45,6 +47,24 @@ final class Kubelet implements AutoCloseable {
         PluginInfo info = r.getInfo(InfoRequest.getDefaultInstance());
         r.notifyRegistrationStatus(RegistrationStatus.newBuilder().setPluginRegistered(true).build());
         return info;
+    }
+
+    /**
+     * GetInfo on a channel of its own, stopped after: a readiness probe for a driver that is starting, which a
+     * refused connection (no socket yet, or a stale one) does not slow down with gRPC's reconnect back-off.
+     *
+     * @return what GetInfo said; empty when nothing answered within {@code seconds}
+     */
+    Optional<PluginInfo> probe(Path registrarDir, long seconds) {
+        ManagedChannel ch = sockets.channel(registrarDir.resolve(DriverNames.REGISTRATION_SOCKET));
+        try {
+            return Optional.of(RegistrationGrpc.newBlockingStub(ch).withDeadlineAfter(seconds, TimeUnit.SECONDS)
+                    .getInfo(InfoRequest.getDefaultInstance()));
+        } catch (StatusRuntimeException e) {
+            return Optional.empty();
+        } finally {
+            UnixSockets.stop(ch);
+        }
     }
 
     DRAPluginGrpc.DRAPluginBlockingStub v1(PluginInfo info) {
