@@ -127,8 +127,9 @@ class SimulateCommandTest {
     /**
      * The README's gate stream (1 ms of online work every 11 ms) with qGPU's fixed 100 ms delay: the
      * offline tenant's request 30 is a floor, so it gets 30% of the run, and at most 30% plus one online
-     * period (11 ms of 10 s) in any 10 s window; without the floor it gets nothing after its first
-     * kernel. Fails with the floor removed from the preemption machine (checked by hand: share 0).
+     * period (11 ms of 10 s) in any 10 s window; with {@code offlineFloor: false} in the same file it
+     * gets nothing (0.0%, asserted below as under 0.1%), which is what the machine does with the
+     * floor removed.
      */
     @Test
     void theOfflineFloorScenarioShowsTheOfflineTenantsShare(@TempDir Path tmp) throws IOException {
