@@ -110,6 +110,20 @@ public interface ComputeEngine {
     /** GPU time of {@code tenant} in the window ending now, counting an ongoing hold up to now. */
     long usageNanos(String tenant);
 
+    /**
+     * The earliest time, from now on, at which {@code tenant} has used less than its guaranteed share
+     * (request) over the window, assuming it does not hold the token in between: now if it is below
+     * already, later if its usage must first leave the window, {@link Long#MAX_VALUE} if it is never
+     * below (a request of 0). The preemption machine's offline floor reads it
+     * ({@link io.qgpu.core.preempt.PreemptionEvent.Usage}). An engine that does not track requests may
+     * keep this default, {@link Long#MAX_VALUE}: then no floor applies to its tenants.
+     *
+     * @throws ComputeStateException if the tenant is unknown to the engine or holds the token
+     */
+    default long belowRequestFrom(String tenant) {
+        return Long.MAX_VALUE;
+    }
+
     /** {@link #usageNanos} divided by the window. */
     default double usageShare(String tenant) {
         return (double) usageNanos(tenant) / windowNanos();

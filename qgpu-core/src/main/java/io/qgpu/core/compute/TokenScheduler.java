@@ -295,6 +295,18 @@ public final class TokenScheduler implements ComputeEngine {
         return u;
     }
 
+    @Override
+    public long belowRequestFrom(String tenant) {
+        Tenant t = known(tenant);
+        if (holder != null && holder.tenant().equals(tenant)) {
+            throw new ComputeStateException(tenant, "holds the token; its usage is known once it releases it");
+        }
+        if (t.requestNanos <= 0) {
+            return Long.MAX_VALUE;
+        }
+        return window.timeUsageAtMost(t.id, t.requestNanos - 1, ticker.read());
+    }
+
     /** Gemini's order: below-request tenants by relative deficit, then lowest usage, then request order. */
     private boolean before(Tenant a, long usageA, Tenant b, long usageB) {
         long missingA = a.requestNanos - usageA;

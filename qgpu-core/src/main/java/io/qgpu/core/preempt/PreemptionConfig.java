@@ -8,8 +8,9 @@ import java.time.Duration;
  * Timing of online/offline preemption on one GPU: online work gets the GPU at most
  * {@code preemptionBound} after it is submitted (offline tenants that have not confirmed their
  * suspension by then are suspended by force), and the GPU goes back to offline work after online
- * work has been idle for the hold its {@link ReleasePolicy} picks. Defaults are qGPU's: 1 ms and a
- * fixed 100 ms.
+ * work has been idle for the hold its {@link ReleasePolicy} picks, or at once while an offline tenant
+ * with work has used less than its request over the usage window (the offline floor, on by default;
+ * see {@link PreemptionMachine}). Defaults are qGPU's 1 ms and fixed 100 ms, with the floor.
  *
  * <pre>{@code
  * PreemptionConfig qgpu = PreemptionConfig.ofDefaults();
@@ -24,17 +25,24 @@ import java.time.Duration;
  *
  * @param preemptionBoundNanos longest time from online submission to online running, positive
  * @param releasePolicy        how long online must be idle before offline resumes
+ * @param offlineFloor         whether the release delay is waived while a held offline tenant is
+ *                             below its request ({@link PreemptionEvent.Usage})
  *
  * <p>Thread safety: immutable.
  */
-public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releasePolicy) {
+public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releasePolicy, boolean offlineFloor) {
 
     public PreemptionConfig {
         Validate.atLeast("preemption.preemptionBound", preemptionBoundNanos, 1);
         Validate.notNull("preemption.releasePolicy", releasePolicy);
     }
 
-    /** A fixed release delay of {@code releaseDelayNanos} (0 or more). */
+    /** With the offline floor. */
+    public PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releasePolicy) {
+        this(preemptionBoundNanos, releasePolicy, true);
+    }
+
+    /** A fixed release delay of {@code releaseDelayNanos} (0 or more), with the offline floor. */
     public PreemptionConfig(long preemptionBoundNanos, long releaseDelayNanos) {
         this(preemptionBoundNanos, new ReleasePolicy.Fixed(releaseDelayNanos));
     }
@@ -51,6 +59,7 @@ public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releaseP
         Builder b = new Builder();
         b.bound = preemptionBoundNanos;
         b.releasePolicy = releasePolicy;
+        b.offlineFloor = offlineFloor;
         return b;
     }
 
@@ -72,6 +81,7 @@ public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releaseP
     public static final class Builder {
         private long bound = 1_000_000L;
         private ReleasePolicy releasePolicy = new ReleasePolicy.Fixed(100_000_000L);
+        private boolean offlineFloor = true;
 
         private Builder() {
         }
@@ -92,8 +102,18 @@ public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releaseP
             return this;
         }
 
+        /**
+         * Whether an offline request is a floor (default {@code true}): while a held offline tenant has
+         * used less than its request over the usage window, online work going idle returns the GPU to
+         * offline work at once instead of after the release rule's hold.
+         */
+        public Builder offlineFloor(boolean on) {
+            this.offlineFloor = on;
+            return this;
+        }
+
         public PreemptionConfig build() {
-            return new PreemptionConfig(bound, releasePolicy);
+            return new PreemptionConfig(bound, releasePolicy, offlineFloor);
         }
     }
 }

@@ -72,6 +72,21 @@ public sealed interface PreemptionEvent {
         }
     }
 
+    /**
+     * What the GPU's compute engine says about an offline tenant's usage: from {@code belowFrom} on
+     * it has used less than its request over the usage window, as long as it does not run in between
+     * ({@link Long#MAX_VALUE}: never, e.g. its request is 0). The machine keeps the latest value per
+     * tenant (a tenant it was never told about counts as never below) and, with
+     * {@link PreemptionConfig#offlineFloor()}, ends a release delay at once while a held offline tenant
+     * is below its request (see {@link PreemptionMachine}). Report it after each time the tenant ran
+     * (its usage changed); time sliding by changes nothing, the value already says when it drops below.
+     */
+    record Usage(long at, String tenant, long belowFrom) implements PreemptionEvent {
+        public Usage {
+            Validate.notBlank("usage.tenant", tenant);
+        }
+    }
+
     /** Time passed: fires the timers that are due (preemption deadline, release delay). */
     record Tick(long at) implements PreemptionEvent {
         @Override

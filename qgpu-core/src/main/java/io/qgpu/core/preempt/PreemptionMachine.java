@@ -13,7 +13,8 @@ import io.qgpu.api.Validate;
  *
  * <p>Rules (qGPU's online/offline hybrid deployment): online work gets the GPU within the
  * preemption bound; running offline tenants are suspended and later resume where they stopped; after
- * online work has been idle for the release delay the GPU goes back to offline work; which offline
+ * online work has been idle for the release delay the GPU goes back to offline work (at once, with the
+ * offline floor, while a suspended offline tenant is below its request: see below); which offline
  * tenant runs is up to the GPU's isolation policy (a {@link io.qgpu.core.compute.ComputeEngine}),
  * reported here with {@code Start}/{@code Stop}; online tenants compete with no policy.
  *
@@ -30,7 +31,17 @@ import io.qgpu.api.Validate;
  *   <tr><td>ONLINE</td><td>Idle or Deregister of the last RUNNING online tenant</td><td>RELEASING, timer = at + delay</td><td>ModeChanged</td></tr>
  *   <tr><td>RELEASING</td><td>online Submit</td><td>ONLINE, timer cancelled</td><td>ModeChanged; RunOnline(waited 0)</td></tr>
  *   <tr><td>RELEASING</td><td>release timer</td><td>OFFLINE</td><td>ModeChanged; Resume each SUSPENDED tenant</td></tr>
+ *   <tr><td>RELEASING</td><td>Usage, offline Submit or Deregister</td><td>RELEASING, timer recomputed (below)</td><td></td></tr>
  * </table>
+ *
+ * <p>The offline floor ({@link PreemptionConfig#offlineFloor()}, on by default): the release timer,
+ * wherever the table says "delay", is the earlier of the release rule's hold after online last went
+ * idle and the earliest {@link PreemptionEvent.Usage#belowFrom()} of a SUSPENDED offline tenant (one
+ * with work held), never before the event's time. So while such a tenant is below its request over
+ * the usage window, online going idle returns the GPU to offline work at once; a tenant whose usage
+ * slides below its request during a hold is released then; with every held tenant at or above its
+ * request the hold applies. Online work is never delayed by it. A tenant never reported by
+ * {@code Usage} counts as never below.
  *
  * <table>
  *   <caption>Tenant phases (every pair not listed is illegal)</caption>
@@ -55,12 +66,14 @@ import io.qgpu.api.Validate;
  *   <tr><td>offline</td><td>SUSPENDING</td><td>Idle</td><td></td><td>IDLE</td></tr>
  *   <tr><td>offline</td><td>SUSPENDING</td><td>(deadline)</td><td></td><td>SUSPENDED, ForceSuspended</td></tr>
  *   <tr><td>offline</td><td>SUSPENDED</td><td>(release timer)</td><td></td><td>READY, Resume</td></tr>
+ *   <tr><td>offline</td><td>any</td><td>Usage</td><td></td><td>unchanged (its below-request time recorded)</td></tr>
  *   <tr><td>any</td><td>any</td><td>Tick</td><td></td><td>unchanged (due timers fire)</td></tr>
  * </table>
  *
  * <p>Illegal, with {@link IllegalTransitionException} and no state change: Submit unless IDLE;
  * Idle from IDLE or from offline SUSPENDED (suspended work cannot finish); Start unless offline
- * READY; Stop unless offline RUNNING or SUSPENDING; Suspended unless offline SUSPENDING; Register of
+ * READY; Stop unless offline RUNNING or SUSPENDING; Suspended unless offline SUSPENDING; Usage for an
+ * online tenant; Register of
  * a registered tenant; any other event for an unregistered one. An event older than the state gets
  * {@link io.qgpu.api.InvalidValueException} (field {@code event.at}).
  *

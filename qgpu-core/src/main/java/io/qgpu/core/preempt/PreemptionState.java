@@ -36,6 +36,8 @@ public final class PreemptionState {
     final TenantPhase[] phases;
     /** Online: when it last submitted. Offline: when its phase last changed. */
     final long[] since;
+    /** Offline: from when it counts as below its request if it does not run ({@link PreemptionEvent.Usage}). */
+    final long[] belowFrom;
     final Map<String, Integer> index;
     final long timerAt;
     final long preemptStartedAt;
@@ -45,13 +47,14 @@ public final class PreemptionState {
     final long version;
 
     PreemptionState(GpuMode mode, String[] ids, PriorityClass[] classes, TenantPhase[] phases, long[] since,
-                    Map<String, Integer> index, long timerAt, long preemptStartedAt, long lastOnlineIdleAt,
+                    long[] belowFrom, Map<String, Integer> index, long timerAt, long preemptStartedAt, long lastOnlineIdleAt,
                     IdleGaps idleGaps, long at, long version) {
         this.mode = mode;
         this.ids = ids;
         this.classes = classes;
         this.phases = phases;
         this.since = since;
+        this.belowFrom = belowFrom;
         this.index = index;
         this.timerAt = timerAt;
         this.preemptStartedAt = preemptStartedAt;
@@ -64,7 +67,7 @@ public final class PreemptionState {
     /** A GPU without tenants at time {@code at}, in mode {@link GpuMode#OFFLINE}. */
     public static PreemptionState initial(long at) {
         return new PreemptionState(GpuMode.OFFLINE, new String[0], new PriorityClass[0], new TenantPhase[0],
-                new long[0], Map.of(), NO_TIMER, Long.MIN_VALUE, Long.MIN_VALUE, IdleGaps.empty(0), at, 0);
+                new long[0], new long[0], Map.of(), NO_TIMER, Long.MIN_VALUE, Long.MIN_VALUE, IdleGaps.empty(0), at, 0);
     }
 
     public GpuMode mode() {
@@ -129,6 +132,16 @@ public final class PreemptionState {
     public Optional<PriorityClass> priority(String tenant) {
         Integer i = index.get(tenant);
         return i == null ? Optional.empty() : Optional.of(classes[i]);
+    }
+
+    /**
+     * From when the offline tenant counts as below its request if it does not run, as last reported
+     * ({@link PreemptionEvent.Usage}); {@link Long#MAX_VALUE} (never) until reported and for online
+     * tenants; empty if it is not registered.
+     */
+    public OptionalLong belowRequestFrom(String tenant) {
+        Integer i = index.get(tenant);
+        return i == null ? OptionalLong.empty() : OptionalLong.of(belowFrom[i]);
     }
 
     /** Tenants in {@code phase}, in registration order. */
@@ -231,7 +244,7 @@ public final class PreemptionState {
         return mode == s.mode && timerAt == s.timerAt && preemptStartedAt == s.preemptStartedAt
                 && lastOnlineIdleAt == s.lastOnlineIdleAt && at == s.at && version == s.version
                 && Arrays.equals(ids, s.ids) && Arrays.equals(classes, s.classes) && Arrays.equals(phases, s.phases)
-                && Arrays.equals(since, s.since) && idleGaps.equals(s.idleGaps);
+                && Arrays.equals(since, s.since) && Arrays.equals(belowFrom, s.belowFrom) && idleGaps.equals(s.idleGaps);
     }
 
     @Override

@@ -63,7 +63,13 @@ final class StandardPreemptionMachine implements PreemptionMachine {
         }
         boolean online = d.classes[i] == PriorityClass.ONLINE;
         TenantPhase p = d.phases[i];
-        if (e instanceof PreemptionEvent.Deregister) {
+        if (e instanceof PreemptionEvent.Usage u) {
+            if (online) {
+                throw illegal(d, e, "Usage is for offline tenants (online work is never held)");
+            }
+            d.belowFrom[i] = u.belowFrom();
+            floorCheck(d, at);
+        } else if (e instanceof PreemptionEvent.Deregister) {
             d.remove(i);
             if (online && p == TenantPhase.RUNNING) {
                 d.lastOnlineIdleAt = at;
@@ -74,6 +80,8 @@ final class StandardPreemptionMachine implements PreemptionMachine {
                 d.lastOnlineIdleAt = at;
             } else if (!online && p == TenantPhase.SUSPENDING) {
                 completeIfResolved(d, at);
+            } else if (!online) {
+                floorCheck(d, at);
             }
         } else if (e instanceof PreemptionEvent.Submit) {
             if (p != TenantPhase.IDLE) {
@@ -83,6 +91,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
                 submitOnline(d, i, at);
             } else {
                 d.set(i, d.mode == GpuMode.OFFLINE ? TenantPhase.READY : TenantPhase.SUSPENDED, at);
+                floorCheck(d, at);
             }
         } else if (e instanceof PreemptionEvent.Idle) {
             if (online) {
@@ -199,7 +208,31 @@ final class StandardPreemptionMachine implements PreemptionMachine {
 
     private void enterReleasing(Draft d, long at) {
         d.mode(GpuMode.RELEASING, at);
-        d.timerAt = Math.max(at, timerAt(d.lastOnlineIdleAt, config.releasePolicy().holdNanos(d.idleGaps)));
+        d.timerAt = releaseAt(d, at);
+    }
+
+    /**
+     * When the release delay ends: the release rule's hold after online last went idle, or, with the
+     * offline floor, as soon as a held (SUSPENDED) offline tenant is below its request, whichever is
+     * first; never before {@code at}.
+     */
+    private long releaseAt(Draft d, long at) {
+        long due = timerAt(d.lastOnlineIdleAt, config.releasePolicy().holdNanos(d.idleGaps));
+        if (config.offlineFloor()) {
+            for (int k = 0; k < d.size; k++) {
+                if (d.classes[k] == PriorityClass.OFFLINE && d.phases[k] == TenantPhase.SUSPENDED) {
+                    due = Math.min(due, d.belowFrom[k]);
+                }
+            }
+        }
+        return Math.max(at, due);
+    }
+
+    /** In RELEASING, re-decides the release after the held offline tenants or their usage changed. */
+    private void floorCheck(Draft d, long at) {
+        if (d.mode == GpuMode.RELEASING) {
+            d.timerAt = releaseAt(d, at);
+        }
     }
 
     private void completeIfResolved(Draft d, long at) {
@@ -267,6 +300,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
         PriorityClass[] classes;
         TenantPhase[] phases;
         long[] since;
+        long[] belowFrom;
         Map<String, Integer> index;
         boolean membershipChanged;
         int size;
@@ -282,6 +316,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
             classes = s.classes;
             phases = s.phases.clone();
             since = s.since.clone();
+            belowFrom = s.belowFrom.clone();
             index = s.index;
             size = s.ids.length;
             timerAt = s.timerAt;
@@ -334,6 +369,8 @@ final class StandardPreemptionMachine implements PreemptionMachine {
             classes = Arrays.copyOf(classes, size + 1);
             phases = Arrays.copyOf(phases, size + 1);
             since = Arrays.copyOf(since, size + 1);
+            belowFrom = Arrays.copyOf(belowFrom, size + 1);
+            belowFrom[size] = Long.MAX_VALUE;
             ids[size] = id;
             classes[size] = c;
             phases[size] = TenantPhase.IDLE;
@@ -350,6 +387,10 @@ final class StandardPreemptionMachine implements PreemptionMachine {
             System.arraycopy(since, 0, s, 0, i);
             System.arraycopy(since, i + 1, s, i, size - 1 - i);
             since = s;
+            long[] b = new long[size - 1];
+            System.arraycopy(belowFrom, 0, b, 0, i);
+            System.arraycopy(belowFrom, i + 1, b, i, size - 1 - i);
+            belowFrom = b;
             size--;
             membershipChanged = true;
         }
@@ -362,7 +403,7 @@ final class StandardPreemptionMachine implements PreemptionMachine {
 
         PreemptionState build(long at, long version) {
             Map<String, Integer> idx = membershipChanged ? PreemptionState.indexOf(ids) : index;
-            return new PreemptionState(mode, ids, classes, phases, since, idx, timerAt, preemptStartedAt,
+            return new PreemptionState(mode, ids, classes, phases, since, belowFrom, idx, timerAt, preemptStartedAt,
                     lastOnlineIdleAt, idleGaps, at, version);
         }
     }

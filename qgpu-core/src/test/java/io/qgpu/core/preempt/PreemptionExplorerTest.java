@@ -114,7 +114,7 @@ class PreemptionExplorerTest {
                         }
                     }
                     PreemptionState n = t.state();
-                    return new Transition(new PreemptionState(n.mode, n.ids, n.classes, phases, n.since, n.index, n.timerAt,
+                    return new Transition(new PreemptionState(n.mode, n.ids, n.classes, phases, n.since, n.belowFrom, n.index, n.timerAt,
                             n.preemptStartedAt, n.lastOnlineIdleAt, n.idleGaps, n.at, n.version), t.actions());
                 }
                 return t;

@@ -96,7 +96,7 @@ class PreemptionPropertyTest {
                     phases[i] = TenantPhase.READY;
                 }
             }
-            return new Transition(new PreemptionState(n.mode, n.ids, n.classes, phases, n.since, n.index, n.timerAt,
+            return new Transition(new PreemptionState(n.mode, n.ids, n.classes, phases, n.since, n.belowFrom, n.index, n.timerAt,
                     n.preemptStartedAt, n.lastOnlineIdleAt, n.idleGaps, n.at, n.version), t.actions());
         }
     }

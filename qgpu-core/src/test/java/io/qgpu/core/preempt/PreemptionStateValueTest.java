@@ -72,7 +72,7 @@ class PreemptionStateValueTest {
     }
 
     private static PreemptionState state(GpuMode mode, long timer, String[] ids, PriorityClass[] classes, TenantPhase[] phases) {
-        return new PreemptionState(mode, ids, classes, phases, new long[ids.length], PreemptionState.indexOf(ids),
+        return new PreemptionState(mode, ids, classes, phases, new long[ids.length], new long[ids.length], PreemptionState.indexOf(ids),
                 timer, 0, 0, IdleGaps.empty(0), 0, 1);
     }
 

@@ -63,6 +63,8 @@ final class GpuSim {
     /** Online went idle at {@link #lastOnlineIdleAt} and the GPU was released; no offline tenant has run since. */
     private boolean awaitingOfflineResume;
     private boolean closingPreemption;
+    /** Offline tenants that gave the token back: the machine learns their new usage (the offline floor). */
+    private final List<String> usageDue = new ArrayList<>(2);
 
     GpuSim(GpuSpec spec, Scenario scenario, SimEngines engines, SimRun run, SplittableRandom root) {
         this.id = spec.id();
@@ -78,6 +80,7 @@ final class GpuSim {
             apply(new PreemptionEvent.Register(0, t.id(), t.priority()));
             if (!t.online()) {
                 compute.addTenant(t.id(), t.requestPercent(), t.limitPercent());
+                apply(new PreemptionEvent.Usage(0, t.id(), compute.belowRequestFrom(t.id())));   // the offline floor
             }
         }
     }
@@ -109,6 +112,10 @@ final class GpuSim {
         closingPreemption = false;
         for (Action a : t.actions()) {
             handle(a);
+        }
+        while (!usageDue.isEmpty()) {   // tokens given back while handling the actions, after them
+            String x = usageDue.remove(0);
+            apply(new PreemptionEvent.Usage(run.now(), x, compute.belowRequestFrom(x)));
         }
         armMachineTimer();
     }
@@ -371,6 +378,7 @@ final class GpuSim {
     private void releaseToken() {
         long overrun = Math.max(0, run.now() - grant.expiresAtNanos());
         ReleaseReport r = compute.release(holder.id, overrun);
+        usageDue.add(holder.id);
         if (run.tracing()) {
             trace(holder, TraceKind.RELEASE, "held=" + Dist.fmt(r.usedNanos())
                     + (overrun > 0 ? " overrun=" + Dist.fmt(overrun) : "") + " next-quota=" + Dist.fmt(r.nextQuotaNanos()));

@@ -185,6 +185,11 @@ final class BrokenEngines {
         }
 
         @Override
+        public long belowRequestFrom(String tenant) {
+            return d.belowRequestFrom(tenant);
+        }
+
+        @Override
         public long usageNanos(String tenant) {
             return d.usageNanos(tenant);
         }

@@ -124,6 +124,32 @@ class SimulateCommandTest {
         }
     }
 
+    /**
+     * The README's gate stream (1 ms of online work every 11 ms) with qGPU's fixed 100 ms delay: the
+     * offline tenant's request 30 is a floor, so it gets 30% of the run, and at most 30% plus one online
+     * period (11 ms of 10 s) in any 10 s window; with {@code offlineFloor: false} in the same file it
+     * gets nothing (0.0%, asserted below as under 0.1%), which is what the machine does with the
+     * floor removed.
+     */
+    @Test
+    void theOfflineFloorScenarioShowsTheOfflineTenantsShare(@TempDir Path tmp) throws IOException {
+        Path floor = SCENARIOS.resolve("readme-gate-offline-floor.json");
+        Run r = qgpu("simulate", floor.toString(), "--out", tmp.resolve("on").toString(), "--no-trace");
+        assertEquals(0, r.rc(), r.err());
+        Map<String, Map<String, String>> m = metrics(tmp.resolve("on").resolve("metrics.csv"));
+        double share = Double.parseDouble(m.get("train").get("share"));
+        assertEquals(0.30, share, 0.0011 * 4, "30% of each of the four 10 s windows, within one online period each: " + share);
+        assertTrue(Double.parseDouble(m.get("train").get("max_window_share")) <= 0.30 + 0.0011, r.out());
+
+        Path off = tmp.resolve("no-floor.json");
+        Files.writeString(off, Files.readString(floor).replace("\"releaseDelay\": \"100ms\"",
+                "\"releaseDelay\": \"100ms\", \"offlineFloor\": false"));
+        Run r2 = qgpu("simulate", off.toString(), "--out", tmp.resolve("off").toString(), "--no-trace");
+        assertEquals(0, r2.rc(), r2.err());
+        double without = Double.parseDouble(metrics(tmp.resolve("off").resolve("metrics.csv")).get("train").get("share"));
+        assertTrue(without < 0.001, "without the floor: " + without);
+    }
+
     @Test
     void theSameSeedWritesTheSameNumbers(@TempDir Path tmp) throws IOException {
         qgpu("simulate", DEFAULT.toString(), "--out", tmp.resolve("a").toString(), "--duration", "10s", "--seed", "9");

@@ -88,7 +88,7 @@ class SimulateReleaseTest {
         try (Stream<Path> st = Files.list(SCENARIOS)) {
             st.filter(p -> p.toString().endsWith(".json")).sorted().forEach(files::add);
         }
-        assertEquals(5, files.size(), files.toString());
+        assertEquals(6, files.size(), files.toString());   // the five policy examples and the offline floor's
         for (Path f : files) {
             Scenario s = ScenarioFile.read(f);
             ReleaseComparison c = ReleaseComparison.run(Simulator.standard(), s, ReleaseComparison.DEFAULT_DELAYS,

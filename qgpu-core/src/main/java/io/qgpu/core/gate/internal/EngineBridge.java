@@ -49,6 +49,8 @@ public final class EngineBridge {
      * event applied, the token requested, withdrawn or released), so that no pass answers it.
      */
     private boolean progress;
+    /** The tenant that gave the token back, whose usage the machine learns next (the offline floor). */
+    private TenantState usageDue;
 
     EngineBridge(GateCore core, long now) {
         this.core = core;
@@ -69,6 +71,9 @@ public final class EngineBridge {
             engine.addTenant(t.name, new Share(share.request(), 1.0));
         }
         apply(new PreemptionEvent.Register(at(now), t.name, t.spec.priority()));
+        if (!t.online) {
+            apply(new PreemptionEvent.Usage(at(now), t.name, engine.belowRequestFrom(t.name))); // the offline floor
+        }
     }
 
     /** The token scheduler frees the token if the tenant holds it; its accounting leaves with it. */
@@ -282,6 +287,7 @@ public final class EngineBridge {
         engine.release(t.name, Long.MAX_VALUE);
         t.holdsToken = false;
         progress = true;
+        usageDue = t; // the machine learns its usage after the event this release goes with
     }
 
     private boolean otherOfflineDemand(TenantState t) {
@@ -319,12 +325,13 @@ public final class EngineBridge {
      * Feeds one event to the machine and carries out its actions. If a timer of the machine is due
      * by the event's time (the timer thread is late), the timers fire first, with a Tick at that time,
      * and a tenant event is dropped: the caller's pump round re-decides from the new phases.
-     * Register and Deregister are always applied.
+     * Register, Deregister and Usage are always applied.
      */
     private void apply(PreemptionEvent e) {
         if (!(e instanceof PreemptionEvent.Tick) && pstate.nextTimerNanos() <= e.at()) {
             apply(new PreemptionEvent.Tick(e.at()));
-            if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)) {
+            if (!(e instanceof PreemptionEvent.Register) && !(e instanceof PreemptionEvent.Deregister)
+                    && !(e instanceof PreemptionEvent.Usage)) {
                 return;
             }
         }
@@ -355,6 +362,11 @@ public final class EngineBridge {
                     core.events.later(new GateEvent.ModeChanged(core.gpu, m.from(), m.to(), m.at()));
                 }
             }
+        }
+        if (usageDue != null && !(e instanceof PreemptionEvent.Usage) && pstate.isRegistered(usageDue.name)) {
+            TenantState u = usageDue;
+            usageDue = null;
+            apply(new PreemptionEvent.Usage(pstate.at(), u.name, engine.belowRequestFrom(u.name)));
         }
     }
 

@@ -169,6 +169,9 @@ public final class ScenarioFile {
         if (p.release() != null) {
             b.releasePolicy(release(in, "preemption.release"));
         }
+        if (p.offlineFloor() != null) {
+            b.offlineFloor(p.offlineFloor());
+        }
         return convert(in, "preemption", b::build);
     }
 

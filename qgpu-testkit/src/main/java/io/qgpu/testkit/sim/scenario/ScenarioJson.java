@@ -25,10 +25,11 @@ final class ScenarioJson {
     /**
      * {@code release} is a duration (a fixed delay) or an {@link AdaptiveReleaseDto}, so it is kept as a
      * {@link JsonNode} and bound when converted; {@code kernels} is {@code atomic} or {@code interruptible};
-     * {@code switch} is the cost of one switch between offline and online work.
+     * {@code switch} is the cost of one switch between offline and online work; {@code offlineFloor}
+     * turns the offline floor off ({@code false}) or on (the default).
      */
     record PreemptionDto(String bound, String releaseDelay, JsonNode release, String kernels,
-                         @com.fasterxml.jackson.annotation.JsonProperty("switch") String switchTime) {
+                         @com.fasterxml.jackson.annotation.JsonProperty("switch") String switchTime, Boolean offlineFloor) {
     }
 
     /** {@code {"type": "adaptive", "switchCost": "400us", "maxHold": "200ms"}}. */
