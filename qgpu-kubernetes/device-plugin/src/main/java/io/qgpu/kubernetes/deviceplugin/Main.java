@@ -3,10 +3,10 @@ package io.qgpu.kubernetes.deviceplugin;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
@@ -237,25 +237,13 @@ public final class Main {
         }
         checkStateFile(opts.containsKey("--state-file") ? "--state-file " + opts.get("--state-file")
                 : "the state file " + c.stateFile() + " (--state-file)", c.stateFile());
-        if (opts.containsKey("--rules")) {
-            try {
-                c = c.withRules(GranularityRules.preset(opts.get("--rules")));
-            } catch (InvalidValueException e) {
-                throw new IllegalArgumentException("--rules " + opts.get("--rules") + ": must be qgpu, hami or gpu-manager");
-            }
+        Optional<GranularityRules> rules = AgentFlags.rules(opts);
+        if (rules.isPresent()) {
+            c = c.withRules(rules.get());
         }
-        if (opts.containsKey("--recover-after")) {
-            String v = opts.get("--recover-after");
-            long seconds;
-            try {
-                seconds = Long.parseLong(v);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be a whole number of seconds");
-            }
-            if (seconds < 1) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be at least 1");
-            }
-            c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
+        Optional<Duration> recoverAfter = AgentFlags.recoverAfter(opts);
+        if (recoverAfter.isPresent()) {
+            c = c.withRecovery(recoverAfter.get(), c.recoveryCheckEvery(), c.ticker());
         }
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
