@@ -2,7 +2,6 @@ package io.qgpu.kubernetes.deviceplugin;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qgpu.api.GranularityRules;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
@@ -13,7 +12,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -237,14 +235,8 @@ public final class Main {
         }
         checkStateFile(opts.containsKey("--state-file") ? "--state-file " + opts.get("--state-file")
                 : "the state file " + c.stateFile() + " (--state-file)", c.stateFile());
-        Optional<GranularityRules> rules = AgentFlags.rules(opts);
-        if (rules.isPresent()) {
-            c = c.withRules(rules.get());
-        }
-        Optional<Duration> recoverAfter = AgentFlags.recoverAfter(opts);
-        if (recoverAfter.isPresent()) {
-            c = c.withRecovery(recoverAfter.get(), c.recoveryCheckEvery(), c.ticker());
-        }
+        c = AgentFlags.rules(opts).map(c::withRules).orElse(c);
+        c = c.withRecovery(AgentFlags.recoverAfter(opts).orElse(c.recoverAfter()), c.recoveryCheckEvery(), c.ticker());
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }

@@ -3,7 +3,6 @@ package io.qgpu.kubernetes.dra;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qgpu.api.GranularityRules;
 import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
@@ -12,7 +11,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -220,14 +218,8 @@ public final class Main {
             throw new IllegalArgumentException("--machine " + machine.get() + ": needs --nvml-lib naming the fake NVML library");
         }
         c = c.withNvml(lib, machine);
-        Optional<GranularityRules> rules = AgentFlags.rules(opts);
-        if (rules.isPresent()) {
-            c = c.withRules(rules.get());
-        }
-        Optional<Duration> recoverAfter = AgentFlags.recoverAfter(opts);
-        if (recoverAfter.isPresent()) {
-            c = c.withRecovery(recoverAfter.get(), c.recoveryCheckEvery(), c.ticker());
-        }
+        c = AgentFlags.rules(opts).map(c::withRules).orElse(c);
+        c = c.withRecovery(AgentFlags.recoverAfter(opts).orElse(c.recoverAfter()), c.recoveryCheckEvery(), c.ticker());
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }
