@@ -3,7 +3,7 @@ package io.qgpu.kubernetes.deviceplugin;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
-import io.qgpu.kubernetes.node.FakeNvml;
+import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
@@ -18,9 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,15 +65,10 @@ public final class DevicePlugin implements AutoCloseable {
      */
     public static DevicePlugin start(PluginConfig c) throws IOException {
         NodeSharing sharing = c.sharing().open();
-        Nvml.Builder b = Nvml.builder();
-        c.nvmlLibrary().ifPresent(b::libraryPath);
-        Nvml nvml = b.open();
+        Nvml nvml = AgentStartup.openNvml(c.nvmlLibrary(), c.fakeMachine());
         GpuHealth health = null;
         MpsSupervisor mps = null;
         try {
-            if (c.fakeMachine().isPresent()) {
-                FakeNvml.selectMachine(nvml.library(), c.fakeMachine().get());
-            }
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(c.nodeName());
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
             PlacementEngine engine = PlacementEngine.builder(ledger)
@@ -94,29 +87,8 @@ public final class DevicePlugin implements AutoCloseable {
             health = GpuHealth.start(nvml, pool::setHealth, c.ticker(), c.recoverAfter());
             PluginServer server = new PluginServer(c.pluginDir(), c.endpoint(), c.kubeletSocket(), Names.RESOURCE,
                     new DevicePluginService(pool, new ContainerEnvironment(new PlacementEdits(minors, sharing)))).start();
-            ScheduledExecutorService timer = null;
-            boolean tickMps = mps != null && !c.sharing().mpsTickEvery().isZero();
-            if (!c.recoveryCheckEvery().isZero() || tickMps) {
-                timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "qgpu-device-plugin-health");
-                    t.setDaemon(true);
-                    return t;
-                });
-            }
-            if (timer != null && !c.recoveryCheckEvery().isZero()) {
-                GpuHealth h = health;
-                long every = c.recoveryCheckEvery().toMillis();
-                timer.scheduleWithFixedDelay(() -> {
-                    try {
-                        h.recoverDue();
-                    } catch (RuntimeException e) {
-                        LOG.warn("health recovery check failed", e);
-                    }
-                }, every, every, TimeUnit.MILLISECONDS);
-            }
-            if (tickMps) {
-                mps.tickEvery(timer, c.sharing().mpsTickEvery());
-            }
+            ScheduledExecutorService timer = AgentStartup.timer("qgpu-device-plugin-health", health, c.recoveryCheckEvery(),
+                    mps, c.sharing().mpsTickEvery());
             LOG.info("node {}: {} GPU(s), {} virtual device(s) of {}, sharing back end {}", c.nodeName(), inv.node().gpus().size(),
                     pool.devices().size(), Names.RESOURCE, sharing.backend().wireName());
             return new DevicePlugin(nvml, pool, health, server, timer, mps);

@@ -2,18 +2,16 @@ package io.qgpu.kubernetes.deviceplugin;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qgpu.api.GranularityRules;
-import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -237,26 +235,8 @@ public final class Main {
         }
         checkStateFile(opts.containsKey("--state-file") ? "--state-file " + opts.get("--state-file")
                 : "the state file " + c.stateFile() + " (--state-file)", c.stateFile());
-        if (opts.containsKey("--rules")) {
-            try {
-                c = c.withRules(GranularityRules.preset(opts.get("--rules")));
-            } catch (InvalidValueException e) {
-                throw new IllegalArgumentException("--rules " + opts.get("--rules") + ": must be qgpu, hami or gpu-manager");
-            }
-        }
-        if (opts.containsKey("--recover-after")) {
-            String v = opts.get("--recover-after");
-            long seconds;
-            try {
-                seconds = Long.parseLong(v);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be a whole number of seconds");
-            }
-            if (seconds < 1) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be at least 1");
-            }
-            c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
-        }
+        c = AgentFlags.rules(opts).map(c::withRules).orElse(c);
+        c = c.withRecovery(AgentFlags.recoverAfter(opts).orElse(c.recoverAfter()), c.recoveryCheckEvery(), c.ticker());
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }

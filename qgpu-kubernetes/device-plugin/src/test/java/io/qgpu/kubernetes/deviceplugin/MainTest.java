@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.qgpu.kubernetes.node.FakeNvmlControl;
 
 /** The command line, and small pieces of the wire form. */
 class MainTest {

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
+import io.qgpu.kubernetes.node.FakeNvmlControl;
 
 /**
  * A fake kubelet on a real Unix socket in a temporary directory and the plugin on the fake NVML

@@ -3,7 +3,7 @@ package io.qgpu.kubernetes.dra;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.kubernetes.node.CdiSpecs;
-import io.qgpu.kubernetes.node.FakeNvml;
+import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
@@ -16,9 +16,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,16 +76,11 @@ public final class DraDriver implements AutoCloseable {
     /** As {@link #start(DriverConfig, KubernetesClient)}, with the claim store wrapped (tests stop a driver between saving and answering). */
     static DraDriver start(DriverConfig c, KubernetesClient client, Function<ClaimStore, ClaimStore> wrap) throws IOException {
         NodeSharing sharing = c.sharing().open();
-        Nvml.Builder b = Nvml.builder();
-        c.nvmlLibrary().ifPresent(b::libraryPath);
-        Nvml nvml = b.open();
+        Nvml nvml = AgentStartup.openNvml(c.nvmlLibrary(), c.fakeMachine());
         GpuHealth health = null;
         DriverSockets sockets = null;
         MpsSupervisor mps = null;
         try {
-            if (c.fakeMachine().isPresent()) {
-                FakeNvml.selectMachine(nvml.library(), c.fakeMachine().get());
-            }
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(c.nodeName());
             NodeGpus gpus = new NodeGpus(inv);
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
@@ -114,29 +107,8 @@ public final class DraDriver implements AutoCloseable {
             RegistrationService registration = new RegistrationService(c.draSocket());
             sockets = new DriverSockets(c.draSocket(), c.registrationSocket())
                     .start(List.of(new DraServiceV1(preparer), new DraServiceV1beta1(preparer)), registration);
-            ScheduledExecutorService timer = null;
-            boolean tickMps = mps != null && !c.sharing().mpsTickEvery().isZero();
-            if (!c.recoveryCheckEvery().isZero() || tickMps) {
-                timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "qgpu-dra-driver-health");
-                    t.setDaemon(true);
-                    return t;
-                });
-            }
-            if (tickMps) {
-                mps.tickEvery(timer, c.sharing().mpsTickEvery());
-            }
-            if (timer != null && !c.recoveryCheckEvery().isZero()) {
-                GpuHealth h = health;
-                long every = c.recoveryCheckEvery().toMillis();
-                timer.scheduleWithFixedDelay(() -> {
-                    try {
-                        h.recoverDue();
-                    } catch (RuntimeException e) {
-                        LOG.warn("health recovery check failed", e);
-                    }
-                }, every, every, TimeUnit.MILLISECONDS);
-            }
+            ScheduledExecutorService timer = AgentStartup.timer("qgpu-dra-driver-health", health, c.recoveryCheckEvery(),
+                    mps, c.sharing().mpsTickEvery());
             LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DriverNames.DRIVER, c.nodeName(),
                     gpus.all().size(), claims.all().size(), sharing.backend().wireName());
             return new DraDriver(nvml, health, sockets, timer, claims, slices, registration, mps);

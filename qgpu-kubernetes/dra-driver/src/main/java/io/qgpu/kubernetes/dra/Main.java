@@ -3,8 +3,7 @@ package io.qgpu.kubernetes.dra;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qgpu.api.GranularityRules;
-import io.qgpu.api.InvalidValueException;
+import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
@@ -12,7 +11,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -220,26 +218,8 @@ public final class Main {
             throw new IllegalArgumentException("--machine " + machine.get() + ": needs --nvml-lib naming the fake NVML library");
         }
         c = c.withNvml(lib, machine);
-        if (opts.containsKey("--rules")) {
-            try {
-                c = c.withRules(GranularityRules.preset(opts.get("--rules")));
-            } catch (InvalidValueException e) {
-                throw new IllegalArgumentException("--rules " + opts.get("--rules") + ": must be qgpu, hami or gpu-manager");
-            }
-        }
-        if (opts.containsKey("--recover-after")) {
-            String v = opts.get("--recover-after");
-            long seconds;
-            try {
-                seconds = Long.parseLong(v);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be a whole number of seconds");
-            }
-            if (seconds < 1) {
-                throw new IllegalArgumentException("--recover-after " + v + ": must be at least 1");
-            }
-            c = c.withRecovery(Duration.ofSeconds(seconds), c.recoveryCheckEvery(), c.ticker());
-        }
+        c = AgentFlags.rules(opts).map(c::withRules).orElse(c);
+        c = c.withRecovery(AgentFlags.recoverAfter(opts).orElse(c.recoverAfter()), c.recoveryCheckEvery(), c.ticker());
         c = c.withSharing(SharingOptions.parse(opts));
         return c;
     }

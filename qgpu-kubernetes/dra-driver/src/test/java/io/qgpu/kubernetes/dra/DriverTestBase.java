@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
+import io.qgpu.kubernetes.node.FakeNvmlControl;
 
 /**
  * The driver on the fake NVML library, against fabric8's mock API server in CRUD mode, driven by a

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.qgpu.kubernetes.node.FakeNvmlControl;
 
 /** Item 1: one way to start it; a bad flag or value is one line naming the flag and the value, exit code 2. */
 class MainTest {

@@ -1,4 +1,4 @@
-package io.qgpu.kubernetes.deviceplugin;
+package io.qgpu.kubernetes.node;
 
 import com.sun.jna.Library;
 import com.sun.jna.Native;
@@ -7,10 +7,11 @@ import java.nio.file.Path;
 
 /**
  * The control functions of the fake libnvidia-ml that the build compiles from qgpu-nvml's test
- * sources into target/fake-nvml, bound through JNA on the same file the plugin loads, so both see one
- * state.
+ * sources into target/fake-nvml, bound through JNA on the same file the agent under test (the device
+ * plugin or the DRA driver) loads, so both see one state. Shared with those modules' tests through this
+ * module's test jar; their POMs set {@code qgpu.fakeNvml.dir}.
  */
-interface FakeNvmlControl extends Library {
+public interface FakeNvmlControl extends Library {
 
     /** The fake library (system property set by the POM). */
     static Path path() {
