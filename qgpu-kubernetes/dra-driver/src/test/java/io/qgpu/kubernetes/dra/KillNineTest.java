@@ -13,6 +13,7 @@ import io.qgpu.kubernetes.dra.v1.Device;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesRequest;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
+import io.qgpu.kubernetes.node.FakeNvmlControl;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
