@@ -8,7 +8,7 @@ import ai.djl.metric.Metrics;
 import ai.djl.metric.Unit;
 import ai.djl.translate.TranslateException;
 import io.qgpu.api.InvalidValueException;
-import io.qgpu.core.gate.TenantProcessUsage;
+import io.qgpu.core.gate.TenantUsage;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -68,7 +68,7 @@ public final class GatedPredictor<I, O> extends Predictor<I, O> {
     }
 
     /** The tenant's use of the GPU now, as its gate counts it. */
-    public TenantProcessUsage usage() {
+    public TenantUsage usage() {
         return scope.gate().usage(scope.tenant());
     }
 

@@ -12,7 +12,7 @@ import io.qgpu.core.gate.GateConfig;
 import io.qgpu.core.gate.GateRegistry;
 import io.qgpu.core.gate.GateTenantSpec;
 import io.qgpu.core.gate.Tenant;
-import io.qgpu.core.gate.TenantProcessUsage;
+import io.qgpu.core.gate.TenantUsage;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -115,7 +115,7 @@ public final class QgpuDjl implements AutoCloseable {
     }
 
     /** The tenant's use of the GPU now, as its gate counts it. */
-    public TenantProcessUsage usage() {
+    public TenantUsage usage() {
         return scope.gate().usage(scope.tenant());
     }
 
