@@ -12,7 +12,7 @@ import java.util.Arrays;
  *         .defaultLink(new GpuLink.Pcie(TopologyLevel.SYSTEM))
  *         .link(0, 1, new GpuLink.NvLink(2))
  *         .build();
- * t.link(1, 0);   // NvLink[lanes=2]
+ * t.link(1, 0);   // the NvLink of 2 lanes set for (0, 1)
  * }</pre>
  *
  * <p>Thread safety: immutable.

@@ -25,8 +25,8 @@ import java.util.function.Supplier;
 /**
  * JSON for the model: inventories, claims, placements and ledger snapshots. Reading is strict:
  * unknown fields, wrong types, trailing tokens and missing required fields are refused with a
- * {@link QgpuJsonException} (naming the path, line and column) or an {@link InvalidValueException}
- * (naming the model field and the value).
+ * {@link QgpuJsonException} naming the path, line and column (a value the model refuses is reported
+ * the same way, at the path of the file where it was written).
  *
  * <pre>{@code
  * Inventory inv = QgpuJson.readInventory(Files.readString(Path.of("inventory.json")));

@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * if (r instanceof PlacementResult.Placed p) {
  *     p.placement().environment();                             // NVIDIA_VISIBLE_DEVICES=...
  * } else if (r instanceof PlacementResult.Unschedulable u) {
- *     u.summary();                                             // "0/4000 nodes are available: 2950 insufficient GPU memory, ..."
+ *     u.summary();                                             // "infer-1 unschedulable: 0/4000 nodes are available: 2950 insufficient GPU memory, ..."
  *     u.failedNodes();                                         // a bounded number of nodes: what was short, by how much
  * }
  * engine.check(claim, List.of("n1", "n2"));                    // these nodes only: fits (set, total) or one reason
