@@ -85,4 +85,27 @@ abstract class DriverTestBase {
     List<ResourceSlice> slices() {
         return client.resources(ResourceSlice.class).list().getItems();
     }
+
+    /** A kubeconfig file in the test's folder that points at the mock API server (what {@code --kubeconfig} reads). */
+    Path writeKubeconfig() throws IOException {
+        return Files.writeString(tmp.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                  - name: mock
+                    cluster:
+                      server: %s
+                      insecure-skip-tls-verify: true
+                users:
+                  - name: driver
+                    user:
+                      token: t
+                contexts:
+                  - name: mock
+                    context:
+                      cluster: mock
+                      user: driver
+                current-context: mock
+                """.formatted(client.getConfiguration().getMasterUrl()));
+    }
 }

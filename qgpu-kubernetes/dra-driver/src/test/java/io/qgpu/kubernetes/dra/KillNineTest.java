@@ -90,25 +90,7 @@ class KillNineTest extends DriverTestBase {
 
     @BeforeEach
     void kubeconfig() throws IOException {
-        kubeconfig = Files.writeString(tmp.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters:
-                  - name: mock
-                    cluster:
-                      server: %s
-                      insecure-skip-tls-verify: true
-                users:
-                  - name: driver
-                    user:
-                      token: t
-                contexts:
-                  - name: mock
-                    context:
-                      cluster: mock
-                      user: driver
-                current-context: mock
-                """.formatted(client.getConfiguration().getMasterUrl()));
+        kubeconfig = writeKubeconfig();
     }
 
     @Test

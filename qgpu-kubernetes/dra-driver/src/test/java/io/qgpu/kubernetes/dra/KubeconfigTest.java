@@ -15,26 +15,7 @@ class KubeconfigTest extends DriverTestBase {
     @Test
     void theClientOfAKubeconfigFileReachesItsServer() throws Exception {
         start("t4x4");
-        String url = client.getConfiguration().getMasterUrl();
-        Path kubeconfig = Files.writeString(tmp.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters:
-                  - name: mock
-                    cluster:
-                      server: %s
-                      insecure-skip-tls-verify: true
-                users:
-                  - name: driver
-                    user:
-                      token: t
-                contexts:
-                  - name: mock
-                    context:
-                      cluster: mock
-                      user: driver
-                current-context: mock
-                """.formatted(url));
+        Path kubeconfig = writeKubeconfig();
         try (KubernetesClient fromFile = Main.client(Optional.of(kubeconfig))) {
             assertEquals("node-a-gpu.qgpu.io",
                     fromFile.resources(ResourceSlice.class).withName("node-a-gpu.qgpu.io").get().getMetadata().getName());
