@@ -7,11 +7,16 @@ import java.util.stream.Collectors;
  * Outcome of placing a claim: {@link Placed} or {@link Unschedulable}.
  *
  * <pre>{@code
- * switch (engine.place(claim)) {
- *     case PlacementResult.Placed p -> start(p.placement().environment());
- *     case PlacementResult.Unschedulable u -> log.warn("{}", u.summary());
+ * PlacementResult result = engine.place(claim);
+ * if (result instanceof PlacementResult.Placed p) {
+ *     start(p.placement().environment());
+ * } else if (result instanceof PlacementResult.Unschedulable u) {
+ *     log.warn("{}", u.summary());
  * }
  * }</pre>
+ *
+ * <p>The interface is sealed: on Java 21 or later a {@code switch} with type patterns over it is
+ * checked by the compiler to cover both cases (the library itself needs only Java 17).
  */
 public sealed interface PlacementResult {
 

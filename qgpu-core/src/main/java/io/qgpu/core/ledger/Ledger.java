@@ -8,8 +8,9 @@ import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Validate;
+import io.qgpu.core.internal.LedgerFeeds;
+import io.qgpu.core.internal.NodeFeed;
 import io.qgpu.core.ledger.internal.BatchCommit;
-import io.qgpu.core.ledger.internal.ChangeRing;
 import io.qgpu.core.ledger.internal.GpuHealth;
 import io.qgpu.core.ledger.internal.Reconciler;
 import io.qgpu.core.ledger.internal.Replay;
@@ -20,7 +21,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.StampedLock;
-import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,13 +66,17 @@ import org.slf4j.LoggerFactory;
  * ledger; reservations, releases and health changes hold that lock shared.
  *
  * <h2>Change feed</h2>
- * {@link #feed()} gives incremental readers (the placement engine's index) the nodes by position
- * and a record of which positions changed, so that they refresh only those instead of reading every
- * node: see {@link NodeFeed}.
+ * The placement engine's index reads the ledger through a change feed that is not part of the
+ * exported API: the nodes by position and a record of which positions changed, so that it refreshes
+ * only those instead of reading every node. docs/ledger.md describes it.
  */
 public final class Ledger implements ClusterView {
 
     private static final Logger LOG = LoggerFactory.getLogger(Ledger.class);
+
+    static {
+        LedgerFeeds.install(ledger -> ledger.current);
+    }
 
     private final StampedLock lock = new StampedLock();
     /** The current structure, wrapped in the feed that readers of it share. */
@@ -107,7 +111,7 @@ public final class Ledger implements ClusterView {
     }
 
     private Structure structure() {
-        return current.structure;
+        return current.structure();
     }
 
     private void publish(Structure next) {
@@ -269,16 +273,7 @@ public final class Ledger implements ClusterView {
         return structure().tenants().committed().size();
     }
 
-    /**
-     * The current structure's change feed: the nodes by position and which positions changed. A
-     * structural change ({@link #addNode}, {@link #removeNode}, {@link #restore}, {@link #reconcile})
-     * replaces it with a new feed of a higher {@link NodeFeed#epoch()}.
-     */
-    public NodeFeed feed() {
-        return current;
-    }
-
-    /** The current structure's epoch; it grows with every structural change. Same as {@code feed().epoch()}. */
+    /** The current structure's epoch; it grows with every structural change (adding or removing a node, restore, reconcile). */
     public long structureEpoch() {
         return structure().epoch();
     }
@@ -354,99 +349,5 @@ public final class Ledger implements ClusterView {
     public String toString() {
         Structure s = structure();
         return "Ledger[" + s.size() + " nodes, " + s.tenants().size() + " reservations, rules " + s.rules().name() + "]";
-    }
-
-    /**
-     * The nodes of one ledger structure by position, and a bounded record of the positions whose state
-     * changed, for readers that keep a derived copy of every node (an index) and want to refresh only
-     * what changed.
-     *
-     * <pre>{@code
-     * Ledger.NodeFeed feed = ledger.feed();
-     * long seen = feed.changeSequence();              // read BEFORE copying
-     * for (int i = 0; i < feed.size(); i++) copy(i, feed.nodeAt(i));
-     * // later:
-     * if (ledger.feed() != feed) { ... structure changed: start over with the new feed ... }
-     * long next = feed.drainChanges(seen, i -> copy(i, feed.nodeAt(i)));
-     * if (next < 0) { next = feed.changeSequence(); ... copy every node again ... }
-     * seen = next;
-     * }</pre>
-     *
-     * <p>Every successful change of a node's state (a reservation, a release, a health change) takes
-     * the next number of a sequence and writes a stamp (sequence, position) into a ring of
-     * {@link #CAPACITY} stamps, <em>after</em> the node's compare-and-set. So a reader that has read
-     * {@link #changeSequence()} as {@code q} and then reads a node sees every change numbered below
-     * {@code q}; a change whose compare-and-set is done but whose number is not taken yet is
-     * delivered by a later drain. In that short window a reader may use a stale copy of the node:
-     * the ledger re-validates every reservation atomically, so correctness must never depend on such
-     * a copy. A reader never misses a change permanently: a drain that cannot prove it delivered every
-     * stamp (a stamp overwritten by a writer that lapped the ring) answers {@code -1}, which asks for
-     * a full re-read.
-     *
-     * <p>Thread safety: thread-safe and lock-free; any number of threads may drain concurrently (each
-     * gets the positions; a position may be delivered more than once). Publishing costs a writer one
-     * {@code getAndIncrement} and one array store.
-     */
-    public static final class NodeFeed {
-        /** How many stamps the ring keeps; a reader further behind than this must re-read everything. */
-        public static final int CAPACITY = ChangeRing.CAPACITY;
-
-        final Structure structure;
-
-        private NodeFeed(Structure structure) {
-            this.structure = structure;
-        }
-
-        /** Identifies this structure; a later structure of the ledger has a higher epoch. */
-        public long epoch() {
-            return structure.epoch();
-        }
-
-        /** The rules of this structure. */
-        public GranularityRules rules() {
-            return structure.rules();
-        }
-
-        /** Number of nodes; positions are {@code 0 .. size() - 1}, in {@link Ledger#nodes()} order. */
-        public int size() {
-            return structure.size();
-        }
-
-        /**
-         * The current state of the node at {@code position} (for a feed that is no longer the
-         * ledger's, the state it had when the structure was replaced).
-         *
-         * @throws InvalidValueException if {@code position} is out of range
-         */
-        public NodeState nodeAt(int position) {
-            if (position < 0 || position >= structure.size()) {
-                throw new InvalidValueException("position", position, "must be in 0.." + (structure.size() - 1));
-            }
-            return structure.slotAt(position).get();
-        }
-
-        /** How many changes were numbered so far: the next change gets this number. */
-        public long changeSequence() {
-            return structure.ring().sequence();
-        }
-
-        /**
-         * Hands {@code positions} the position of every change numbered from {@code fromSequence} on,
-         * in sequence order, possibly with repeats.
-         *
-         * @return the sequence number to drain from next time (every change below it was delivered),
-         *         or {@code -1} when the ring no longer holds every stamp since {@code fromSequence}
-         *         (the reader was more than {@link #CAPACITY} changes behind, or {@code fromSequence}
-         *         does not belong to this feed): then the reader must re-read every node
-         */
-        public long drainChanges(long fromSequence, IntConsumer positions) {
-            Validate.notNull("positions", positions);
-            return structure.ring().drain(fromSequence, positions);
-        }
-
-        @Override
-        public String toString() {
-            return "NodeFeed[epoch " + epoch() + ", " + size() + " nodes, sequence " + changeSequence() + "]";
-        }
     }
 }

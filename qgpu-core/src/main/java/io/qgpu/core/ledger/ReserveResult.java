@@ -10,11 +10,16 @@ import java.util.stream.Collectors;
  * Outcome of {@link Ledger#reserve(Placement)}.
  *
  * <pre>{@code
- * switch (ledger.reserve(placement)) {
- *     case ReserveResult.Reserved r -> bind(r.placement());
- *     case ReserveResult.Refused f -> log.info("refused: {}", f.summary());
+ * ReserveResult result = ledger.reserve(placement);
+ * if (result instanceof ReserveResult.Reserved r) {
+ *     bind(r.placement());
+ * } else if (result instanceof ReserveResult.Refused f) {
+ *     log.info("refused: {}", f.summary());
  * }
  * }</pre>
+ *
+ * <p>The interface is sealed: on Java 21 or later a {@code switch} with type patterns over it is
+ * checked by the compiler to cover both cases (the library itself needs only Java 17).
  *
  * <p>Thread safety: immutable.
  */

@@ -11,12 +11,16 @@ import io.qgpu.api.placement.GpuSet;
  *
  * <pre>{@code
  * for (NodeFit f : engine.check(claim, List.of("n1", "n2"))) {
- *     switch (f) {
- *         case NodeFit.Fits ok -> log.info("{} total {}", ok.node(), ok.total());
- *         case NodeFit.Refused no -> log.info("{}", no.reason().message());
+ *     if (f instanceof NodeFit.Fits ok) {
+ *         log.info("{} total {}", ok.node(), ok.total());
+ *     } else if (f instanceof NodeFit.Refused no) {
+ *         log.info("{}", no.reason().message());
  *     }
  * }
  * }</pre>
+ *
+ * <p>The interface is sealed: on Java 21 or later a {@code switch} with type patterns over it is
+ * checked by the compiler to cover both cases (the library itself needs only Java 17).
  *
  * <p>Thread safety: immutable.
  */

@@ -3,7 +3,7 @@ package io.qgpu.core.placement;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.internal.NodeFeed;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * The engine's cache of {@link NodeSummary}s by node position, with each node's precheck key for
  * each priority class in one contiguous array, so that the scan over ten thousand nodes streams
  * through a few hundred kilobytes instead of chasing a pointer per node. It mirrors one ledger
- * structure ({@link Ledger.NodeFeed}) and is kept current from the feed's change stamps: a
+ * structure ({@link NodeFeed}) and is kept current from the feed's change stamps: a
  * placement refreshes only the positions that changed since the last drain ({@link #sync}), and
  * re-reads every node only when the feed overflowed. The same keys are also indexed by free room,
  * one {@link RoomTree} per class ({@link #room}), updated with every refresh.
@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 final class NodeIndex {
     private static final long MEM_MAX = (1L << 24) - 1;
 
-    final Ledger.NodeFeed feed;
+    final NodeFeed feed;
     private final GranularityRules rules;
     private final AtomicReferenceArray<NodeState> states;
     private final AtomicReferenceArray<NodeSummary> summaries;
@@ -66,7 +66,7 @@ final class NodeIndex {
     private volatile Map<String, Integer> positions;
 
     /** An index of every node of {@code feed}, read now. */
-    NodeIndex(Ledger.NodeFeed feed) {
+    NodeIndex(NodeFeed feed) {
         this.feed = feed;
         this.rules = feed.rules();
         int n = feed.size();

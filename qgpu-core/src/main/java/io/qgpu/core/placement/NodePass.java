@@ -7,13 +7,14 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.api.placement.GpuSet;
 import io.qgpu.api.Slice;
 import io.qgpu.api.placement.GpuFilter;
+import io.qgpu.api.placement.GpuSet;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
 import io.qgpu.api.placement.Score;
+import io.qgpu.core.internal.NodeFeed;
 import io.qgpu.core.ledger.Ledger;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,7 +111,7 @@ final class NodePass {
      */
     Eval evaluate(ClaimShape c, NodeIndex idx, List<NodeState> nodes, boolean explain) {
         Eval e = new Eval();
-        Ledger.NodeFeed feed = idx.feed;
+        NodeFeed feed = idx.feed;
         boolean exact = nodes != null;
         if (c.affinity != null) {
             Group g = findGroup(c, idx, nodes);
@@ -216,7 +217,7 @@ final class NodePass {
     Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
         NodeSummary[] topS = new NodeSummary[cap];
         int[] top = new int[1];
-        Ledger.NodeFeed feed = idx.feed;
+        NodeFeed feed = idx.feed;
         RoomTree room = idx.room(c.online);
         boolean done = room.visit(c, config.nodeWeight(), room.budget(cap), (i, key, rank) -> {
             NodeSummary s = idx.summary(i, feed.nodeAt(i));
@@ -296,7 +297,7 @@ final class NodePass {
         return new NodeFit.Fits(name, c.hostOnly ? GpuSet.empty() : GpuSet.of(best.positions()), nodeScore(s, c) + best.score());
     }
 
-    static List<NodeState> nodesOf(Ledger.NodeFeed feed) {
+    static List<NodeState> nodesOf(NodeFeed feed) {
         List<NodeState> out = new ArrayList<>(feed.size());
         for (int i = 0; i < feed.size(); i++) {
             out.add(feed.nodeAt(i));

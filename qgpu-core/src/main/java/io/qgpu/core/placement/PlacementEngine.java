@@ -14,6 +14,8 @@ import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
 import io.qgpu.api.placement.NodeScorer;
+import io.qgpu.core.internal.LedgerFeeds;
+import io.qgpu.core.internal.NodeFeed;
 import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
@@ -132,7 +134,7 @@ import org.slf4j.LoggerFactory;
  * enter the shortlist, and its GPUs only then. The keys are kept current from the
  * ledger's change feed ({@link Ledger#feed()}): a placement refreshes only the nodes changed since
  * the last one, and re-reads every node only after a structural change or when more than
- * {@link Ledger.NodeFeed#CAPACITY} changes went by unread. The time grows linearly with the number of
+ * {@code NodeFeed.CAPACITY} changes went by unread. The time grows linearly with the number of
  * nodes at worst (the scan); GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
  * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
  * node, the pass itself has looked at every node (each refused by its key's or its summary's first
@@ -365,7 +367,7 @@ public final class PlacementEngine {
      * the last placement are refreshed (all of them after a structural change or a feed overflow).
      */
     private NodeIndex index() {
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         NodeIndex idx = index;
         if (idx == null || idx.feed != feed) {
             idx = new NodeIndex(feed);

@@ -3,7 +3,7 @@ package io.qgpu.core.placement;
 import io.qgpu.api.CauseCount;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.internal.NodeFeed;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -112,7 +112,7 @@ final class RefusalScan {
      * only when its key lets the claim through, or to remember it for the detail.
      */
     private static void scanKeys(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd, Tally t) {
-        Ledger.NodeFeed feed = idx.feed;
+        NodeFeed feed = idx.feed;
         for (int i = 0; i < t.nodes; i++) {
             ReasonCode code = idx.cause(i, c);
             NodeState ns = null;
@@ -138,7 +138,7 @@ final class RefusalScan {
     /** Over each node's current state and the summary made from exactly it. */
     private static void scanSummaries(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd,
                                       Tally t) {
-        Ledger.NodeFeed feed = idx.feed;
+        NodeFeed feed = idx.feed;
         boolean online = c.online;
         for (int i = 0; i < t.nodes; i++) {
             NodeState ns = feed.nodeAt(i);
@@ -175,7 +175,7 @@ final class RefusalScan {
         Tally t = new Tally();
         t.nodes = idx.size;
         System.arraycopy(e.keyCauses, 0, t.counts, 0, t.counts.length);
-        Ledger.NodeFeed feed = idx.feed;
+        NodeFeed feed = idx.feed;
         int[] firstAt = new int[CODES.length];
         java.util.Arrays.fill(firstAt, Integer.MAX_VALUE);
         for (int j = 0; j < e.refusedBySummaryCount; j++) {

@@ -1,5 +1,7 @@
 package io.qgpu.core.ledger;
 
+import io.qgpu.core.internal.NodeFeed;
+import io.qgpu.core.internal.LedgerFeeds;
 import static io.qgpu.core.ledger.Fixtures.claim;
 import static io.qgpu.core.ledger.Fixtures.on;
 import static io.qgpu.core.ledger.Fixtures.t4Node;
@@ -31,7 +33,7 @@ class LedgerFeedTest {
     private final Node b = t4Node("b", 2);
     private final Ledger ledger = Ledger.create(List.of(a, b));
 
-    private static List<Integer> drain(Ledger.NodeFeed feed, long from, long[] next) {
+    private static List<Integer> drain(NodeFeed feed, long from, long[] next) {
         List<Integer> out = new ArrayList<>();
         next[0] = feed.drainChanges(from, out::add);
         return out;
@@ -39,7 +41,7 @@ class LedgerFeedTest {
 
     @Test
     void stampsEveryNodeChangeInSequenceOrder() {
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         assertEquals(0, feed.changeSequence());
         assertEquals(2, feed.size());
         assertTrue(ledger.reserve(on(claim("t1", 4, 10, 50), b, 0)).reserved());
@@ -66,7 +68,7 @@ class LedgerFeedTest {
     void affinityReservationsAndReleasesAreStampedToo() {
         var c = io.qgpu.api.Claim.builder("g1").memoryGiB(2).compute(5, 50)
                 .locality(io.qgpu.api.Locality.none().withAffinity("team")).build();
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         assertTrue(ledger.reserve(on(c, b, 1)).reserved());
         ledger.release("g1");
         long[] next = new long[1];
@@ -75,20 +77,20 @@ class LedgerFeedTest {
 
     @Test
     void aReaderTooFarBehindIsToldToRescan() {
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         long start = feed.changeSequence();
         Placement p = on(claim("t", 1, 5, 50), a, 0);
-        for (int i = 0; i < Ledger.NodeFeed.CAPACITY / 2 + 1; i++) {
+        for (int i = 0; i < NodeFeed.CAPACITY / 2 + 1; i++) {
             assertTrue(ledger.reserve(p).reserved());
             ledger.release("t");
         }
         long head = feed.changeSequence();
-        assertEquals(Ledger.NodeFeed.CAPACITY + 2, head - start);
+        assertEquals(NodeFeed.CAPACITY + 2, head - start);
         assertEquals(-1, feed.drainChanges(start, i -> { }));
         // exactly CAPACITY behind is still complete
         List<Integer> got = new ArrayList<>();
-        assertEquals(head, feed.drainChanges(head - Ledger.NodeFeed.CAPACITY, got::add));
-        assertEquals(Ledger.NodeFeed.CAPACITY, got.size());
+        assertEquals(head, feed.drainChanges(head - NodeFeed.CAPACITY, got::add));
+        assertEquals(NodeFeed.CAPACITY, got.size());
         assertTrue(got.stream().allMatch(i -> i == 0));
         // a sequence this feed never issued
         assertEquals(-1, feed.drainChanges(head + 1, i -> { }));
@@ -97,20 +99,20 @@ class LedgerFeedTest {
 
     @Test
     void structuralChangesReplaceTheFeedWithAHigherEpoch() {
-        Ledger.NodeFeed f0 = ledger.feed();
+        NodeFeed f0 = LedgerFeeds.of(ledger);
         assertEquals(f0.epoch(), ledger.structureEpoch());
         assertTrue(ledger.reserve(on(claim("t1", 4, 10, 50), b, 0)).reserved());
-        assertSame(f0, ledger.feed(), "a reservation is not a structural change");
+        assertSame(f0, LedgerFeeds.of(ledger), "a reservation is not a structural change");
 
         ledger.addNode(t4Node("c", 1));
-        Ledger.NodeFeed f1 = ledger.feed();
+        NodeFeed f1 = LedgerFeeds.of(ledger);
         assertNotSame(f0, f1);
         assertTrue(f1.epoch() > f0.epoch());
         assertEquals(3, f1.size());
         assertEquals(0, f1.changeSequence());
 
         ledger.removeNode("a");
-        Ledger.NodeFeed f2 = ledger.feed();
+        NodeFeed f2 = LedgerFeeds.of(ledger);
         assertTrue(f2.epoch() > f1.epoch());
         assertEquals(List.of("b", "c"), List.of(f2.nodeAt(0).name(), f2.nodeAt(1).name()));
         // reservations made before carry over, and new changes are stamped at the new positions
@@ -122,18 +124,18 @@ class LedgerFeedTest {
 
         LedgerSnapshot snap = ledger.snapshot();
         ledger.restore(snap);
-        Ledger.NodeFeed f3 = ledger.feed();
+        NodeFeed f3 = LedgerFeeds.of(ledger);
         assertTrue(f3.epoch() > f2.epoch());
         ledger.reconcile(snap.placements());
-        assertTrue(ledger.feed().epoch() > f3.epoch());
-        assertEquals(ledger.structureEpoch(), ledger.feed().epoch());
+        assertTrue(LedgerFeeds.of(ledger).epoch() > f3.epoch());
+        assertEquals(ledger.structureEpoch(), LedgerFeeds.of(ledger).epoch());
     }
 
     @Test
     void nodeAtRefusesAPositionOutOfRange() {
-        InvalidValueException e = assertThrows(InvalidValueException.class, () -> ledger.feed().nodeAt(2));
+        InvalidValueException e = assertThrows(InvalidValueException.class, () -> LedgerFeeds.of(ledger).nodeAt(2));
         assertTrue(e.getMessage().contains("position"), e.getMessage());
-        assertThrows(InvalidValueException.class, () -> ledger.feed().nodeAt(-1));
+        assertThrows(InvalidValueException.class, () -> LedgerFeeds.of(ledger).nodeAt(-1));
     }
 
     /**
@@ -149,7 +151,7 @@ class LedgerFeedTest {
             all.add(t4Node("n" + i, 2));
         }
         Ledger l = Ledger.create(all);
-        Ledger.NodeFeed feed = l.feed();
+        NodeFeed feed = LedgerFeeds.of(l);
         int threads = 4;
         int ops = 400;
         int[][] changes = new int[threads][nodes];
@@ -210,7 +212,7 @@ class LedgerFeedTest {
         // fewer changes than the ring holds: a drain of the whole run is complete and delivers
         // exactly one stamp per successful change, at the node it changed
         long head = feed.changeSequence();
-        assertTrue(head - start <= Ledger.NodeFeed.CAPACITY, "test sized to fit the ring");
+        assertTrue(head - start <= NodeFeed.CAPACITY, "test sized to fit the ring");
         int[] delivered = new int[nodes];
         assertEquals(head, feed.drainChanges(start, i -> delivered[i]++));
         int[] expected = new int[nodes];

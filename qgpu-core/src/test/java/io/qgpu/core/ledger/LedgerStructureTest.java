@@ -1,5 +1,7 @@
 package io.qgpu.core.ledger;
 
+import io.qgpu.core.internal.NodeFeed;
+import io.qgpu.core.internal.LedgerFeeds;
 import static io.qgpu.core.ledger.Fixtures.claim;
 import static io.qgpu.core.ledger.Fixtures.on;
 import static io.qgpu.core.ledger.Fixtures.t4Node;
@@ -53,20 +55,20 @@ class LedgerStructureTest {
     @Test
     void removingAnUnknownNodeKeepsTheFeedAndAddingOrRemovingAKnownOneReplacesIt() {
         Ledger ledger = Ledger.create(List.of(a));
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         assertEquals(List.of(), ledger.removeNode("nope"));
-        assertSame(feed, ledger.feed());
+        assertSame(feed, LedgerFeeds.of(ledger));
         ledger.addNode(b);
-        Ledger.NodeFeed added = ledger.feed();
+        NodeFeed added = LedgerFeeds.of(ledger);
         assertNotSame(feed, added);
         assertTrue(added.epoch() > feed.epoch());
         assertEquals(ledger.structureEpoch(), added.epoch());
         assertEquals(2, added.size());
         assertEquals("b", added.nodeAt(1).name());
         ledger.removeNode("a");
-        assertTrue(ledger.feed().epoch() > added.epoch());
+        assertTrue(LedgerFeeds.of(ledger).epoch() > added.epoch());
         assertEquals(List.of("b"), ledger.nodes().stream().map(NodeState::name).toList());
-        assertEquals("b", ledger.feed().nodeAt(0).name());
+        assertEquals("b", LedgerFeeds.of(ledger).nodeAt(0).name());
     }
 
     @Test
@@ -135,7 +137,7 @@ class LedgerStructureTest {
         Ledger ledger = Ledger.create(List.of(a, b));
         ledger.reserve(on(claim("t", 4, 10, 100), a, 0));
         assertEquals("Ledger[2 nodes, 1 reservations, rules " + GranularityRules.ofDefaults().name() + "]", ledger.toString());
-        Ledger.NodeFeed feed = ledger.feed();
+        NodeFeed feed = LedgerFeeds.of(ledger);
         assertEquals("NodeFeed[epoch " + feed.epoch() + ", 2 nodes, sequence 1]", feed.toString());
         assertEquals(ledger.rules(), feed.rules());
     }
@@ -173,7 +175,7 @@ class LedgerStructureTest {
         Ledger ledger = Ledger.create(List.of(a, b));
         ReserveResult r = ledger.reserve(on(claim("t", 1, 5, 10), a, 0));
         assertEquals("t", r.tenantId());
-        InvalidValueException e = assertThrows(InvalidValueException.class, () -> ledger.feed().nodeAt(2));
+        InvalidValueException e = assertThrows(InvalidValueException.class, () -> LedgerFeeds.of(ledger).nodeAt(2));
         assertTrue(e.getMessage().contains("must be in 0..1"), e.getMessage());
     }
 }

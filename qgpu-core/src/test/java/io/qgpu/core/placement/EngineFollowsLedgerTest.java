@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.core.internal.NodeFeed;
 import static io.qgpu.core.placement.Nodes.claim;
 import static io.qgpu.core.placement.Nodes.on;
 import static io.qgpu.core.placement.Nodes.t4;
@@ -55,7 +56,7 @@ class EngineFollowsLedgerTest {
     void followsChangesAfterTheFeedOverflowed() {
         assertEquals("a", place("probe"));
         engine.release("probe");
-        for (int i = 0; i < Ledger.NodeFeed.CAPACITY / 2 + 1; i++) {
+        for (int i = 0; i < NodeFeed.CAPACITY / 2 + 1; i++) {
             assertTrue(ledger.reserve(on(claim("churn", 1, 5, 50), b, 0)).reserved());
             ledger.release("churn");
         }

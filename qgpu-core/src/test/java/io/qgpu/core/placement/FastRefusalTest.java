@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.core.internal.LedgerFeeds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -124,7 +125,7 @@ class FastRefusalTest {
         Ledger ledger = cluster();
         PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class,
                 PlacementEngine.builder(ledger).refusalDetail(2).build().place(twoGpus()));
-        NodeIndex idx = new NodeIndex(ledger.feed());
+        NodeIndex idx = new NodeIndex(LedgerFeeds.of(ledger));
         NodePass pass = new NodePass(ledger, PlacementConfig.defaults(), new io.qgpu.api.placement.NodeFilter[0],
                 new io.qgpu.api.placement.GpuFilter[0], new io.qgpu.api.placement.NodeScorer[0], new double[0],
                 new io.qgpu.api.placement.GpuSetScorer[0], new double[0]);
@@ -147,7 +148,7 @@ class FastRefusalTest {
         // predicate: a settled() that ignored undelivered changes or refreshes under way fails here
         // (shown: settled() without its drained-versus-sequence check fails at the first -1 below)
         Ledger ledger = cluster();
-        NodeIndex idx = new NodeIndex(ledger.feed());
+        NodeIndex idx = new NodeIndex(LedgerFeeds.of(ledger));
         long token = idx.settled();
         assertTrue(token >= 0, "a fresh index reflects every change");
         assertTrue(idx.stillSettled(token));
@@ -159,7 +160,7 @@ class FastRefusalTest {
         assertTrue(after >= 0);
         // a refresh after the token was given (here: a summary asked for a newer state) ends it
         ledger.release("late");
-        idx.summary(7, ledger.feed().nodeAt(7));
+        idx.summary(7, LedgerFeeds.of(ledger).nodeAt(7));
         assertFalse(idx.stillSettled(after), "a key was written after the token");
     }
 

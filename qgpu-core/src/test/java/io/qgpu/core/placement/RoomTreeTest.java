@@ -1,5 +1,6 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.core.internal.LedgerFeeds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -140,7 +141,7 @@ class RoomTreeTest {
                     new GpuSetScorer[0], new double[0]);
             for (int step = 0; step < 40; step++) {
                 Claim claim = Gen.claim(rnd, "t" + step, nodes);
-                NodeIndex idx = new NodeIndex(ledger.feed());
+                NodeIndex idx = new NodeIndex(LedgerFeeds.of(ledger));
                 ClaimShape c = new ClaimShape(claim, config, rules);
                 NodePass.Eval fast = pass.evaluate(c, idx, null, false);
                 NodePass.Eval scan = pass.evaluate(c, idx, NodePass.nodesOf(idx.feed), false);

@@ -68,20 +68,26 @@ final class FitCache implements NodeChecks {
     private record Seen(NodeState state, long version) {
     }
 
-    /** One ledger structure: positions by name, and the version of each position's state. */
+    /** One ledger structure (by its epoch): positions by name, and the version of each position's state. */
     private static final class Nodes {
-        final Ledger.NodeFeed feed;
+        final long epoch;
+        final String[] names;
         final NodeNameTable positions;
         final AtomicReferenceArray<Seen> seen;
 
-        Nodes(Ledger.NodeFeed feed) {
-            this.feed = feed;
-            List<String> names = new ArrayList<>(feed.size());
-            for (int i = 0; i < feed.size(); i++) {
-                names.add(feed.nodeAt(i).name());
+        Nodes(long epoch, List<NodeState> states) {
+            this.epoch = epoch;
+            List<String> list = new ArrayList<>(states.size());
+            for (NodeState ns : states) {
+                list.add(ns.name());
             }
-            this.positions = NodeNameTable.of(names);
-            this.seen = new AtomicReferenceArray<>(feed.size());
+            this.names = list.toArray(new String[0]);
+            this.positions = NodeNameTable.of(list);
+            this.seen = new AtomicReferenceArray<>(states.size());
+        }
+
+        int size() {
+            return names.length;
         }
     }
 
@@ -177,13 +183,13 @@ final class FitCache implements NodeChecks {
 
     /** The current structure's table, rebuilt (and every shape dropped) when the structure changed. */
     private Nodes nodes() {
-        Ledger.NodeFeed feed = ledger.feed();
+        long epoch = ledger.structureEpoch();
         Nodes n = nodes;
-        if (n == null || n.feed != feed) {
+        if (n == null || n.epoch != epoch) {
             synchronized (shapes) {
                 n = nodes;
-                if (n == null || n.feed != feed) {
-                    n = new Nodes(feed);
+                if (n == null || n.epoch != epoch) {
+                    n = readNodes();
                     shapes.clear();
                     nodes = n;
                 }
@@ -192,12 +198,28 @@ final class FitCache implements NodeChecks {
         return n;
     }
 
+    /** The nodes of one structure: the epoch read before and after the nodes is the same. */
+    private Nodes readNodes() {
+        while (true) {
+            long epoch = ledger.structureEpoch();
+            List<NodeState> states = ledger.nodes();
+            if (ledger.structureEpoch() == epoch) {
+                return new Nodes(epoch, states);
+            }
+        }
+    }
+
     /**
      * The version of the node's current state: the same number while the ledger holds the same state
-     * object, a new one (never given before) once it changed.
+     * object, a new one (never given before) once it changed. A node the ledger no longer has (its
+     * structure changed since {@code n} was read) gets a number never given before and not kept, so
+     * nothing is answered from the memo for it.
      */
     private long version(Nodes n, int position) {
-        NodeState now = n.feed.nodeAt(position);
+        NodeState now = ledger.node(n.names[position]).orElse(null);
+        if (now == null) {
+            return versions.incrementAndGet();
+        }
         while (true) {
             Seen s = n.seen.get(position);
             if (s != null && s.state == now) {
@@ -216,15 +238,15 @@ final class FitCache implements NodeChecks {
      */
     private Shape shape(Claim claim, Nodes n) {
         Claim key = claim.toBuilder().tenantId(KEY_TENANT).build();
-        int perShape = Math.max(1, n.feed.size());
+        int perShape = Math.max(1, n.size());
         int maxShapes = Math.max(1, maxEntries / perShape);
         synchronized (shapes) {
             if (nodes != n) {
-                return new Shape(n.feed.size());
+                return new Shape(n.size());
             }
             Shape s = shapes.get(key);
             if (s == null) {
-                s = new Shape(n.feed.size());
+                s = new Shape(n.size());
                 shapes.put(key, s);
                 while (shapes.size() > maxShapes) {
                     var eldest = shapes.keySet().iterator();
