@@ -27,6 +27,13 @@ import org.junit.jupiter.api.Test;
  * on a node whose GPUs are all busy at equal load goes to the worst-connected GPU. Both move GPU
  * choices on this stream; 4,398 claims are placed instead of 4,365. The faster refusals of item 4 were
  * made after this pin and change none of it.
+ *
+ * <p>Re-pinned a third time, on purpose: those tie-breaks had leaked into the node totals (the
+ * connectivity tie-break, and rounding of the NUMA and PCIe terms taken out and put back), so they
+ * also decided between nodes; now they decide within a node only and the node total is the score
+ * without them, to the last bit (PlacementQualityTest.tieBreaksWithinANodeNeverDecideBetweenNodes).
+ * That moves node choices on this stream: 4,374 placed (4,398 with the leak, 4,365 before the
+ * tie-breaks). The leak had cost the fragmentation policy 3.9 points on the openb trace (seed 1).
  */
 class PlacementsUnchangedTest {
 
@@ -45,6 +52,6 @@ class PlacementsUnchangedTest {
                 h = h * 31 + 7;
             }
         }
-        assertEquals("4398 placed, hash 4e8c501c13742ca1", placed + " placed, hash " + Long.toHexString(h));
+        assertEquals("4374 placed, hash de50344fe775c2e1", placed + " placed, hash " + Long.toHexString(h));
     }
 }

@@ -3,6 +3,7 @@ package io.qgpu.core.placement;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.PriorityClass;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How much of one node's free GPU capacity a {@link RequestMix} could not use, and how much a
@@ -29,7 +30,9 @@ import io.qgpu.api.PriorityClass;
  * {@link #profile} is {@code O(T x G)} for {@code T} shapes and {@code G} GPUs; {@link Profile#delta}
  * is {@code O(T x k)} for a set of {@code k} GPUs.
  *
- * <p>Thread safety: stateless; a {@link Profile} is immutable.
+ * <p>Thread safety: stateless; a {@link Profile} is thread-safe: its values are fixed when made, and
+ * the memo of one-GPU deltas it keeps belongs to the thread that made it (another thread replaces it
+ * with its own and never reads or writes a memo it does not own).
  */
 public final class Fragmentation {
 
@@ -80,6 +83,29 @@ public final class Fragmentation {
         /** Per shape: which GPUs are of a model it may use; null when it may use any. */
         private final boolean[][] allowed;
         private final double fragmentation;
+        /**
+         * Per GPU position: its class, the same for GPUs of one model with the same free compute, which
+         * therefore give the same {@link #delta} as a set of one GPU.
+         */
+        private final int[] gpuClass;
+        private final int classes;
+        /** The last one-GPU deltas by class, for the thread that made it; replaced, never shared. */
+        private volatile @Nullable SingleMemo memo;
+
+        /** One thread's one-GPU deltas for one (share, cpu), by GPU class; NaN where not computed yet. */
+        private static final class SingleMemo {
+            final Thread owner = Thread.currentThread();
+            final int share;
+            final long cpu;
+            final double[] byClass;
+
+            SingleMemo(int share, long cpu, int classes) {
+                this.share = share;
+                this.cpu = cpu;
+                this.byClass = new double[classes];
+                java.util.Arrays.fill(byClass, Double.NaN);
+            }
+        }
 
         Profile(int[] free, String[] models, long cpuFree, RequestMix mix) {
             this.free = free;
@@ -115,6 +141,22 @@ public final class Fragmentation {
                 sum += mix.probability(m) * frag(shape, fitting[m], unusable[m], cpuFree, total);
             }
             this.fragmentation = sum;
+            gpuClass = new int[free.length];
+            int k = 0;
+            for (int g = 0; g < free.length; g++) {
+                int c = k;
+                for (int h = 0; h < g; h++) {
+                    if (free[h] == free[g] && java.util.Objects.equals(models[h], models[g])) {
+                        c = gpuClass[h];
+                        break;
+                    }
+                }
+                gpuClass[g] = c;
+                if (c == k) {
+                    k++;
+                }
+            }
+            classes = k;
         }
 
         private static long frag(RequestShape shape, int fitting, long unusable, long cpu, long total) {
@@ -139,6 +181,26 @@ public final class Fragmentation {
          * {@code share} percent (100 for a whole GPU) and the node loses {@code cpu} millicores.
          */
         public double delta(int[] positions, int share, long cpu) {
+            if (positions.length != 1) {
+                return deltaOf(positions, share, cpu);
+            }
+            // one GPU: GPUs of one class give the same delta (the same inputs, the same arithmetic), so
+            // each class is computed once per (share, cpu) and thread
+            SingleMemo m = memo;
+            if (m == null || m.owner != Thread.currentThread() || m.share != share || m.cpu != cpu) {
+                m = new SingleMemo(share, cpu, classes);
+                memo = m;
+            }
+            int c = gpuClass[positions[0]];
+            double d = m.byClass[c];
+            if (Double.isNaN(d)) {
+                d = deltaOf(positions, share, cpu);
+                m.byClass[c] = d;
+            }
+            return d;
+        }
+
+        private double deltaOf(int[] positions, int share, long cpu) {
             long totalAfter = total;
             for (int p : positions) {
                 totalAfter -= Math.min(Math.max(0, free[p]), share);

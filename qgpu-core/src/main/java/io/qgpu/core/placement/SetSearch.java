@@ -15,8 +15,9 @@ import java.util.Arrays;
  * {@code weight * score}, plus the tie-breaks {@code TIE_BREAK * (numaWeight * numa(S) + pcieWeight * pcie(S) / pairs)}
  * and, for a single GPU, {@code CONNECTIVITY_TIE_BREAK * leftoverWeight * connectivity(S)}: scaled so
  * that they decide only between sets the other terms rank equal (see {@link PlacementScores#TIE_BREAK}).
- * The chosen set then carries its NUMA and PCIe terms at their full weights into the node's total
- * ({@link #acrossNodes}): across nodes they weigh as before. {@code leftover(S)} is relative:
+ * The chosen set then carries its NUMA and PCIe terms at their full weights, and no tie-break, into
+ * the node's total ({@code total}): across nodes they weigh as before, and the tie-breaks (the
+ * connectivity one included) never decide between nodes. {@code leftover(S)} is relative:
  * {@code 1 - (maxLeft[j] - left(S))}, where {@code j} is how many idle GPUs {@code S} takes and
  * {@code maxLeft[j]} the most any set of the node taking as many idle GPUs leaves behind. So the
  * look-ahead decides which idle GPUs a claim takes, never how many (the GPU policy decides that),
@@ -100,12 +101,12 @@ final class SetSearch {
 
     /** The score of exactly this set, its look-ahead counted against itself (the only set evaluated). */
     Choice single(int[] positions) {
-        double v = score(positions, positions.length, true);
+        double v = total(positions, positions.length);
         if (v == Double.NEGATIVE_INFINITY) {
             return null;
         }
         noteLeft(positions, positions.length);
-        return new Choice(positions, v + lookAhead(positions, positions.length) + acrossNodes(positions));
+        return new Choice(positions, v + lookAhead(positions, positions.length));
     }
 
     /**
@@ -114,8 +115,8 @@ final class SetSearch {
      * {@code numa: required}.
      */
     double scoreOf(int[] positions) {
-        double v = score(positions, positions.length, true);
-        return v == Double.NEGATIVE_INFINITY ? v : v + lookAhead(positions, positions.length) + acrossNodes(positions);
+        double v = total(positions, positions.length);
+        return v == Double.NEGATIVE_INFINITY ? v : v + lookAhead(positions, positions.length);
     }
 
     /** Records {@code left(S)} in {@link #maxLeft}; false for a set that breaks {@code numa: required}. */
@@ -134,37 +135,6 @@ final class SetSearch {
             return 0.0;
         }
         return cfg.leftoverWeight() * (1.0 - (maxLeft[taken(set, len)] - s.leftAfter(set, len)));
-    }
-
-    /**
-     * What the chosen set adds to its node's total beyond its rank within the node: its NUMA and PCIe
-     * terms at their full weights ({@code numaWeight * numa(S) + pcieWeight * pcie(S)}) less the
-     * {@code TIE_BREAK}-scaled share already counted. Within a node they only break ties; across nodes
-     * a node that offers a set on one NUMA node and close on PCIe is preferred by these weights.
-     */
-    private double acrossNodes(int[] set) {
-        int len = set.length;
-        if (len == 0) {
-            return 0.0;
-        }
-        double numa = 1.0;
-        double pcie = 1.0;
-        if (len > 1) {
-            NodeTopo t = s.topo;
-            int same = 0;
-            double p = 0;
-            for (int a = 0; a < len; a++) {
-                for (int b = a + 1; b < len; b++) {
-                    p += t.pcie[set[a] * t.size + set[b]];
-                    same += s.numa[set[a]] == s.numa[set[b]] ? 1 : 0;
-                }
-            }
-            double pairs = len * (len - 1) / 2;
-            numa = same / pairs;
-            pcie = p / pairs;
-        }
-        double pairs = Math.max(1, len * (len - 1) / 2);
-        return cfg.numaWeight() * numa + cfg.pcieWeight() * pcie - PlacementScores.TIE_BREAK * withinNode(numa, pcie, pairs);
     }
 
     /**
@@ -255,7 +225,7 @@ final class SetSearch {
             return null;
         }
         Arrays.sort(best);
-        return new Choice(best, bestScore + acrossNodes(best));
+        return new Choice(best, total(best, k) + lookAhead(best, k));
     }
 
     /** C(m, k), exact for the sizes {@link #binomialAtMost} lets through. */
@@ -361,7 +331,7 @@ final class SetSearch {
         }
         // no look-ahead here: the chosen set is its own reference (term 1, as the best set of any node)
         noteLeft(best, k);
-        return new Choice(best, bestScore + lookAhead(best, k) + acrossNodes(best));
+        return new Choice(best, total(best, k) + lookAhead(best, k));
     }
 
     /** A full set's score without the look-ahead (the greedy search does not look ahead). */
@@ -379,6 +349,25 @@ final class SetSearch {
      * terms only). {@code -infinity} for a set that breaks {@code numa: required}.
      */
     double score(int[] set, int len, boolean full) {
+        return score(set, len, full, true);
+    }
+
+    /**
+     * The chosen set's score as it counts in its node's total, without the look-ahead: the NUMA and
+     * PCIe terms at their full weights and no tie-break. Within a node the tie-breaks only order sets
+     * the other terms rank equal; they never reach the total, so they cannot move a claim to another
+     * node, and the total is the same number, to the last bit, as the score before the tie-breaks
+     * existed (the terms are added in the same order).
+     */
+    private double total(int[] set, int len) {
+        return score(set, len, true, false);
+    }
+
+    /**
+     * {@link #score(int[], int, boolean)} when {@code ranked}: the tie-breaks (NUMA, then PCIe, then a
+     * single GPU's connectivity) scaled below every other term; else the node-total form ({@link #total}).
+     */
+    private double score(int[] set, int len, boolean full, boolean ranked) {
         if (c.numaRequired && len > 1 && !s.sameKnownNuma(set, len)) {
             return Double.NEGATIVE_INFINITY;
         }
@@ -405,11 +394,13 @@ final class SetSearch {
                 }
             }
             double pairs = len * (len - 1) / 2;
-            v += (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs
-                    + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs);
+            double x = (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs;
+            v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs)
+                    : x + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
         } else {
-            v += cfg.cliqueWeight() + cfg.linkWeight() + PlacementScores.TIE_BREAK * withinNode(1.0, 1.0, 1);
-            if (full && cfg.leftoverWeight() > 0) {
+            double x = cfg.cliqueWeight() + cfg.linkWeight();
+            v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(1.0, 1.0, 1) : x + cfg.pcieWeight() + cfg.numaWeight();
+            if (ranked && full && cfg.leftoverWeight() > 0) {
                 v += PlacementScores.CONNECTIVITY_TIE_BREAK * cfg.leftoverWeight() * s.connectivityAfter(set, len);
             }
         }
