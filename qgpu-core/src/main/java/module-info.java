@@ -6,7 +6,9 @@ module io.qgpu.core {
     requires static transitive org.jspecify;
     requires transitive io.qgpu.api;
     requires org.slf4j;
-    requires com.fasterxml.jackson.databind;
+    // transitive: the exported io.qgpu.core.json names Jackson types (JsonInput.root(), bind's TypeReference,
+    // QgpuJson.mapper()), so a user of them must read Jackson too
+    requires transitive com.fasterxml.jackson.databind;
 
     exports io.qgpu.core.ledger;
     exports io.qgpu.core.json;

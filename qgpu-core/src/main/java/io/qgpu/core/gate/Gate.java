@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The runtime gate of one GPU in this process: JVM code wraps each unit of GPU work in a
@@ -54,7 +55,7 @@ public final class Gate implements AutoCloseable {
 
     private final GateCore core;
 
-    private Gate(String gpu, GateConfig config, GateTimer sharedTimer) {
+    private Gate(String gpu, GateConfig config, @Nullable GateTimer sharedTimer) {
         this.core = new GateCore(new Handles() {
             @Override
             public TenantState tenant(GateCore c, GateTenantSpec spec, long limitNanos) {

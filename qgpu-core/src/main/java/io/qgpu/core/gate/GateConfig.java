@@ -12,6 +12,7 @@ import io.qgpu.core.preempt.ReleasePolicy;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of a {@link Gate}. Defaults: isolation policy {@code best-effort}; Gemini's token settings
@@ -45,10 +46,10 @@ public final class GateConfig {
     private final long minSliceNanos;
     private final long deadOwnerTimeoutNanos;
     private final long usageReportIntervalNanos;
-    private final ProcessUsageSource usageSource;
+    private final @Nullable ProcessUsageSource usageSource;
     private final long pid;
     private final Ticker ticker;
-    private final GateTimer timer;
+    private final @Nullable GateTimer timer;
 
     private GateConfig(Builder b, TokenSchedulerConfig token, PreemptionConfig preemption) {
         this.policy = b.policy;
@@ -148,7 +149,7 @@ public final class GateConfig {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof GateConfig c && policy == c.policy && token.equals(c.token)
                 && preemption.equals(c.preemption) && minSliceNanos == c.minSliceNanos
                 && deadOwnerTimeoutNanos == c.deadOwnerTimeoutNanos
@@ -179,19 +180,19 @@ public final class GateConfig {
      */
     public static final class Builder {
         private IsolationPolicy policy = IsolationPolicy.BEST_EFFORT;
-        private TokenSchedulerConfig token;
-        private Duration window;
-        private PreemptionConfig preemption;
-        private Duration preemptionBound;
-        private Duration releaseDelay;
-        private ReleasePolicy releasePolicy;
+        private @Nullable TokenSchedulerConfig token;
+        private @Nullable Duration window;
+        private @Nullable PreemptionConfig preemption;
+        private @Nullable Duration preemptionBound;
+        private @Nullable Duration releaseDelay;
+        private @Nullable ReleasePolicy releasePolicy;
         private long minSlice = 1_000_000L;
         private long deadOwnerTimeout = 1_000_000_000L;
         private long usageReportInterval = 1_000_000_000L;
-        private ProcessUsageSource usageSource;
+        private @Nullable ProcessUsageSource usageSource;
         private long pid = ProcessHandle.current().pid();
         private Ticker ticker = Ticker.system();
-        private GateTimer timer;
+        private @Nullable GateTimer timer;
 
         private Builder() {
         }

@@ -24,32 +24,37 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
-/** The wire format: plain records that Jackson maps, and their conversions to the model. */
+/**
+ * The wire format: plain records that Jackson maps, and their conversions to the model. Every
+ * component is {@code @Nullable}: any key may be left out of the input (or written {@code null}); a
+ * conversion refuses a missing key that is required with {@link #required}, naming its path.
+ */
 final class Dto {
     private Dto() {
     }
 
-    static <T> List<T> orEmpty(List<T> l) {
+    static <T> List<T> orEmpty(@Nullable List<T> l) {
         return l == null ? List.of() : l;
     }
 
-    static <T> Set<T> orEmpty(Set<T> l) {
+    static <T> Set<T> orEmpty(@Nullable Set<T> l) {
         return l == null ? Set.of() : l;
     }
 
-    static <K, V> Map<K, V> orEmpty(Map<K, V> m) {
+    static <K, V> Map<K, V> orEmpty(@Nullable Map<K, V> m) {
         return m == null ? Map.of() : m;
     }
 
-    static <T> T required(String field, T v) {
+    static <T> T required(String field, @Nullable T v) {
         if (v == null) {
             throw new InvalidValueException(field, null, "is required");
         }
         return v;
     }
 
-    static long memory(String field, Long bytes, Long gib, boolean required) {
+    static long memory(String field, @Nullable Long bytes, @Nullable Long gib, boolean required) {
         if (bytes != null && gib != null) {
             throw new InvalidValueException(field, bytes, "give memoryBytes or memoryGiB, not both");
         }
@@ -80,9 +85,8 @@ final class Dto {
         return GpuLink.format(l);
     }
 
-    static GpuLink parseLink(String field, String label) {
-        required(field, label);
-        return GpuLink.parse(field, label);
+    static GpuLink parseLink(String field, @Nullable String label) {
+        return GpuLink.parse(field, required(field, label));
     }
 
     // ------------------------------------------------------------ rules
@@ -90,8 +94,10 @@ final class Dto {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"name", "memoryUnitBytes", "minMemoryBytes", "computeUnit", "maxTenantsPerGpu", "memoryPerTenantSlotBytes",
             "admitZeroRequestOnBookedGpu", "shareMigInstances"})
-    record RulesDto(String name, Long memoryUnitBytes, Long minMemoryBytes, Integer computeUnit, Integer maxTenantsPerGpu,
-                    Long memoryPerTenantSlotBytes, Boolean admitZeroRequestOnBookedGpu, Boolean shareMigInstances) {
+    record RulesDto(@Nullable String name, @Nullable Long memoryUnitBytes, @Nullable Long minMemoryBytes,
+                    @Nullable Integer computeUnit, @Nullable Integer maxTenantsPerGpu,
+                    @Nullable Long memoryPerTenantSlotBytes, @Nullable Boolean admitZeroRequestOnBookedGpu,
+                    @Nullable Boolean shareMigInstances) {
         static RulesDto of(GranularityRules r) {
             return new RulesDto(r.name(), r.memoryUnitBytes(), r.minMemoryBytes(), r.computeUnit(), r.maxTenantsPerGpu(),
                     r.memoryPerTenantSlotBytes(), r.admitZeroRequestOnBookedGpu() ? Boolean.TRUE : null,
@@ -118,13 +124,14 @@ final class Dto {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"uuid", "index", "model", "memoryBytes", "memoryGiB", "health", "numaNode", "isolationPolicy", "reservedFor",
             "tenants"})
-    record GpuDto(String uuid, Integer index, String model, Long memoryBytes, Long memoryGiB, String health, Integer numaNode,
-                  String isolationPolicy, String reservedFor, List<HoldingDto> tenants) {
+    record GpuDto(@Nullable String uuid, @Nullable Integer index, @Nullable String model, @Nullable Long memoryBytes,
+                  @Nullable Long memoryGiB, @Nullable String health, @Nullable Integer numaNode,
+                  @Nullable String isolationPolicy, @Nullable String reservedFor, @Nullable List<HoldingDto> tenants) {
         static GpuDto of(GpuDevice g) {
             return of(g, null);
         }
 
-        static GpuDto of(GpuDevice g, List<HoldingDto> tenants) {
+        static GpuDto of(GpuDevice g, @Nullable List<HoldingDto> tenants) {
             return new GpuDto(g.uuid(), g.index(), g.model(), g.memoryBytes(), null, g.health().name().toLowerCase(java.util.Locale.ROOT),
                     g.numaNode(), g.isolationPolicy().wireName(), g.reservedFor().map(PriorityClass::wireName).orElse(null),
                     tenants == null || tenants.isEmpty() ? null : tenants);
@@ -132,16 +139,18 @@ final class Dto {
 
         GpuDevice toModel(String f) {
             String u = required(f + ".uuid", uuid);
-            return GpuDevice.builder(u)
+            GpuDevice.Builder b = GpuDevice.builder(u)
                     .index(required(f + ".index", index))
                     .model(model == null ? "unknown" : model)
                     .memoryBytes(memory(f + ".memoryBytes", memoryBytes, memoryGiB, true))
                     .health(health == null ? Health.HEALTHY : parseHealth(f + ".health", health))
                     .numaNode(numaNode == null ? -1 : numaNode)
                     .isolationPolicy(isolationPolicy == null ? IsolationPolicy.BEST_EFFORT
-                            : IsolationPolicy.fromName(f + ".isolationPolicy", isolationPolicy))
-                    .reservedFor(reservedFor == null ? null : PriorityClass.fromName(f + ".reservedFor", reservedFor))
-                    .build();
+                            : IsolationPolicy.fromName(f + ".isolationPolicy", isolationPolicy));
+            if (reservedFor != null) {
+                b.reservedFor(PriorityClass.fromName(f + ".reservedFor", reservedFor));
+            }
+            return b.build();
         }
     }
 
@@ -155,7 +164,7 @@ final class Dto {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record LinkDto(Integer a, Integer b, String link) {
+    record LinkDto(@Nullable Integer a, @Nullable Integer b, @Nullable String link) {
     }
 
     /**
@@ -165,8 +174,9 @@ final class Dto {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive", "locality",
             "host"})
-    record HoldingDto(String tenant, Long memoryBytes, Long memoryGiB, Integer computeRequest, Integer computeLimit,
-                      String priority, Boolean exclusive, LocalityDto locality, HostDto host) {
+    record HoldingDto(@Nullable String tenant, @Nullable Long memoryBytes, @Nullable Long memoryGiB,
+                      @Nullable Integer computeRequest, @Nullable Integer computeLimit, @Nullable String priority,
+                      @Nullable Boolean exclusive, @Nullable LocalityDto locality, @Nullable HostDto host) {
         static HoldingDto of(Placement p, Slice s) {
             Claim c = p.claim();
             return new HoldingDto(c.tenantId(), c.exclusive() ? null : s.memoryBytes(), null,
@@ -183,8 +193,9 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     @JsonPropertyOrder({"name", "labels", "gpus", "defaultLink", "links", "host", "hostTenants"})
-    record NodeDto(String name, Map<String, String> labels, List<GpuDto> gpus, String defaultLink, List<LinkDto> links,
-                   HostDto host, List<HostDto.HostTenantDto> hostTenants) {
+    record NodeDto(@Nullable String name, @Nullable Map<String, String> labels, @Nullable List<GpuDto> gpus,
+                   @Nullable String defaultLink, @Nullable List<LinkDto> links, @Nullable HostDto host,
+                   @Nullable List<HostDto.HostTenantDto> hostTenants) {
         static NodeDto of(Node n) {
             Topology t = n.topology();
             // write the most common link as the default and the rest as exceptions
@@ -253,16 +264,17 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"schemaVersion", "rules", "nodes"})
-    record InventoryDto(Integer schemaVersion, RulesDto rules, List<NodeDto> nodes) {
+    record InventoryDto(@Nullable Integer schemaVersion, @Nullable RulesDto rules, @Nullable List<NodeDto> nodes) {
     }
 
     // ------------------------------------------------------------ claims and placements
 
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
-    record SelectorsDto(Set<String> includeModels, Set<String> excludeModels, Set<String> includeUuids,
-                        Set<String> excludeUuids, Map<String, String> nodeLabels, Set<String> mustIncludeUuids,
-                        Set<Integer> mustIncludeIndices) {
-        static SelectorsDto of(Selectors s) {
+    record SelectorsDto(@Nullable Set<String> includeModels, @Nullable Set<String> excludeModels,
+                        @Nullable Set<String> includeUuids, @Nullable Set<String> excludeUuids,
+                        @Nullable Map<String, String> nodeLabels, @Nullable Set<String> mustIncludeUuids,
+                        @Nullable Set<Integer> mustIncludeIndices) {
+        static @Nullable SelectorsDto of(Selectors s) {
             return s.isNone() ? null : new SelectorsDto(s.includeModels(), s.excludeModels(), s.includeUuids(),
                     s.excludeUuids(), s.nodeLabels(), s.mustIncludeUuids(), s.mustIncludeIndices());
         }
@@ -274,23 +286,36 @@ final class Dto {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record LocalityDto(String affinity, String antiAffinity, String exclusion) {
-        static LocalityDto of(Locality l) {
+    record LocalityDto(@Nullable String affinity, @Nullable String antiAffinity, @Nullable String exclusion) {
+        static @Nullable LocalityDto of(Locality l) {
             return l.isNone() ? null : new LocalityDto(l.affinity().orElse(null), l.antiAffinity().orElse(null),
                     l.exclusion().orElse(null));
         }
 
         Locality toModel() {
-            return Locality.of(affinity, antiAffinity, exclusion);
+            // the keys left out are unset; each one given is checked as Locality.of checks it
+            Locality l = Locality.none();
+            if (affinity != null) {
+                l = l.withAffinity(affinity);
+            }
+            if (antiAffinity != null) {
+                l = l.withAntiAffinity(antiAffinity);
+            }
+            if (exclusion != null) {
+                l = l.withExclusion(exclusion);
+            }
+            return l;
         }
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "gpus", "memoryBytes", "memoryGiB", "computeRequest", "computeLimit", "priority", "exclusive",
             "selectors", "locality", "nodePolicy", "gpuPolicy", "numa", "priorityWithinClass", "host"})
-    record ClaimDto(String tenant, Integer gpus, Long memoryBytes, Long memoryGiB, Integer computeRequest,
-                    Integer computeLimit, String priority, Boolean exclusive, SelectorsDto selectors, LocalityDto locality,
-                    String nodePolicy, String gpuPolicy, String numa, Integer priorityWithinClass, HostDto host) {
+    record ClaimDto(@Nullable String tenant, @Nullable Integer gpus, @Nullable Long memoryBytes,
+                    @Nullable Long memoryGiB, @Nullable Integer computeRequest, @Nullable Integer computeLimit,
+                    @Nullable String priority, @Nullable Boolean exclusive, @Nullable SelectorsDto selectors,
+                    @Nullable LocalityDto locality, @Nullable String nodePolicy, @Nullable String gpuPolicy,
+                    @Nullable String numa, @Nullable Integer priorityWithinClass, @Nullable HostDto host) {
         static ClaimDto of(Claim c) {
             boolean noGpuSizes = c.exclusive() || c.hostOnly();
             return new ClaimDto(c.tenantId(), c.gpuCount(), noGpuSizes ? null : c.memoryPerGpuBytes(), null,
@@ -359,7 +384,8 @@ final class Dto {
     }
 
     @JsonPropertyOrder({"gpu", "memoryBytes", "computeRequest", "computeLimit"})
-    record SliceDto(String gpu, Long memoryBytes, Integer computeRequest, Integer computeLimit) {
+    record SliceDto(@Nullable String gpu, @Nullable Long memoryBytes, @Nullable Integer computeRequest,
+                    @Nullable Integer computeLimit) {
         static SliceDto of(Slice s) {
             return new SliceDto(s.gpuUuid(), s.memoryBytes(), s.computeRequest(), s.computeLimit());
         }
@@ -372,7 +398,8 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"claim", "node", "slices", "environment"})
-    record PlacementDto(ClaimDto claim, String node, List<SliceDto> slices, Map<String, String> environment) {
+    record PlacementDto(@Nullable ClaimDto claim, @Nullable String node, @Nullable List<SliceDto> slices,
+                        @Nullable Map<String, String> environment) {
         static PlacementDto of(Placement p) {
             return new PlacementDto(ClaimDto.of(p.claim()), p.nodeName(), p.slices().stream().map(SliceDto::of).toList(),
                     p.environment());
@@ -393,6 +420,7 @@ final class Dto {
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"schemaVersion", "rules", "nodes", "placements"})
-    record SnapshotDto(Integer schemaVersion, RulesDto rules, List<NodeDto> nodes, List<PlacementDto> placements) {
+    record SnapshotDto(@Nullable Integer schemaVersion, @Nullable RulesDto rules, @Nullable List<NodeDto> nodes,
+                       @Nullable List<PlacementDto> placements) {
     }
 }

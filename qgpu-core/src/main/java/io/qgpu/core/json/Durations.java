@@ -51,7 +51,7 @@ public final class Durations {
         try {
             nanos = d.toNanos();
         } catch (ArithmeticException e) {
-            return d.getSeconds() + "s";
+            return d.toSeconds() + "s";
         }
         return format(nanos);
     }

@@ -9,6 +9,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Host resources on the wire: {@code "host": {"cpuMillis": 4000, "memoryGiB": 16}} (or
@@ -17,10 +18,10 @@ import java.util.OptionalLong;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({"cpuMillis", "memoryBytes", "memoryGiB"})
-record HostDto(Long cpuMillis, Long memoryBytes, Long memoryGiB) {
+record HostDto(@Nullable Long cpuMillis, @Nullable Long memoryBytes, @Nullable Long memoryGiB) {
 
     /** A node's capacity; null when nothing is tracked. */
-    static HostDto of(HostCapacity c) {
+    static @Nullable HostDto of(HostCapacity c) {
         if (c.isUntracked()) {
             return null;
         }
@@ -28,14 +29,14 @@ record HostDto(Long cpuMillis, Long memoryBytes, Long memoryGiB) {
     }
 
     /** A claim's request; null when it asks for none. */
-    static HostDto of(HostRequest r) {
+    static @Nullable HostDto of(HostRequest r) {
         if (r.isNone()) {
             return null;
         }
         return new HostDto(r.cpuMillis() == 0 ? null : r.cpuMillis(), r.memoryBytes() == 0 ? null : r.memoryBytes(), null);
     }
 
-    private static Long boxed(OptionalLong v) {
+    private static @Nullable Long boxed(OptionalLong v) {
         return v.isPresent() ? v.getAsLong() : null;
     }
 
@@ -61,7 +62,7 @@ record HostDto(Long cpuMillis, Long memoryBytes, Long memoryGiB) {
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"tenant", "priority", "host"})
-    record HostTenantDto(String tenant, String priority, HostDto host) {
+    record HostTenantDto(@Nullable String tenant, @Nullable String priority, @Nullable HostDto host) {
         static HostTenantDto of(Placement p) {
             return new HostTenantDto(p.tenantId(), p.claim().priority().wireName(), HostDto.of(p.claim().host()));
         }

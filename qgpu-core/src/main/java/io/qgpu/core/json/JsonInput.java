@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One JSON input (a file, or a string with a label) read strictly, with the positions of its keys,
@@ -54,10 +55,6 @@ public final class JsonInput {
     private final Map<String, int[]> positions;
     /** Every number as written ({@code 1.6e1}, not {@code 16.0}), by JSON pointer: messages show these. */
     private final Map<String, String> numbers;
-
-    private JsonInput(String source, String rootName, JsonNode root, Map<String, int[]> positions) {
-        this(source, rootName, root, positions, Map.of());
-    }
 
     private JsonInput(String source, String rootName, JsonNode root, Map<String, int[]> positions, Map<String, String> numbers) {
         this.source = source;
@@ -131,10 +128,10 @@ public final class JsonInput {
      */
     public static String problem(com.fasterxml.jackson.core.JsonProcessingException e) {
         String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
-        if (m.startsWith("Duplicate field") || m.startsWith("Trailing token") || !(e instanceof JsonMappingException)) {
+        if (m.startsWith("Duplicate field") || m.startsWith("Trailing token") || !(e instanceof JsonMappingException mapping)) {
             return Problems.syntax(e);
         }
-        return Problems.mapping((JsonMappingException) e);
+        return Problems.mapping(mapping);
     }
 
     /** The label given for messages (a file name), or empty. */
@@ -153,7 +150,7 @@ public final class JsonInput {
     }
 
     /** The value at a path, or {@code null} when the input has nothing there. */
-    public JsonNode at(String path) {
+    public @Nullable JsonNode at(String path) {
         JsonNode n = root;
         for (Object seg : segments(path)) {
             if (n == null) {
@@ -166,21 +163,28 @@ public final class JsonInput {
 
     /** Binds the value at {@code path} to a type, strictly; errors name the path inside the input. */
     public <T> T bind(String path, Class<T> type) {
-        return bind(path, QgpuJson.strictMapper().constructType(type));
+        // the reader was made for type, so what it read is a T (Class.cast would refuse a primitive's box)
+        @SuppressWarnings("unchecked")
+        T value = (T) bind(path, QgpuJson.strictMapper().constructType(type));
+        return value;
     }
 
     /** Binds the value at {@code path} to a generic type, strictly. */
     public <T> T bind(String path, TypeReference<T> type) {
-        return bind(path, QgpuJson.strictMapper().constructType(type));
+        // the reader was made for type, so what it read is a T (its erasure is all a cast could check)
+        @SuppressWarnings("unchecked")
+        T value = (T) bind(path, QgpuJson.strictMapper().constructType(type));
+        return value;
     }
 
-    private <T> T bind(String path, JavaType type) {
+    /** The value at {@code path} read as {@code type}; never null. */
+    private Object bind(String path, JavaType type) {
         JsonNode n = at(path);
         if (n == null || n.isNull()) {
             throw error(path, "is required");
         }
         try {
-            T value = QgpuJson.strictMapper().readerFor(type).readValue(n);
+            Object value = QgpuJson.strictMapper().readerFor(type).readValue(n);
             if (value == null) {
                 throw error(path, "is required");
             }
@@ -192,26 +196,22 @@ public final class JsonInput {
             java.util.regex.Matcher known = java.util.regex.Pattern.compile("known type ids = \\[([^\\]]*)\\]")
                     .matcher(e.getOriginalMessage());
             String kinds = known.find() ? known.group(1) : "";
-            return thrown(error(full, e.getTypeId() == null ? "is required: one of " + kinds : "must be one of " + kinds, e));
+            throw error(full, e.getTypeId() == null ? "is required: one of " + kinds : "must be one of " + kinds, e);
         } catch (JsonMappingException e) {
             String full = join(path, e.getPath());
-            return thrown(e instanceof UnrecognizedPropertyException u
+            throw e instanceof UnrecognizedPropertyException u
                     ? error(full, null, "unknown key; the keys allowed here are " + known(u.getKnownPropertyIds()), e)
-                    : error(full, Problems.mapping(e), e));
+                    : error(full, Problems.mapping(e), e);
         } catch (JsonProcessingException e) {
             // numbers out of range and the like: the parser knows where it was
             String at = path;
             if (e.getProcessor() instanceof JsonParser p) {
                 at = join(path, p.getParsingContext());
             }
-            return thrown(error(at, Problems.syntax(e), e));
+            throw error(at, Problems.syntax(e), e);
         } catch (IOException e) {
             throw new QgpuJsonException(source, path, null, "cannot be read: " + e.getMessage(), -1, -1, e);
         }
-    }
-
-    private static <T> T thrown(QgpuJsonException e) {
-        throw e;
     }
 
     /** An error at a path; the value shown is the one written in the input there. */
@@ -220,12 +220,12 @@ public final class JsonInput {
     }
 
     /** An error at a path with its cause; the value shown is the one written in the input there. */
-    public QgpuJsonException error(String path, String rule, Throwable cause) {
+    public QgpuJsonException error(String path, String rule, @Nullable Throwable cause) {
         JsonNode v = at(path);
         return error(path, v == null ? null : shown(path, v), rule, cause);
     }
 
-    private QgpuJsonException error(String path, String value, String rule, Throwable cause) {
+    private QgpuJsonException error(String path, @Nullable String value, String rule, @Nullable Throwable cause) {
         int[] pos = position(path);
         return new QgpuJsonException(source, path, value, rule, pos[0], pos[1], cause);
     }
@@ -342,6 +342,10 @@ public final class JsonInput {
     }
 
     private String join(String path, List<JsonMappingException.Reference> refs) {
+        return join(rootName, path, refs);
+    }
+
+    private static String join(String rootName, String path, List<JsonMappingException.Reference> refs) {
         String out = path.isEmpty() ? rootName : path;
         for (JsonMappingException.Reference r : refs) {
             out = r.getFieldName() != null ? key(out, r.getFieldName()) : r.getIndex() >= 0 ? out + "[" + r.getIndex() + "]" : out;
@@ -363,7 +367,7 @@ public final class JsonInput {
 
     private static String pathOf(String rootName, JsonProcessingException e) {
         return e instanceof JsonMappingException m && !m.getPath().isEmpty()
-                ? new JsonInput("", rootName == null ? "" : rootName, null, Map.of()).join("", m.getPath()) : "";
+                ? join(rootName == null ? "" : rootName, "", m.getPath()) : "";
     }
 
     private static String known(Collection<Object> ids) {
@@ -371,7 +375,7 @@ public final class JsonInput {
     }
 
     /** The value at {@code path} as the input wrote it: a number's own text, else {@link #render}. */
-    private String shown(String path, JsonNode v) {
+    private @Nullable String shown(String path, JsonNode v) {
         if (v.isNumber()) {
             String text = numbers.get(pointer(segments(path)));
             if (text != null) {
@@ -381,8 +385,8 @@ public final class JsonInput {
         return render(v);
     }
 
-    /** A value as written in JSON, shortened when long. */
-    static String render(JsonNode v) {
+    /** A value as written in JSON, shortened when long; null for an array or object too long to show. */
+    static @Nullable String render(JsonNode v) {
         String s = v.toString();
         if (v.isContainerNode()) {
             return s.length() <= 20 ? s : null;

@@ -6,6 +6,9 @@ import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import java.util.Collection;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Parser and binder errors restated in words, without the implementation's class names or parser internals. */
 final class Problems {
@@ -24,21 +27,25 @@ final class Problems {
         if (m.contains("out of range")) {
             return outOfRange(m);
         }
-        java.util.regex.Matcher x;
-        if ((x = java.util.regex.Pattern.compile("^Unrecognized token '([^']*)'").matcher(m)).find()) {
+        Matcher x = find("^Unrecognized token '([^']*)'", m);
+        if (x != null) {
             return "unexpected text '" + x.group(1) + "': a JSON value is a string in double quotes, a number, an array, an object,"
                     + " true, false or null";
         }
-        if ((x = java.util.regex.Pattern.compile("^Non-standard token '([^']*)'").matcher(m)).find()) {
+        x = find("^Non-standard token '([^']*)'", m);
+        if (x != null) {
             return x.group(1) + " is not a JSON number";
         }
-        if ((x = java.util.regex.Pattern.compile("^Number value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+        x = find("^Number value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)", m);
+        if (x != null) {
             return "a number of " + x.group(1) + " digits; at most " + x.group(2) + " are accepted";
         }
-        if ((x = java.util.regex.Pattern.compile("^String value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+        x = find("^String value length \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)", m);
+        if (x != null) {
             return "a string of " + x.group(1) + " characters; at most " + x.group(2) + " are accepted";
         }
-        if ((x = java.util.regex.Pattern.compile("nesting depth \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)").matcher(m)).find()) {
+        x = find("nesting depth \\((\\d+)\\) exceeds the maximum allowed \\((\\d+)", m);
+        if (x != null) {
             return "arrays and objects nested " + x.group(1) + " deep; at most " + x.group(2) + " levels are accepted";
         }
         if (m.startsWith("Unexpected end-of-input")) {
@@ -50,8 +57,8 @@ final class Problems {
         if (m.startsWith("Illegal unquoted character")) {
             return "a string holds a raw control character (a line break or tab?); write it escaped, as \\n or \\t";
         }
-        if ((x = java.util.regex.Pattern.compile("^Unexpected character \\('(.)' \\(code \\d+\\)\\): was expecting (.*)$",
-                java.util.regex.Pattern.DOTALL).matcher(m)).find()) {
+        x = find("(?s)^Unexpected character \\('(.)' \\(code \\d+\\)\\): was expecting (.*)$", m);
+        if (x != null) {
             String want = x.group(2).replaceAll("\\s+", " ").replace("double-quote to start field name", "a key in double quotes")
                     .replace("comma to separate Object entries", "a comma or }").replace("comma to separate Array entries", "a comma or ]")
                     .replace("a colon to separate field name and value", "a colon after the key");
@@ -61,9 +68,15 @@ final class Problems {
         return clean(m);
     }
 
+    /** The match of {@code regex} in {@code m}, or null when it does not occur. */
+    private static @Nullable Matcher find(String regex, String m) {
+        Matcher x = Pattern.compile(regex).matcher(m);
+        return x.find() ? x : null;
+    }
+
     /** "out of range of long (-9223372036854775808 - 9223372036854775807)" in words, with the range. */
     static String outOfRange(String m) {
-        java.util.regex.Matcher r = java.util.regex.Pattern.compile("out of range of \\w+ \\((-?\\d+) - (-?\\d+)\\)").matcher(m);
+        Matcher r = Pattern.compile("out of range of \\w+ \\((-?\\d+) - (-?\\d+)\\)").matcher(m);
         return r.find() ? "the number is too large: a whole number here is between " + r.group(1) + " and " + r.group(2)
                 : "the number is too large";
     }

@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * JSON for the model: inventories, claims, placements and ledger snapshots. Reading is strict:
@@ -80,8 +81,9 @@ public final class QgpuJson {
         if (dto.schemaVersion() != null && dto.schemaVersion() != SCHEMA_VERSION) {
             throw in.error("schemaVersion", "must be " + SCHEMA_VERSION);
         }
-        GranularityRules rules = dto.rules() == null ? GranularityRules.ofDefaults()
-                : convert(in, "rules", "rules", () -> dto.rules().toModel());
+        Dto.RulesDto rulesDto = dto.rules();
+        GranularityRules rules = rulesDto == null ? GranularityRules.ofDefaults()
+                : convert(in, "rules", "rules", rulesDto::toModel);
         List<Node> nodes = nodes(in, dto.nodes());
         List<Placement> holdings;
         try {
@@ -110,9 +112,8 @@ public final class QgpuJson {
         for (int i = 0; i < dtos.size(); i++) {
             Node node = nodes.get(i);
             List<Dto.GpuDto> gpus = Dto.orEmpty(dtos.get(i).gpus());
-            java.util.Map<String, List<Integer>> gpusOf = new java.util.LinkedHashMap<>();
-            java.util.Map<String, String> firstField = new java.util.HashMap<>();
-            java.util.Map<String, Dto.HoldingDto> first = new java.util.HashMap<>();
+            // per tenant, in the order first listed: its first listing and the GPUs that list it
+            java.util.Map<String, Listing> listings = new java.util.LinkedHashMap<>();
             for (int g = 0; g < gpus.size(); g++) {
                 List<Dto.HoldingDto> tenants = Dto.orEmpty(gpus.get(g).tenants());
                 for (int t = 0; t < tenants.size(); t++) {
@@ -124,24 +125,21 @@ public final class QgpuJson {
                         throw new InvalidValueException(f + ".tenant", id, "is also listed on node " + other
                                 + "; a tenant's GPUs are on one node");
                     }
-                    Dto.HoldingDto seen = first.putIfAbsent(id, h);
-                    if (seen != null && !seen.equals(h)) {
-                        throw new InvalidValueException(f, id, "differs from its listing at " + firstField.get(id)
+                    Listing seen = listings.computeIfAbsent(id, k -> new Listing(f, h, new ArrayList<>()));
+                    if (!seen.holding().equals(h)) {
+                        throw new InvalidValueException(f, id, "differs from its listing at " + seen.field()
                                 + "; a tenant has the same slice on each of its GPUs");
                     }
-                    firstField.putIfAbsent(id, f);
-                    List<Integer> on = gpusOf.computeIfAbsent(id, k -> new ArrayList<>());
-                    if (on.contains(g)) {
+                    if (seen.gpus().contains(g)) {
                         throw new InvalidValueException(f + ".tenant", id, "is listed twice on this GPU");
                     }
-                    on.add(g);
+                    seen.gpus().add(g);
                 }
             }
-            for (java.util.Map.Entry<String, List<Integer>> e : gpusOf.entrySet()) {
-                String f = firstField.get(e.getKey());
-                Claim claim = first.get(e.getKey()).claim(f, e.getValue().size());
+            for (Listing listing : listings.values()) {
+                Claim claim = listing.holding().claim(listing.field(), listing.gpus().size());
                 List<Slice> slices = new ArrayList<>();
-                for (int g : e.getValue()) {
+                for (int g : listing.gpus()) {
                     io.qgpu.api.GpuDevice d = node.gpus().get(g);
                     slices.add(new Slice(d.uuid(), claim.exclusive() ? d.memoryBytes() : claim.memoryPerGpuBytes(),
                             claim.computeRequest(), claim.computeLimit()));
@@ -160,6 +158,10 @@ public final class QgpuJson {
             }
         }
         return out;
+    }
+
+    /** A tenant's first listing in an inventory's {@code tenants} lists, at {@code field}, and the GPUs that list it. */
+    private record Listing(String field, Dto.HoldingDto holding, List<Integer> gpus) {
     }
 
     public static Node readNode(String json) {
@@ -202,7 +204,7 @@ public final class QgpuJson {
         return claim(in, path, in.bind(path, Dto.ClaimDto.class));
     }
 
-    private static Claim claim(JsonInput in, String path, Dto.ClaimDto dto) {
+    private static Claim claim(JsonInput in, String path, Dto.@Nullable ClaimDto dto) {
         if (dto == null) {
             throw in.error(path, "must be a claim object, not null");
         }
@@ -264,10 +266,11 @@ public final class QgpuJson {
         if (dto.schemaVersion() != SCHEMA_VERSION) {
             throw in.error("schemaVersion", "must be " + SCHEMA_VERSION + " (this version of qgpu reads no other)");
         }
-        if (dto.rules() == null) {
+        Dto.RulesDto rulesDto = dto.rules();
+        if (rulesDto == null) {
             throw in.error("rules", "is required");
         }
-        GranularityRules rules = convert(in, "rules", "rules", () -> dto.rules().toModel());
+        GranularityRules rules = convert(in, "rules", "rules", rulesDto::toModel);
         List<Node> nodes = nodes(in, dto.nodes());
         return new LedgerSnapshot(rules, nodes, placements(in, "placements", Dto.orEmpty(dto.placements())));
     }
@@ -287,7 +290,7 @@ public final class QgpuJson {
         return out;
     }
 
-    private static List<Node> nodes(JsonInput in, List<Dto.NodeDto> dtos) {
+    private static List<Node> nodes(JsonInput in, @Nullable List<Dto.NodeDto> dtos) {
         List<Node> nodes = new ArrayList<>();
         List<Dto.NodeDto> list = Dto.orEmpty(dtos);
         Map<String, Integer> names = new HashMap<>();

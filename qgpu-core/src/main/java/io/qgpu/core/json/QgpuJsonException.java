@@ -1,6 +1,7 @@
 package io.qgpu.core.json;
 
 import io.qgpu.api.QgpuException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Input that is not what its format allows: malformed JSON, an unknown key, a value of the wrong
@@ -20,7 +21,7 @@ public final class QgpuJsonException extends QgpuException {
     private final int column;
 
     /** An error without a source or position (kept for callers that only have a path and a message). */
-    public QgpuJsonException(String path, String message, Throwable cause) {
+    public QgpuJsonException(String path, String message, @Nullable Throwable cause) {
         this("", path, null, message, -1, -1, cause);
     }
 
@@ -33,7 +34,8 @@ public final class QgpuJsonException extends QgpuException {
      * @param column 1-based column, or -1 when unknown
      * @param cause  the underlying error, or {@code null}
      */
-    public QgpuJsonException(String source, String path, String value, String rule, int line, int column, Throwable cause) {
+    public QgpuJsonException(String source, String path, @Nullable String value, String rule, int line, int column,
+                             @Nullable Throwable cause) {
         super(render(source, path, value, rule, line, column), cause);
         this.source = source == null ? "" : source;
         this.path = path == null ? "" : path;
@@ -42,7 +44,7 @@ public final class QgpuJsonException extends QgpuException {
         this.column = column;
     }
 
-    private static String render(String source, String path, String value, String rule, int line, int column) {
+    private static String render(String source, String path, @Nullable String value, String rule, int line, int column) {
         StringBuilder sb = new StringBuilder();
         if (source != null && !source.isEmpty()) {
             sb.append(source).append(": ");

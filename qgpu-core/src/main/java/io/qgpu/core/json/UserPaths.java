@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns a model field name from a validation error ({@code claim[a].gpuCount},
@@ -28,7 +29,7 @@ final class UserPaths {
     /** Keys that name an element of an array, tried in this order. */
     private static final List<String> IDS = List.of("uuid", "gpu", "tenant", "name");
 
-    static String resolve(JsonInput in, String base, String selfName, String field, Object value) {
+    static String resolve(JsonInput in, String base, String selfName, String field, @Nullable Object value) {
         List<String> toks = split(field);
         if (toks.isEmpty()) {
             return base;
@@ -40,14 +41,14 @@ final class UserPaths {
         if (first.equals(selfName)) {
             start = 1;
         } else if (first.equals("gpu") || first.equals("slice")) {
-            toks.set(0, first + "s" + key(toks.get(0), true));
+            toks.set(0, first + "s" + bracketed(toks.get(0)));
         } else if (first.equals("topology") || first.equals("link")) {
-            return topology(in, base, ctx, toks, value);
+            return topology(base, ctx, toks, value);
         }
         for (int i = start; i < toks.size(); i++) {
             String tok = toks.get(i);
             String name = rename(name(tok), ctx);
-            String key = key(tok, false);
+            String key = key(tok);
             JsonNode child = ctx == null ? null : ctx.get(name);
             out = JsonInput.key(out, name);
             ctx = child;
@@ -62,7 +63,7 @@ final class UserPaths {
         return out;
     }
 
-    private static String rename(String name, JsonNode ctx) {
+    private static String rename(String name, @Nullable JsonNode ctx) {
         if (name.equals("mustInclude")) {
             // the model keeps both kinds of must-include; the file has mustIncludeUuids or mustIncludeIndices
             return ctx != null && ctx.isObject() && !ctx.has("mustIncludeUuids") ? "mustIncludeIndices" : "mustIncludeUuids";
@@ -75,7 +76,7 @@ final class UserPaths {
     }
 
     /** Topology errors name positions or lanes; find the link the user wrote. */
-    private static String topology(JsonInput in, String base, JsonNode node, List<String> toks, Object value) {
+    private static String topology(String base, @Nullable JsonNode node, List<String> toks, @Nullable Object value) {
         String what = toks.size() > 1 ? name(toks.get(1)) : "";
         JsonNode links = node == null ? null : node.get("links");
         String v = String.valueOf(value);
@@ -85,15 +86,16 @@ final class UserPaths {
         if (what.equals("defaultLink")) {
             return JsonInput.key(base, "defaultLink");
         }
-        if (what.equals("link") && key(toks.get(1), false) != null && links != null) {
-            int j = indexOf(links, key(toks.get(1), false));
+        String linkKey = toks.size() > 1 ? key(toks.get(1)) : null;
+        if (what.equals("link") && linkKey != null && links != null) {
+            int j = indexOf(links, linkKey);
             return j >= 0 ? JsonInput.key(base, "links") + "[" + j + "].link" : JsonInput.key(base, "links");
         }
         if (what.equals("lanes")) {
             if (node != null && node.has("defaultLink") && node.get("defaultLink").asText().equalsIgnoreCase("NV" + v)) {
                 return JsonInput.key(base, "defaultLink");
             }
-            int j = links == null ? -1 : lastWith(links, "link", null, "NV" + v);
+            int j = links == null ? -1 : lastWithText(links, "link", "NV" + v);
             return j >= 0 ? JsonInput.key(base, "links") + "[" + j + "].link" : base;
         }
         // a position: the first link with that GPU position at a or b
@@ -130,11 +132,11 @@ final class UserPaths {
         return -1;
     }
 
-    private static int lastWith(JsonNode array, String field, Object value) {
-        return value == null ? -1 : lastWith(array, field, null, String.valueOf(value));
+    private static int lastWith(JsonNode array, String field, @Nullable Object value) {
+        return value == null ? -1 : lastWithText(array, field, String.valueOf(value));
     }
 
-    private static int lastWith(JsonNode array, String field, Object unused, String text) {
+    private static int lastWithText(JsonNode array, String field, String text) {
         for (int j = array.size() - 1; j >= 0; j--) {
             JsonNode e = array.get(j).get(field);
             if (e != null && e.isValueNode() && e.asText().equalsIgnoreCase(text)) {
@@ -149,13 +151,16 @@ final class UserPaths {
         return b < 0 ? tok : tok.substring(0, b);
     }
 
-    /** The key in brackets, or null; {@code withBrackets} returns "[key]" or "". */
-    private static String key(String tok, boolean withBrackets) {
+    /** The key in brackets, or null when there is none. */
+    private static @Nullable String key(String tok) {
         int b = tok.indexOf('[');
-        if (b < 0 || !tok.endsWith("]")) {
-            return withBrackets ? "" : null;
-        }
-        return withBrackets ? tok.substring(b) : tok.substring(b + 1, tok.length() - 1);
+        return b < 0 || !tok.endsWith("]") ? null : tok.substring(b + 1, tok.length() - 1);
+    }
+
+    /** The key with its brackets ("[key]"), or "" when there is none. */
+    private static String bracketed(String tok) {
+        int b = tok.indexOf('[');
+        return b < 0 || !tok.endsWith("]") ? "" : tok.substring(b);
     }
 
     /** Splits on dots outside brackets. */
@@ -163,7 +168,8 @@ final class UserPaths {
         List<String> out = new ArrayList<>();
         int depth = 0;
         StringBuilder cur = new StringBuilder();
-        for (char c : field.toCharArray()) {
+        for (int i = 0; i < field.length(); i++) {
+            char c = field.charAt(i);
             if (c == '[') {
                 depth++;
             } else if (c == ']') {

@@ -62,7 +62,7 @@ public final class Checkpoints {
             }
             if (l.casState(LeaseImpl.PARKED, LeaseImpl.CLOSED)) {
                 t.parked--;
-                core.waiters--;
+                core.addWaiters(-1);
                 for (Iterator<Waiter> it = t.resumers.iterator(); it.hasNext(); ) {
                     Waiter r = it.next();
                     if (r.resume == l) {
@@ -138,7 +138,9 @@ public final class Checkpoints {
             Waiter r = new Waiter(f, now, l);
             t.resumers.add(r);
             core.engines.pump(now);
-            f.whenComplete((lease, ex) -> {
+            // the cleanup runs when the caller cancels or the future fails; the future whenComplete returns
+            // is not kept: it would only carry an exception thrown by the cleanup itself, and nothing waits on it
+            CompletableFuture<LeaseImpl> unused = f.whenComplete((lease, ex) -> {
                 if (ex != null) {
                     withdrawResume(r);
                 }
@@ -216,7 +218,7 @@ public final class Checkpoints {
         if (l.holder != null) {
             l.holder.parked++;
         }
-        core.waiters++;
+        core.addWaiters(1);
         t.leaveOne(now);
         if (core.events.hasListeners()) {
             core.events.later(new GateEvent.Suspended(core.gpu, t.name, now, reason));
@@ -243,7 +245,7 @@ public final class Checkpoints {
         if (l.holder != null) {
             l.holder.parked--;
         }
-        core.waiters--;
+        core.addWaiters(-1);
         if (core.events.hasListeners()) {
             core.events.later(new GateEvent.Resumed(core.gpu, t.name, now, now - l.parkedAt));
         }

@@ -88,6 +88,7 @@ public final class EngineBridge {
      * The tenant's phase in the machine's current state, cached per state: a state is an immutable
      * value and every transition that changes a phase yields a new one, so its identity is the key.
      */
+    @SuppressWarnings("ReferenceEquality") // identity is the cache key (see above); equal states give equal phases anyway
     TenantPhase phase(TenantState t) {
         if (t.phaseState != pstate) {
             t.phase = pstate.phase(t.name).orElseThrow(

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The state of one gate that all its parts share (the lock, the tenants, the closed flag, the count
@@ -43,7 +44,10 @@ public final class GateCore {
     /** Makes the public handles of this gate's tenants and leases. */
     final Handles handles;
 
-    /** Blocked acquires plus parked leases. Written under the lock. */
+    /**
+     * Blocked acquires plus parked leases. Written under the lock, only through {@link #addWaiters};
+     * volatile for the lock-free readers (a closing lease reads it to decide whether to take the lock).
+     */
     volatile int waiters;
     /**
      * Whether a tenant going idle must be reported at once (someone waits, or an offline tenant is
@@ -69,7 +73,7 @@ public final class GateCore {
      * this gate), else a timer thread of its own ({@link GateTimer#system}, shut down by
      * {@link #close()}); {@code handles} makes the public handles of its tenants and leases.
      */
-    public GateCore(Handles handles, String gpu, GateConfig config, GateTimer sharedTimer) {
+    public GateCore(Handles handles, String gpu, GateConfig config, @Nullable GateTimer sharedTimer) {
         this.handles = handles;
         this.gpu = Validate.notBlank("gate.gpu", gpu);
         this.config = Validate.notNull("gate.config", config);
@@ -248,6 +252,16 @@ public final class GateCore {
         return closed;
     }
 
+    /**
+     * Adds {@code delta} to {@link #waiters}. Under the lock: every write is made holding it, so the
+     * read-modify-write loses no update; the field is volatile only so the lock-free readers see it.
+     */
+    @SuppressWarnings("NonAtomicVolatileUpdate") // safe: all writers hold the lock (asserted)
+    void addWaiters(int delta) {
+        assert lock.isHeldByCurrentThread() : "waiters written without the gate's lock";
+        waiters += delta;
+    }
+
     /** See {@code Gate.close()}. */
     public void close() {
         lock.lock();
@@ -262,7 +276,7 @@ public final class GateCore {
                     Waiter w = it.next();
                     if (w.isAsync()) {
                         it.remove();
-                        waiters--;
+                        addWaiters(-1);
                         if (w.timeoutTask != null) {
                             w.timeoutTask.cancel();   // a shared timer would keep the gate until then
                         }

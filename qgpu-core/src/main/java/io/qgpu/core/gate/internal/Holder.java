@@ -27,10 +27,19 @@ public final class Holder {
      * writes only). A slot refers to nothing.
      */
     LeaseSlot spare;
-    /** Bumped when the gate reclaims this holder's leases; leases of an older epoch are void. */
+    /**
+     * Bumped (by {@link #newEpoch}, under the gate's lock) when the gate reclaims this holder's leases;
+     * leases of an older epoch are void. Volatile: the owner thread reads it without the lock.
+     */
     volatile int epoch;
 
     Holder(Thread thread) {
         this.thread = thread;
+    }
+
+    /** Voids the leases made so far. Under the gate's lock, the only writer of {@link #epoch}. */
+    @SuppressWarnings("NonAtomicVolatileUpdate") // safe: every write holds the gate's lock, so none is lost
+    void newEpoch() {
+        epoch++;
     }
 }

@@ -119,7 +119,7 @@ public final class Owners {
     private void reclaim(TenantState t, Holder h, int open, long now) {
         int parked = h.parked;
         int running = open - parked;
-        h.epoch++;
+        h.newEpoch();
         for (Iterator<Waiter> rs = t.resumers.iterator(); rs.hasNext(); ) {
             Waiter r = rs.next();
             if (r.resume.holder == h) {
@@ -133,7 +133,7 @@ public final class Owners {
             t.leaveOne(now);
         }
         t.parked -= parked;
-        core.waiters -= parked;
+        core.addWaiters(-parked);
         t.cond.signalAll(); // another thread blocked in a checkpoint of one of these leases wakes and fails
         h.open = 0;
         h.foreignClosed = 0;

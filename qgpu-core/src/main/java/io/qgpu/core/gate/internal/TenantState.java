@@ -370,6 +370,10 @@ public abstract class TenantState {
      * between two stores) until the last period is published, drains, and returns when the tenant
      * went idle.
      */
+    // Thread.yield after 100 spins is deliberate back-off: the closing thread that must make the
+    // second store may be descheduled, and on a machine with fewer cores than spinning threads only
+    // yielding lets it run; correctness does not depend on the scheduler, only progress does.
+    @SuppressWarnings("ThreadPriorityCheck")
     long drainIdle() {
         long w = word.get();
         int s = (int) (w >>> 32);

@@ -87,13 +87,13 @@ public final class Waiting {
         }
         Waiter probe = new Waiter(null, now);
         t.waiters.add(probe);
-        core.waiters++;
+        core.addWaiters(1);
         try {
             core.engines.pump(now);
             return t.tryEnter(now);
         } finally {
             t.waiters.remove(probe);
-            core.waiters--;
+            core.addWaiters(-1);
             core.engines.pump(now);
         }
     }
@@ -123,7 +123,7 @@ public final class Waiting {
             now = core.nowLocked();
             core.owners.maybeReclaim(now);
             t.waiters.add(w);
-            core.waiters++;
+            core.addWaiters(1);
             if (limit != NONE) {
                 long deadline = Saturating.add(w.startedAt, limit);
                 w.timeoutTask = core.timer.schedule(deadline, () -> asyncTimeout(t, w, timeout));
@@ -132,7 +132,9 @@ public final class Waiting {
         } finally {
             core.events.unlockAndDispatch();
         }
-        f.whenComplete((lease, ex) -> {
+        // the cleanup runs when the caller cancels or the future fails; the future whenComplete returns
+        // is not kept: it would only carry an exception thrown by the cleanup itself, and nothing waits on it
+        CompletableFuture<LeaseImpl> unused = f.whenComplete((lease, ex) -> {
             if (ex != null) {
                 abandonAsync(t, w);
             }
@@ -183,7 +185,7 @@ public final class Waiting {
                 if (w == null) {
                     w = new Waiter(null, startedAt);
                     t.waiters.add(w);
-                    core.waiters++;
+                    core.addWaiters(1);
                     if (deadline != NONE) {
                         Waiter fw = w;
                         w.timeoutTask = core.timer.schedule(deadline, () -> syncTimeout(t, fw));
@@ -204,7 +206,7 @@ public final class Waiting {
         } finally {
             if (w != null) {
                 t.waiters.remove(w);
-                core.waiters--;
+                core.addWaiters(-1);
                 if (w.timeoutTask != null) {
                     w.timeoutTask.cancel();
                 }
@@ -258,7 +260,7 @@ public final class Waiting {
         if (!t.waiters.remove(w)) {
             return false;
         }
-        core.waiters--;
+        core.addWaiters(-1);
         if (w.timeoutTask != null) {
             w.timeoutTask.cancel();
         }
@@ -285,7 +287,7 @@ public final class Waiting {
                     break;
                 }
                 it.remove();
-                core.waiters--;
+                core.addWaiters(-1);
                 if (w.timeoutTask != null) {
                     w.timeoutTask.cancel();
                 }
