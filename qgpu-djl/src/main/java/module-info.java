@@ -6,10 +6,14 @@
  * {@link io.qgpu.djl.QgpuDjl}.
  */
 module io.qgpu.djl {
+    // nullness annotations on the exported API; nothing needs them at run time
+    requires static transitive org.jspecify;
     requires transitive io.qgpu.core;
+    // GatedPredictor and GatedTranslator are DJL types: a user's code must read DJL's module too
     requires transitive ai.djl.api;
-    // only OnnxRuntimeOptions needs it; servers on other engines run without it
-    requires static com.microsoft.onnxruntime;
+    // only OnnxRuntimeOptions needs it (its methods return and throw ONNX Runtime's types, so a user who calls
+    // them must read the module: transitive); servers on other engines run without it (static)
+    requires static transitive com.microsoft.onnxruntime;
     requires org.slf4j;
 
     exports io.qgpu.djl;

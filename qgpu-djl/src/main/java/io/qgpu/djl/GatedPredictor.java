@@ -11,6 +11,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.core.gate.TenantUsage;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A DJL {@link Predictor} that runs every prediction of the predictor it wraps under a lease of a
@@ -157,9 +158,9 @@ public final class GatedPredictor<I, O> extends Predictor<I, O> {
         return gatedStreaming && delegate.supportsStreaming();
     }
 
-    /** Sets the metrics on this predictor and on the wrapped one. */
+    /** Sets the metrics on this predictor and on the wrapped one; null (DJL's default) records none. */
     @Override
-    public void setMetrics(Metrics metrics) {
+    public void setMetrics(@Nullable Metrics metrics) {
         super.setMetrics(metrics);
         delegate.setMetrics(metrics);
     }

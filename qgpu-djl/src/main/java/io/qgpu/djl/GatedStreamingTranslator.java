@@ -9,6 +9,7 @@ import java.util.Spliterator;
 import java.util.Spliterators;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link GatedTranslator} for a {@link StreamingTranslator} (streamed generation): each step of the stream runs
@@ -66,7 +67,7 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
     static final class Steps implements Iterator<NDList>, AutoCloseable {
         private final Iterator<NDList> steps;
         private final LeaseScope scope;
-        private GateSession session;
+        private @Nullable GateSession session;   // opened at the first step
         private boolean ready;
         private boolean done;
 
@@ -84,10 +85,11 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
                 return true;
             }
             try {
-                if (session == null) {
+                GateSession s = session;
+                if (s == null) {
                     session = scope.enter();
                 } else {
-                    session.checkpoint();
+                    s.checkpoint();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -114,8 +116,9 @@ public final class GatedStreamingTranslator<I, O> extends GatedTranslator<I, O> 
         @Override
         public void close() {
             done = true;
-            if (session != null) {
-                session.close();
+            GateSession s = session;
+            if (s != null) {
+                s.close();
             }
         }
     }

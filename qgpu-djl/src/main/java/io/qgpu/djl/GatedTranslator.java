@@ -8,6 +8,7 @@ import ai.djl.translate.TranslatorContext;
 import ai.djl.translate.TranslatorOptions;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gate at the {@link Translator} level, for servers that own their loop (their own batching, their own
@@ -54,8 +55,9 @@ public class GatedTranslator<I, O> implements Translator<I, O> {
         return scope;
     }
 
+    /** The wrapped translator's; null when it batches nothing (DJL's {@code NoBatchifyTranslator}). */
     @Override
-    public Batchifier getBatchifier() {
+    public @Nullable Batchifier getBatchifier() {
         return delegate.getBatchifier();
     }
 
@@ -64,8 +66,9 @@ public class GatedTranslator<I, O> implements Translator<I, O> {
         delegate.prepare(ctx);
     }
 
+    /** The wrapped translator's; null when it has none (DJL's default). */
     @Override
-    public TranslatorOptions getExpansions() {
+    public @Nullable TranslatorOptions getExpansions() {
         return delegate.getExpansions();
     }
 

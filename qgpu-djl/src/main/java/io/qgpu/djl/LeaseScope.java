@@ -16,6 +16,11 @@ final class LeaseScope {
 
     private final Gate gate;
     private final Tenant tenant;
+    // Per instance on purpose (the check's advice, static, would mix scopes): the session is this scope's, one
+    // tenant of one gate, and two scopes on one thread must not see each other's. What a thread keeps is bounded:
+    // a QgpuDjl has one scope, and the entry is removed when the session is closed on its own thread (ended);
+    // one closed from another thread stays, one per thread and scope, until that thread enters this scope again.
+    @SuppressWarnings("ThreadLocalUsage")
     private final ThreadLocal<GateSession> current = new ThreadLocal<>();
 
     LeaseScope(Gate gate, Tenant tenant) {

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the device plugin or the DRA driver told this container about its share of the GPU, read from the
@@ -183,7 +184,7 @@ public record QgpuEnvironment(String tenant, PriorityClass priority, int compute
         return v;
     }
 
-    private static List<String> gpus(String text) {
+    private static List<String> gpus(@Nullable String text) {
         if (text == null) {
             return List.of();
         }
@@ -202,7 +203,7 @@ public record QgpuEnvironment(String tenant, PriorityClass priority, int compute
         return out;
     }
 
-    private static List<Long> memory(String text) {
+    private static List<Long> memory(@Nullable String text) {
         if (text == null) {
             return List.of();
         }

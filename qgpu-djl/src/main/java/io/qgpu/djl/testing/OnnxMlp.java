@@ -281,7 +281,7 @@ public final class OnnxMlp {
                 hiddenSet = true;
             }
             for (int i = 0; i < widths.length; i++) {
-                hidden.add(width("onnxMlp.hidden[" + (hidden.size()) + "]", widths[i]));
+                hidden.add(width("onnxMlp.hidden[" + hidden.size() + "]", widths[i]));
             }
             return this;
         }

@@ -150,13 +150,17 @@ public final class FakeCluster {
             for (int n = 0; n < count; n++) {
                 int i = counters.merge(g.prefix, 1, Integer::sum) - 1;
                 Node node = type.node(g.prefix + "-" + i, g.policy, g.labels);
-                if (g.reservedFor != null || !g.unhealthy.isEmpty()) {
+                PriorityClass reservedFor = g.reservedFor;
+                if (reservedFor != null || !g.unhealthy.isEmpty()) {
                     List<GpuDevice> gpus = new ArrayList<>();
                     for (GpuDevice d : node.gpus()) {
                         GpuDevice.Builder b = GpuDevice.builder(d.uuid()).index(d.index()).model(d.model())
                                 .memoryBytes(d.memoryBytes()).numaNode(d.numaNode())
-                                .isolationPolicy(d.isolationPolicy()).reservedFor(g.reservedFor)
+                                .isolationPolicy(d.isolationPolicy())
                                 .health(g.unhealthy.contains(d.index()) ? Health.UNHEALTHY : Health.HEALTHY);
+                        if (reservedFor != null) {
+                            b.reservedFor(reservedFor);
+                        }
                         gpus.add(b.build());
                     }
                     node = new Node(node.name(), node.labels(), gpus, node.topology(), node.host());

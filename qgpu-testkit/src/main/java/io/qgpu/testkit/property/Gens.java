@@ -90,7 +90,11 @@ public final class Gens {
     /** One of the values; shrinks towards the first. */
     @SafeVarargs
     public static <T> Gen<T> elements(T... values) {
-        return elements(List.of(values));
+        List<T> list = new ArrayList<>(values.length);
+        for (T v : values) {   // element by element: the array itself never leaves this method
+            list.add(v);
+        }
+        return elements(list);
     }
 
     /** One of the values; shrinks towards the first. */
@@ -128,7 +132,11 @@ public final class Gens {
     /** One of the generators, chosen by weight; shrinks towards values of the earlier ones. */
     @SafeVarargs
     public static <T> Gen<T> frequency(Weighted<T>... choices) {
-        return frequency(List.of(choices));
+        List<Weighted<T>> list = new ArrayList<>(choices.length);
+        for (Weighted<T> w : choices) {   // element by element: the array itself never leaves this method
+            list.add(w);
+        }
+        return frequency(list);
     }
 
     /** One of the generators, chosen by weight; shrinks towards values of the earlier ones. */

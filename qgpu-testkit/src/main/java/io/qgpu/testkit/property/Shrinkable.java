@@ -60,17 +60,20 @@ public interface Shrinkable<T> {
     /** The same tree with {@code f} applied to every value; {@code f} runs once per node visited. */
     default <R> Shrinkable<R> map(Function<? super T, ? extends R> f) {
         Shrinkable<T> self = this;
+        /* f's result, once computed */
+        record Computed<V>(V value) {
+        }
         return new Shrinkable<>() {
-            private @Nullable R value;
-            private boolean computed;
+            private @Nullable Computed<R> computed;
 
             @Override
             public synchronized R value() {
-                if (!computed) {
-                    value = f.apply(self.value());
-                    computed = true;
+                Computed<R> c = computed;
+                if (c == null) {
+                    c = new Computed<>(f.apply(self.value()));
+                    computed = c;
                 }
-                return value;
+                return c.value();
             }
 
             @Override

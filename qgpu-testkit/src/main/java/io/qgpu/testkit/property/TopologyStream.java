@@ -71,8 +71,7 @@ public final class TopologyStream {
         }
         SplittableRandom claims = new SplittableRandom(seed);
         SplittableRandom releases = new SplittableRandom(seed ^ 0x5DEECE66DL);
-        List<String> held = new ArrayList<>();
-        Map<String, Integer> gpusOf = new HashMap<>();
+        List<Held> held = new ArrayList<>();
         int heldGpus = 0;
         int arrivals = 0;
         int placed = 0;
@@ -81,9 +80,9 @@ public final class TopologyStream {
         for (int step = 0; step < steps; step++) {
             double pRelease = heldGpus * 4 > capacity * 3 ? 0.7 : 0.3;
             if (!held.isEmpty() && releases.nextDouble() < pRelease) {
-                String t = held.remove(releases.nextInt(held.size()));
-                s.release(t);
-                heldGpus -= gpusOf.remove(t);
+                Held t = held.remove(releases.nextInt(held.size()));
+                s.release(t.tenant());
+                heldGpus -= t.gpus();
                 continue;
             }
             Claim c = nextClaim(claims, "t" + step);
@@ -93,12 +92,16 @@ public final class TopologyStream {
                 continue;
             }
             placed++;
-            held.add(c.tenantId());
-            gpusOf.put(c.tenantId(), c.gpuCount());
+            held.add(new Held(c.tenantId(), c.gpuCount()));
             heldGpus += c.gpuCount();
             if (c.gpuCount() > 1) {
                 placedMulti++;
-                if (fullyNvLinked(byName.get(p.placement().nodeName()), p.placement())) {
+                Node node = byName.get(p.placement().nodeName());
+                if (node == null) {
+                    throw new IllegalStateException("the scheduler placed " + c.tenantId() + " on node "
+                            + p.placement().nodeName() + ", which is not in the cluster");
+                }
+                if (fullyNvLinked(node, p.placement())) {
                     nvlinked++;
                 }
             }
@@ -114,6 +117,10 @@ public final class TopologyStream {
             sum = sum.plus(run(factory, nodes, first + i, steps));
         }
         return sum;
+    }
+
+    /** A tenant the scheduler holds, and how many GPUs it asked for. */
+    private record Held(String tenant, int gpus) {
     }
 
     private static Claim nextClaim(SplittableRandom r, String tenant) {

@@ -12,9 +12,11 @@ import java.util.Map;
  */
 final class GpuAccounting {
 
-    private static final GpuMode[] MODES = GpuMode.values();
+    /** The GPU entered {@code mode} at {@code at}. */
+    private record ModeChange(long at, GpuMode mode) {
+    }
 
-    final List<long[]> modeTimeline = new ArrayList<>();
+    private final List<ModeChange> modeTimeline = new ArrayList<>();
     final LongList preemptionWaits = new LongList();
     /** Every online submission: until its work really ran (preemption, a kernel in flight, the switch). */
     final LongList onlineWaits = new LongList();
@@ -34,13 +36,13 @@ final class GpuAccounting {
     private boolean policyHolding;
 
     GpuAccounting() {
-        modeTimeline.add(new long[] {0, GpuMode.OFFLINE.ordinal()});
+        modeTimeline.add(new ModeChange(0, GpuMode.OFFLINE));
     }
 
     void mode(GpuMode to, long at) {
         account(at);
         currentMode = to;
-        modeTimeline.add(new long[] {at, to.ordinal()});
+        modeTimeline.add(new ModeChange(at, to));
     }
 
     void offlineWork(int delta, long at) {
@@ -77,9 +79,9 @@ final class GpuAccounting {
             m.put(g, 0L);
         }
         for (int i = 0; i < modeTimeline.size(); i++) {
-            long from = modeTimeline.get(i)[0];
-            long to = i + 1 < modeTimeline.size() ? modeTimeline.get(i + 1)[0] : end;
-            GpuMode mode = MODES[(int) modeTimeline.get(i)[1]];
+            long from = modeTimeline.get(i).at();
+            long to = i + 1 < modeTimeline.size() ? modeTimeline.get(i + 1).at() : end;
+            GpuMode mode = modeTimeline.get(i).mode();
             m.merge(mode, Math.max(0, Math.min(to, end) - Math.min(from, end)), Long::sum);
         }
         return m;
@@ -92,11 +94,11 @@ final class GpuAccounting {
     double[] offlineUseOfOfflineMode(long end, List<BusyLog> offline) {
         double used = 0;
         for (int i = 0; i < modeTimeline.size(); i++) {
-            if (modeTimeline.get(i)[1] != GpuMode.OFFLINE.ordinal()) {
+            if (modeTimeline.get(i).mode() != GpuMode.OFFLINE) {
                 continue;
             }
-            long from = Math.min(modeTimeline.get(i)[0], end);
-            long to = i + 1 < modeTimeline.size() ? Math.min(modeTimeline.get(i + 1)[0], end) : end;
+            long from = Math.min(modeTimeline.get(i).at(), end);
+            long to = i + 1 < modeTimeline.size() ? Math.min(modeTimeline.get(i + 1).at(), end) : end;
             for (BusyLog log : offline) {
                 used += log.gpuNanosBetween(from, to);
             }

@@ -226,18 +226,19 @@ final class GpuSim {
         acct.policyHolding(d instanceof TokenDecision.WaitUntil, run.now());
         if (d instanceof TokenDecision.Granted g) {
             TenantSim x = tenant(g.grant().tenant());
+            Grant granted = g.grant();
             holder = x;
-            grant = g.grant();
+            grant = granted;
             x.grants++;
             if (run.tracing()) {
-                trace(x, TraceKind.GRANT, "quota=" + Dist.fmt(grant.quotaNanos())
-                        + (grant.cut() ? " cut-to=" + Dist.fmt(grant.lengthNanos())
-                        : grant.lengthNanos() != grant.quotaNanos() ? " length=" + Dist.fmt(grant.lengthNanos()) : ""));
+                trace(x, TraceKind.GRANT, "quota=" + Dist.fmt(granted.quotaNanos())
+                        + (granted.cut() ? " cut-to=" + Dist.fmt(granted.lengthNanos())
+                        : granted.lengthNanos() != granted.quotaNanos() ? " length=" + Dist.fmt(granted.lengthNanos()) : ""));
             }
             apply(new PreemptionEvent.Start(run.now(), x.id));
             startExecution();
             long ep = ++grantEpoch;
-            run.at(grant.expiresAtNanos(), () -> onExpiry(ep));
+            run.at(granted.expiresAtNanos(), () -> onExpiry(ep));
         } else if (d instanceof TokenDecision.WaitUntil w) {
             if (w.atNanos() <= run.now()) {
                 throw new IllegalStateException("compute engine of " + id + " asks to wait until " + w.atNanos()
@@ -260,7 +261,7 @@ final class GpuSim {
     }
 
     private void startExecution() {
-        TenantSim x = holder;
+        TenantSim x = holder();
         TenantSim.Item item = x.next();
         if (item == null) {
             throw new IllegalStateException(x.id + " got the token without work");
@@ -290,8 +291,10 @@ final class GpuSim {
             return;
         }
         if (stop > segStart) {
-            holder.current.remaining = Math.max(0, holder.current.remaining - (stop - segStart));
-            holder.busy.add(segStart, Math.min(stop, run.end()), 1.0);
+            TenantSim x = holder();
+            TenantSim.Item item = x.running();
+            item.remaining = Math.max(0, item.remaining - (stop - segStart));
+            x.busy.add(segStart, Math.min(stop, run.end()), 1.0);
         }
         executing = false;
         execEpoch++;
@@ -305,7 +308,7 @@ final class GpuSim {
         if (!cost.atomicKernels() || holder != x || !executing || segStart >= run.now()) {
             return run.now();
         }
-        return segStart + (long) Math.ceil(x.current.remaining);
+        return segStart + (long) Math.ceil(x.running().remaining);
     }
 
     /** The holder's work leaves the GPU at {@code stop} for online work, which starts after the switch. */
@@ -318,17 +321,17 @@ final class GpuSim {
         if (ep != execEpoch) {
             return;
         }
-        TenantSim x = holder;
+        TenantSim x = holder();
         x.busy.add(segStart, run.now(), 1.0);
         executing = false;
         execEpoch++;   // when the expiry completed it, the kernel's own event at the same time is stale
-        x.current.remaining = 0;
+        x.running().remaining = 0;
         x.complete();
         if (cost.atomicKernels() && x.hasWork() && state.phase(x.id).orElseThrow() == TenantPhase.SUSPENDING) {
             onSuspendAck(x, x.suspendEpoch);   // at a kernel boundary it confirms at once and launches nothing more
             return;
         }
-        if (run.now() >= grant.expiresAtNanos() || !x.hasWork()) {
+        if (run.now() >= grant().expiresAtNanos() || !x.hasWork()) {
             endHold(x);
         } else {
             startExecution();
@@ -340,13 +343,13 @@ final class GpuSim {
         if (ep != grantEpoch) {
             return;
         }
-        if (executing && run.now() - segStart >= Math.ceil(holder.current.remaining)) {
+        if (executing && run.now() - segStart >= Math.ceil(holder().running().remaining)) {
             onItemDone(execEpoch);   // the kernel ends exactly at the expiry: it completes, no extra token turn
             return;
         }
         if (spec.slicing() == Slicing.DRIVER && !cost.atomicKernels()) {
             stopExecution();
-            endHold(holder);
+            endHold(holder());
             dispatch();
         }
         // LAUNCH, or a kernel that cannot be interrupted: it runs to its end; onItemDone ends the hold
@@ -376,11 +379,12 @@ final class GpuSim {
     }
 
     private void releaseToken() {
-        long overrun = Math.max(0, run.now() - grant.expiresAtNanos());
-        ReleaseReport r = compute.release(holder.id, overrun);
-        usageDue.add(holder.id);
+        TenantSim x = holder();
+        long overrun = Math.max(0, run.now() - grant().expiresAtNanos());
+        ReleaseReport r = compute.release(x.id, overrun);
+        usageDue.add(x.id);
         if (run.tracing()) {
-            trace(holder, TraceKind.RELEASE, "held=" + Dist.fmt(r.usedNanos())
+            trace(x, TraceKind.RELEASE, "held=" + Dist.fmt(r.usedNanos())
                     + (overrun > 0 ? " overrun=" + Dist.fmt(overrun) : "") + " next-quota=" + Dist.fmt(r.nextQuotaNanos()));
         }
         holder = null;
@@ -416,7 +420,7 @@ final class GpuSim {
         if (dt > 0 && !online.isEmpty()) {
             double share = 1.0 / online.size();
             for (TenantSim x : online) {
-                x.current.remaining -= dt * share;
+                x.running().remaining -= dt * share;
                 x.busy.add(from, now, share);
             }
         }
@@ -430,7 +434,7 @@ final class GpuSim {
         }
         double min = Double.MAX_VALUE;
         for (TenantSim x : online) {
-            min = Math.min(min, x.current.remaining);
+            min = Math.min(min, x.running().remaining);
         }
         long t = Math.max(run.now(), onlineFreeAt) + Math.max(0, (long) Math.ceil(min * online.size()));
         run.at(t, () -> onOnlineDone(ep));
@@ -442,7 +446,7 @@ final class GpuSim {
         }
         psAdvance();
         for (TenantSim x : new ArrayList<>(online)) {
-            if (x.current.remaining <= 1e-6) {
+            if (x.running().remaining <= 1e-6) {
                 x.complete();
                 if (x.hasWork()) {
                     x.next();
@@ -461,10 +465,28 @@ final class GpuSim {
     void finish() {
         acct.account(run.now());
         if (executing && run.now() > segStart) {
-            holder.busy.add(segStart, run.now(), 1.0);
+            holder().busy.add(segStart, run.now(), 1.0);
         }
         executing = false;
         psAdvance();
+    }
+
+    /** The offline token holder; called only where there is one (while executing, or for its grant's events). */
+    private TenantSim holder() {
+        TenantSim x = holder;
+        if (x == null) {
+            throw new IllegalStateException(id + " has no offline token holder");
+        }
+        return x;
+    }
+
+    /** The holder's grant; called only where there is a holder. */
+    private Grant grant() {
+        Grant g = grant;
+        if (g == null) {
+            throw new IllegalStateException(id + " has no grant");
+        }
+        return g;
     }
 
     private TenantSim tenant(String tenantId) {

@@ -52,7 +52,7 @@ public record GpuSpec(String id, IsolationPolicy policy, Slicing slicing, List<T
         }
         if (offlineRequests > 100) {
             throw new InvalidValueException(f + ".tenants", offlineRequests + "%",
-                    "the offline tenants' guaranteed requests add up to more than 100% of the GPU");
+                    "the offline tenants' guaranteed requests on this GPU add up to more than 100%");
         }
     }
 

@@ -65,12 +65,30 @@ final class TenantSim {
         return current != null || !queue.isEmpty();
     }
 
-    /** The item to run: the one in progress, or the next queued. */
-    Item next() {
+    /** The item to run: the one in progress, or the next queued; null when the tenant has no work. */
+    @Nullable Item next() {
         if (current == null) {
             current = queue.poll();
         }
         return current;
+    }
+
+    /** The item in progress; called only while the tenant runs one (a call without one is a bug of the simulator). */
+    Item running() {
+        Item c = current;
+        if (c == null) {
+            throw new IllegalStateException(id + " has no item in progress");
+        }
+        return c;
+    }
+
+    /** The GPU this tenant runs on; set by {@link #attach} before any of its work is scheduled. */
+    private GpuSim gpu() {
+        GpuSim g = gpu;
+        if (g == null) {
+            throw new IllegalStateException(id + " is not attached to a GPU");
+        }
+        return g;
     }
 
     private boolean active() {
@@ -114,14 +132,14 @@ final class TenantSim {
             queue.add(new Item(run.now(), len, false, i == k - 1));
         }
         if (!submitted) {
-            gpu.onWork(this);
+            gpu().onWork(this);
         }
     }
 
     private void addWork(Item item) {
         queue.add(item);
         if (!submitted) {
-            gpu.onWork(this);
+            gpu().onWork(this);
         }
     }
 
@@ -130,14 +148,14 @@ final class TenantSim {
      * after a think/data-loading gap).
      */
     void complete() {
-        Item done = current;
+        Item done = running();
         current = null;
         Workload w = spec.workload();
         if (done.request) {
             long latency = run.now() - done.arrival;
             latencies.add(latency);
             if (run.tracing()) {
-                run.trace(gpu.id, id, TraceKind.REQUEST_DONE, "latency=" + Dist.fmt(latency));
+                run.trace(gpu().id, id, TraceKind.REQUEST_DONE, "latency=" + Dist.fmt(latency));
             }
         } else if (w instanceof Workload.ClosedLoop c) {
             long think = c.think().sample(rnd);
@@ -151,7 +169,7 @@ final class TenantSim {
         } else if (w instanceof Workload.Training t && done.lastOfIteration) {
             iterations++;
             if (run.tracing()) {
-                run.trace(gpu.id, id, TraceKind.ITERATION, "n=" + iterations + " took=" + Dist.fmt(run.now() - iterationStart));
+                run.trace(gpu().id, id, TraceKind.ITERATION, "n=" + iterations + " took=" + Dist.fmt(run.now() - iterationStart));
             }
             long gap = t.dataLoad().sample(rnd);
             if (gap == 0) {

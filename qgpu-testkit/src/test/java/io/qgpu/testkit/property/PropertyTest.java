@@ -244,6 +244,9 @@ class PropertyTest {
         assertThrows(InvalidValueException.class, () -> Gens.ints(0, 10, 11));
         assertThrows(InvalidValueException.class, () -> Gens.lists(Gens.ints(0, 1), 3, 2));
         assertThrows(InvalidValueException.class, () -> Gens.elements(List.of()));
+        InvalidValueException nullChoice = assertThrows(InvalidValueException.class,
+                () -> Gens.frequency(Gens.weight(1, Gens.ints(0, 1)), null));
+        assertEquals("gens.frequency[1]", nullChoice.field());
         IllegalStateException filter = assertThrows(IllegalStateException.class,
                 () -> Gens.ints(0, 10).filter(x -> x > 10).generate(new java.util.SplittableRandom(1)));
         assertTrue(filter.getMessage().contains("1000"));

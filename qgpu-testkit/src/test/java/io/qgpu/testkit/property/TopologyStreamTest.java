@@ -1,10 +1,14 @@
 package io.qgpu.testkit.property;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
+import io.qgpu.api.Placement;
+import io.qgpu.api.PlacementResult;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
@@ -82,6 +86,29 @@ class TopologyStreamTest {
     void theStreamIsDeterministic() {
         assertEquals(TopologyStream.run(n -> engine(n, PlacementConfig.defaults()), dgx1(), 7, 500),
                 TopologyStream.run(n -> engine(n, PlacementConfig.defaults()), dgx1(), 7, 500));
+    }
+
+    @Test
+    void aPlacementOnANodeOutsideTheClusterIsRefusedNamingTenantAndNode() {
+        // the engine's placements, reported on a node the stream was not given: a broken scheduler
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> TopologyStream.run(n -> {
+            SchedulerUnderTest real = engine(n, PlacementConfig.defaults());
+            return new SchedulerUnderTest() {
+                @Override
+                public PlacementResult place(Claim claim) {
+                    PlacementResult r = real.place(claim);
+                    return r instanceof PlacementResult.Placed p
+                            ? new PlacementResult.Placed(new Placement(claim, "elsewhere", p.placement().slices()))
+                            : r;
+                }
+
+                @Override
+                public void release(String tenantId) {
+                    real.release(tenantId);
+                }
+            };
+        }, dgx1(), 7, 500));
+        assertTrue(e.getMessage().contains("on node elsewhere, which is not in the cluster"), e.getMessage());
     }
 
     /** Every topology weight 0: sets are chosen by load alone (lowest positions on ties). */
