@@ -167,7 +167,7 @@ public final class Ledger implements ClusterView {
      * frees for a reservation of the batch). Per-tenant reads ({@link #placement}) of a tenant of the
      * batch wait while it is applied, so once they see one reservation of a batch they see all of
      * them, and never see one of a refused batch. Lock-free reads of node states ({@link #nodes},
-     * {@link #node}, {@link #feed}) may see some of the batch's nodes changed before others while it
+     * {@link #node}, the change feed) may see some of the batch's nodes changed before others while it
      * is applied, and weakly consistent bulk reads ({@link #placements}, {@link #size}) may list some
      * of its tenants before the others.
      *

@@ -6,6 +6,7 @@ import io.qgpu.api.NumaPolicy;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
+import org.jspecify.annotations.Nullable;
 
 /** A claim flattened into the fields the hot loop reads, with its resolved policies. */
 final class ClaimShape {
@@ -24,9 +25,9 @@ final class ClaimShape {
     final boolean online;
     /** {@link NodeSummary#RES_ONLINE} or {@link NodeSummary#RES_OFFLINE}. */
     final byte classCode;
-    final String exclusion;
-    final String anti;
-    final String affinity;
+    final @Nullable String exclusion;
+    final @Nullable String anti;
+    final @Nullable String affinity;
     final boolean gpuSelectors;
     final boolean nodeSelectors;
     final PlacementPolicy nodePolicy;

@@ -54,7 +54,7 @@ final class Decisions {
                 return refusals.unschedulable(c, idx, t, rules, refusalDetail);
             }
         }
-        return NodePass.placementOf(c, e.chosen, e.positions);
+        return NodePass.placementOf(c, e.chosen, java.util.Objects.requireNonNull(e.positions, "positions: set with chosen"));
     }
 
     /** The decision of {@code placeOn} on one view: the named node as the whole cluster. */

@@ -46,7 +46,8 @@ final class Explanations {
                 search.single(positions);
             } else {
                 SetSearch.Choice best = pass.bestSet(s, c, search);
-                positions = s == e.chosen ? e.positions : best.positions();
+                positions = s == e.chosen ? java.util.Objects.requireNonNull(e.positions, "positions: set with chosen")
+                        : java.util.Objects.requireNonNull(best, "best: a feasible node has a set").positions();
             }
             PlacementExplanation.Candidate cd = terms.candidate(s, c, positions, search.maxLeftFor(positions),
                     shortlisted.contains(s));

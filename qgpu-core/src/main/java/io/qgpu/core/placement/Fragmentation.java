@@ -72,7 +72,6 @@ public final class Fragmentation {
     /** A node's free capacity, seen by one mix. */
     public static final class Profile {
         private final int[] free;
-        private final String[] models;
         private final long cpuFree;
         private final RequestMix mix;
         private final long total;
@@ -109,7 +108,6 @@ public final class Fragmentation {
 
         Profile(int[] free, String[] models, long cpuFree, RequestMix mix) {
             this.free = free;
-            this.models = models;
             this.cpuFree = cpuFree;
             this.mix = mix;
             long t = 0;

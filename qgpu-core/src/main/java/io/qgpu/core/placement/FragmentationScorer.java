@@ -12,6 +12,7 @@ import io.qgpu.api.placement.Score;
 import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fragmentation term of the {@link PlacementPolicy#FRAGMENTATION} policy: scores a candidate GPU
@@ -80,18 +81,19 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** The largest resolution {@link #withResolution} accepts. */
     public static final int MAX_RESOLUTION = 1_000_000;
 
-    private final RequestSample sample;
+    private final @Nullable RequestSample sample;
     private final Supplier<RequestMix> mix;
     private final int resolution;
     private final ToLongFunction<NodeState> cpuFree;
     private final ToLongFunction<Claim> cpuAsked;
     private volatile PlacementConfig config = PlacementConfig.defaults();
+    @SuppressWarnings("ThreadLocalUsage") // per scorer on purpose: the cache is valid only for this scorer's mix and CPU functions
     private final ThreadLocal<Cached> last = new ThreadLocal<>();
 
     private record Cached(NodeState node, RequestMix mix, long cpu, Fragmentation.Profile profile) {
     }
 
-    private FragmentationScorer(RequestSample sample, Supplier<RequestMix> mix, ToLongFunction<NodeState> cpuFree,
+    private FragmentationScorer(@Nullable RequestSample sample, Supplier<RequestMix> mix, ToLongFunction<NodeState> cpuFree,
                                 ToLongFunction<Claim> cpuAsked, int resolution) {
         this.sample = sample;
         this.mix = mix;
@@ -237,6 +239,7 @@ public final class FragmentationScorer implements GpuSetScorer {
         return Math.floor(resolution / (1.0 + Math.exp(delta / 100.0))) / resolution;
     }
 
+    @SuppressWarnings("ReferenceEquality") // identity meant: the cache hits only for the very same node snapshot and mix
     private Fragmentation.Profile profile(NodeState node) {
         RequestMix m = mix.get();
         long cpu = cpuFree.applyAsLong(node);

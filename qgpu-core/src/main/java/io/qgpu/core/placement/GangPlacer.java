@@ -114,7 +114,7 @@ public final class GangPlacer {
                     best = t;
                 }
             }
-            if (!best.failed.isEmpty()) {
+            if (!java.util.Objects.requireNonNull(best, "best: domains is not empty").failed.isEmpty()) {
                 return unschedulable(gang, best, domains.size());
             }
             List<Placement> ordered = gang.tenantIds().stream().map(best.placed::get).toList();
@@ -126,7 +126,7 @@ public final class GangPlacer {
         }
         return new GangResult.Unschedulable(gang.name(), Map.of(), List.of(Reason.of(ReasonCode.CONFLICT, gang.name(),
                 "the ledger refused the gang's commit " + engine.config().maxCommitAttempts()
-                        + " times (other placements took the room): " + lost.summary())));
+                        + " times (other placements took the room): " + java.util.Objects.requireNonNull(lost, "lost: maxCommitAttempts >= 1").summary())));
     }
 
     /** The members placed (by tenant id) and refused in one domain, on the attempt's copy of the ledger. */

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The engine's cache of {@link NodeSummary}s by node position, with each node's precheck key for
@@ -63,7 +64,7 @@ final class NodeIndex {
     private final AtomicLong refreshEnded = new AtomicLong();
     final int size;
     /** Node name to position, made on first use (the structure never changes). */
-    private volatile Map<String, Integer> positions;
+    private volatile @Nullable Map<String, Integer> positions;
 
     /** An index of every node of {@code feed}, read now. */
     NodeIndex(NodeFeed feed) {
@@ -102,6 +103,7 @@ final class NodeIndex {
     }
 
     /** Refreshes node {@code i} if its key was not made from its current state. */
+    @SuppressWarnings("ReferenceEquality") // identity meant: a node state is immutable, a new state is a new object
     private void ensure(int i) {
         NodeState ns = feed.nodeAt(i);
         if (states.getAcquire(i) != ns) {
@@ -119,7 +121,7 @@ final class NodeIndex {
      * key's ({@link #cause(long, ClaimShape)}), then, for a multi-GPU shared claim, the tier key's
      * ({@link #tierCause}). The order of {@link NodeSummary#precheckCause}.
      */
-    ReasonCode cause(int i, ClaimShape c) {
+    @Nullable ReasonCode cause(int i, ClaimShape c) {
         boolean online = c.online;
         ReasonCode code = cause((online ? onlineKeys : offlineKeys).getOpaque(i), c);
         if (code == null && c.tiered) {
@@ -134,6 +136,7 @@ final class NodeIndex {
     }
 
     /** The summary of node {@code i} made from exactly {@code ns}. */
+    @SuppressWarnings("ReferenceEquality") // identity meant: a node state is immutable, a new state is a new object
     NodeSummary summary(int i, NodeState ns) {
         NodeSummary s = summaries.getAcquire(i);
         if (s == null || s.state != ns) {
@@ -152,6 +155,7 @@ final class NodeIndex {
         }
     }
 
+    @SuppressWarnings("ReferenceEquality") // identity meant: a node state is immutable, a new state is a new object
     private NodeSummary write(int i, NodeState ns) {
         NodeSummary first = null;
         while (true) {
@@ -182,7 +186,7 @@ final class NodeIndex {
         long q = Math.round(Math.max(0.0, Math.min(1.0, nodeLoad)) * 65535.0);
         long o = Math.min(open, 15) | Math.min(slots, 15) << 4;
         long e = Math.min(empty, 255);
-        long cpt = Math.max(-1, Math.min(100, maxCompute)) + 1;
+        long cpt = Math.max(-1, Math.min(100, maxCompute)) + 1L;
         long mem = maxMem < 0 ? 0 : Math.min(maxMem >>> 20, MEM_MAX);
         return q | (o << 16) | (e << 24) | (cpt << 32) | (mem << 40);
     }
@@ -231,7 +235,7 @@ final class NodeIndex {
      * ({@code INSUFFICIENT_COMPUTE}). When it is not null, {@link NodeSummary#precheckCause} of the
      * state the key was made from gives the same code.
      */
-    static ReasonCode cause(long key, ClaimShape c) {
+    static @Nullable ReasonCode cause(long key, ClaimShape c) {
         if (c.hostOnly) {
             return null;   // the key knows GPUs only; the node's host resources are checked on its summary
         }
@@ -272,11 +276,11 @@ final class NodeIndex {
      * </pre>
      */
     static long tiers(int cpt2, long mem4, int cpt4, long mem8, int cpt8) {
-        return (cpt(cpt2)) | (cpt(cpt4) << 7) | (cpt(cpt8) << 14) | (mib(mem4) << 21) | (mib(mem8) << 42);
+        return cpt(cpt2) | (cpt(cpt4) << 7) | (cpt(cpt8) << 14) | (mib(mem4) << 21) | (mib(mem8) << 42);
     }
 
     private static long cpt(int v) {
-        return Math.max(-1, Math.min(100, v)) + 1;
+        return Math.max(-1, Math.min(100, v)) + 1L;
     }
 
     private static long mib(long bytes) {
@@ -290,7 +294,7 @@ final class NodeIndex {
      * ({@code INSUFFICIENT_COMPUTE}); null when it lets the claim through. Claims of 15 GPUs or more
      * are left to the summary (the key's GPU counts saturate at 15).
      */
-    static ReasonCode tierCause(long tiers, ClaimShape c) {
+    static @Nullable ReasonCode tierCause(long tiers, ClaimShape c) {
         int t = NodeSummary.tier(c.k);
         if (t >= 4) {
             long mem = (tiers >>> (t == 8 ? 42 : 21)) & TIER_MEM_MAX;

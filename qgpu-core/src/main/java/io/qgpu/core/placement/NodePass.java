@@ -18,6 +18,7 @@ import io.qgpu.core.internal.NodeFeed;
 import io.qgpu.core.ledger.Ledger;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One pass of the {@link PlacementEngine} over the nodes: the feasibility checks (node selectors and
@@ -62,16 +63,16 @@ final class NodePass {
 
     /** Outcome of one pass over a view. */
     static final class Eval {
-        NodeSummary chosen;
-        int[] positions;
+        @Nullable NodeSummary chosen;
+        int @Nullable [] positions;
         double total = Double.NEGATIVE_INFINITY;
-        Group group;
+        @Nullable Group group;
         /** explain only: every feasible node, in cluster order. */
         final List<NodeSummary> feasible = new ArrayList<>();
         /** explain only: the shortlisted nodes. */
         final List<NodeSummary> shortlist = new ArrayList<>();
         /** Fast pass only: nodes refused by their key, per {@link io.qgpu.api.ReasonCode} ordinal. */
-        int[] keyCauses;
+        int @Nullable [] keyCauses;
         /** Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose summary refused it. */
         int[] refusedBySummary = new int[8];
         int refusedBySummaryCount;
@@ -87,6 +88,7 @@ final class NodePass {
     }
 
     /** GPUs already holding an affinity label's tenants. */
+    @SuppressWarnings("ArrayRecordComponent") // package-private carrier, never compared or hashed; not copied on the hot path
     record Group(NodeSummary summary, int[] positions) {
         boolean on(NodeState ns) {
             return summary.state.name().equals(ns.name());
@@ -109,7 +111,8 @@ final class NodePass {
      * shortlist cut-off), as explain and the re-scan before an unschedulable answer do; from a
      * consistent state it chooses what the fast pass chooses.
      */
-    Eval evaluate(ClaimShape c, NodeIndex idx, List<NodeState> nodes, boolean explain) {
+    @SuppressWarnings("EnumOrdinal") // the refusal counts are an array indexed by ReasonCode ordinal (no boxing in the scan)
+    Eval evaluate(ClaimShape c, NodeIndex idx, @Nullable List<NodeState> nodes, boolean explain) {
         Eval e = new Eval();
         NodeFeed feed = idx.feed;
         boolean exact = nodes != null;
@@ -150,7 +153,7 @@ final class NodePass {
             NodeState ns = null;
             NodeSummary s = null;
             long key;
-            if (exact) {
+            if (nodes != null) {   // exact
                 ns = nodes.get(i);
                 s = idx.summary(i, ns);
                 key = s.key(c.online);
@@ -162,7 +165,7 @@ final class NodePass {
                     cause = idx.cause(i, c);
                 }
                 if (cause != null) {
-                    keyCauses[cause.ordinal()]++;   // counted for a refusal, should no node fit
+                    java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;   // counted for a refusal, should no node fit
                     continue;
                 }
                 if (scorers) {
@@ -174,7 +177,7 @@ final class NodePass {
             double v = nodeWeight * (c.nodeBinpack ? load : 1.0 - load);
             for (int j = 0; j < nodeScorers.length; j++) {
                 v += nodeScorerWeights[j] * Score.check(nodeScorers[j].name() + ".score",
-                        nodeScorers[j].score(c.claim, ns, ledger));
+                        nodeScorers[j].score(c.claim, java.util.Objects.requireNonNull(ns, "ns"), ledger));
             }
             if (!exact && top == cap && v <= topV[cap - 1]) {
                 continue;
@@ -214,7 +217,7 @@ final class NodePass {
      * so it is the scan's shortlist. Null when it finds no node to choose (then the scan decides and
      * counts the causes of the refusal) or gives up past its budget (then the scan is cheaper).
      */
-    Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
+    @Nullable Eval byRoom(ClaimShape c, NodeIndex idx, int cap, boolean explain) {
         NodeSummary[] topS = new NodeSummary[cap];
         int[] top = new int[1];
         NodeFeed feed = idx.feed;
@@ -260,7 +263,7 @@ final class NodePass {
      * cannot take it (not {@code k} of them, the node or one of them refuses, a must-include GPU is
      * not among them, or {@code numa: required} fails).
      */
-    SetSearch.Choice groupChoice(ClaimShape c, Group g) {
+    SetSearch.@Nullable Choice groupChoice(ClaimShape c, Group g) {
         NodeSummary s = g.summary;
         return g.positions.length == c.k && nodeAccepts(s, c) && allAdmitted(s, c, g.positions)
                 && mustIncludedIn(s, c, g.positions) ? search(s, c).single(g.positions) : null;
@@ -271,7 +274,7 @@ final class NodePass {
      * an affinity group only the group's GPUs on its node; otherwise {@link NodeVerdicts}, then the
      * best set and the total the pass would rank the node by.
      */
-    NodeFit fit(ClaimShape c, NodeSummary s, Group group) {
+    NodeFit fit(ClaimShape c, NodeSummary s, @Nullable Group group) {
         String name = s.state.name();
         if (group != null) {
             if (!group.on(s.state)) {
@@ -319,7 +322,7 @@ final class NodePass {
     }
 
     /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */
-    SetSearch.Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
+    SetSearch.@Nullable Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
         if (c.hostOnly) {
             return new SetSearch.Choice(NONE, hostOnlyTerm(s, c));   // no GPU: the node score (and fragmentation) decides
         }
@@ -360,7 +363,7 @@ final class NodePass {
     }
 
     /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
-    List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
+    @Nullable List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
         return verdicts.setConstraintShortfall(s, c);
     }
 
@@ -409,7 +412,7 @@ final class NodePass {
      * The GPUs holding tenants with the claim's affinity label (one node at most: the ledger keeps it
      * so), from {@code nodes} when given, else from the nodes' current states.
      */
-    static Group findGroup(ClaimShape c, NodeIndex idx, List<NodeState> nodes) {
+    static @Nullable Group findGroup(ClaimShape c, NodeIndex idx, @Nullable List<NodeState> nodes) {
         for (int i = 0; i < idx.size; i++) {
             NodeSummary s = idx.summary(i, nodes != null ? nodes.get(i) : idx.feed.nodeAt(i));
             if (!s.anyAffinity) {
@@ -418,7 +421,7 @@ final class NodePass {
             int[] pos = new int[s.size];
             int m = 0;
             for (int g = 0; g < s.size; g++) {
-                if (s.state.gpu(g).hasAffinity(c.affinity)) {
+                if (s.state.gpu(g).hasAffinity(java.util.Objects.requireNonNull(c.affinity, "affinity: callers check it"))) {
                     pos[m++] = g;
                 }
             }

@@ -9,6 +9,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Topology;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One node state flattened for the engine's hot loop. Computed once per {@link NodeState} instance
@@ -318,7 +319,8 @@ final class NodeSummary {
     }
 
     /** The summary of {@code state}, reusing the topology tables of {@code previous} when the topology is the same. */
-    static NodeSummary of(NodeState state, NodeSummary previous, GranularityRules rules) {
+    @SuppressWarnings("ReferenceEquality") // identity meant: the same immutable topology object shares its tables
+    static NodeSummary of(NodeState state, @Nullable NodeSummary previous, GranularityRules rules) {
         Topology t = state.node().topology();
         NodeTopo topo = previous != null && previous.topo.topology == t ? previous.topo : new NodeTopo(t);
         return new NodeSummary(state, topo, rules);
@@ -339,7 +341,7 @@ final class NodeSummary {
      * aggregates so that a node the key refuses ({@link NodeIndex#cause}, GPUs only) has the same cause
      * here. A host-only claim is decided by the host resources alone.
      */
-    ReasonCode precheckCause(ClaimShape c) {
+    @Nullable ReasonCode precheckCause(ClaimShape c) {
         ReasonCode gpus = c.hostOnly ? null : gpuCause(c);
         if (gpus != null) {
             return gpus;
@@ -354,7 +356,7 @@ final class NodeSummary {
     }
 
     /** The first GPU aggregate that refuses the claim, in {@link #precheckCause}'s order, or null. */
-    private ReasonCode gpuCause(ClaimShape c) {
+    private @Nullable ReasonCode gpuCause(ClaimShape c) {
         boolean on = c.online;
         if (c.exclusive) {
             return (on ? emptyOnline : emptyOffline) < c.k ? ReasonCode.EXCLUSIVE : null;
@@ -379,7 +381,7 @@ final class NodeSummary {
      * (tiers 4 and 8) and then the {@code t}-th largest free compute of the class (tiers 2, 4, 8) on
      * the open GPUs with a free slot must cover the claim's; null for other claims.
      */
-    private ReasonCode tierCause(ClaimShape c) {
+    private @Nullable ReasonCode tierCause(ClaimShape c) {
         int t = tier(c.k);
         if (t == 0) {
             return null;
@@ -421,7 +423,7 @@ final class NodeSummary {
      * refuses it, in {@link #admits}'s order (the first reason {@code AdmissionRules.checkGpu} would give,
      * except that a held-exclusively GPU is {@code EXCLUSIVE} after the health and selector checks).
      */
-    ReasonCode failure(int i, ClaimShape c) {
+    @Nullable ReasonCode failure(int i, ClaimShape c) {
         if (admits(i, c)) {
             return null;
         }
@@ -447,8 +449,8 @@ final class NodeSummary {
             return ReasonCode.INSUFFICIENT_MEMORY;
         }
         int free = (int) ((c.online ? bits : bits >>> 8) & 0xFF) - 1;
-        if (free < c.minComputeFree || c.refuseZeroStarving && c.compute > 0 && free == c.compute
-                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0) {
+        if (free < c.minComputeFree || (c.refuseZeroStarving && c.compute > 0 && free == c.compute
+                && (bits & (c.online ? F_ZERO_ONLINE : F_ZERO_OFFLINE)) != 0)) {
             return ReasonCode.INSUFFICIENT_COMPUTE;
         }
         if (((bits >>> 16) & COUNT_MASK) + 1 > ((bits >>> 36) & COUNT_MASK)) {

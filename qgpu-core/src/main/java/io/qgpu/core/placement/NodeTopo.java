@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Link tables of one topology, shared by every {@link NodeSummary} of nodes with that topology
@@ -37,7 +38,7 @@ final class NodeTopo {
      * {@link #left} of each mask already asked for, on nodes of at most {@value #MEMO_GPUS} GPUs (null
      * on larger ones): the set search asks for the same few masks over and over while a node fills.
      */
-    private final AtomicLongArray leftMemo;
+    private final @Nullable AtomicLongArray leftMemo;
     static final int MEMO_GPUS = 8;
 
     NodeTopo(Topology t) {

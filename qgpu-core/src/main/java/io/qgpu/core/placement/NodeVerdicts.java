@@ -8,6 +8,7 @@ import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether one node can take a claim, and if not, one reason why, decided from the node's
@@ -29,6 +30,7 @@ import java.util.Locale;
  *
  * <p>Thread safety: immutable after construction (registered filters must be thread-safe).
  */
+@SuppressWarnings("EnumOrdinal") // per-code tables (BARE, counts) are arrays indexed by ReasonCode ordinal, no boxing
 final class NodeVerdicts {
     private static final ReasonCode[] CODES = ReasonCode.values();
     /** One reason per code without words or target, for callers that only need the code. */
@@ -61,17 +63,17 @@ final class NodeVerdicts {
     }
 
     /** Null when the node can take the claim, else the code of its reason. Allocates little on the way. */
-    ReasonCode cause(NodeSummary s, ClaimShape c) {
+    @Nullable ReasonCode cause(NodeSummary s, ClaimShape c) {
         Reason r = verdict(s, c, CODE);
         return r == null ? null : r.code();
     }
 
     /** Null when the node can take the claim, else one reason, with quantities where the summary has them. */
-    Reason reason(NodeSummary s, ClaimShape c) {
+    @Nullable Reason reason(NodeSummary s, ClaimShape c) {
         return verdict(s, c, WORDS);
     }
 
-    private Reason verdict(NodeSummary s, ClaimShape c, int detail) {
+    private @Nullable Reason verdict(NodeSummary s, ClaimShape c, int detail) {
         boolean words = detail == WORDS;
         ReasonCode code = s.precheckCause(c);
         if (code != null) {
@@ -155,12 +157,12 @@ final class NodeVerdicts {
             case INSUFFICIENT_MEMORY -> (on ? s.maxMemOnline : s.maxMemOffline) < c.memory
                     ? new Reason(code, node, c.memory, Math.max(0, on ? s.maxMemOnline : s.maxMemOffline),
                             "largest free on one GPU with a free tenant slot")
-                    : new Reason(code, node, c.memory, Math.max(0, s.tierMemory(c)), tierWords(s, c, "free"));
+                    : new Reason(code, node, c.memory, Math.max(0, s.tierMemory(c)), tierWords(c, "free"));
             case INSUFFICIENT_COMPUTE -> (on ? s.maxComputeOnline : s.maxComputeOffline) < c.minComputeFree
                     ? new Reason(code, node, c.minComputeFree, Math.max(0, on ? s.maxComputeOnline : s.maxComputeOffline),
                             "largest free " + cls + " guaranteed compute on one GPU with a free tenant slot")
                     : new Reason(code, node, c.minComputeFree, Math.max(0, s.tierCompute(c)),
-                            tierWords(s, c, "free " + cls + " guaranteed compute"));
+                            tierWords(c, "free " + cls + " guaranteed compute"));
             case TOO_MANY_TENANTS -> Reason.of(code, node, c.k + " GPU(s) with a free tenant slot needed, "
                     + (on ? s.slotsOnline : s.slotsOffline) + " have one");
             case INSUFFICIENT_CPU -> new Reason(code, node, c.cpuMillis, s.cpuFree, "CPU on the node");
@@ -170,7 +172,7 @@ final class NodeVerdicts {
     }
 
     /** The words of a tier refusal: {@code 4th largest free on the GPUs with a free tenant slot (8 GPUs needed)}. */
-    private static String tierWords(NodeSummary s, ClaimShape c, String what) {
+    private static String tierWords(ClaimShape c, String what) {
         int t = NodeSummary.tier(c.k);
         return (t == 2 ? "2nd" : t + "th") + " largest " + what + " on the GPUs with a free tenant slot (" + c.k
                 + " GPUs needed)";
@@ -180,7 +182,7 @@ final class NodeVerdicts {
         return gpuFilters.length == 0 || gpuFilterCode(s, g, c) == null;
     }
 
-    private ReasonCode gpuFilterCode(NodeSummary s, int g, ClaimShape c) {
+    private @Nullable ReasonCode gpuFilterCode(NodeSummary s, int g, ClaimShape c) {
         for (GpuFilter f : gpuFilters) {
             List<Reason> rs = f.check(c.claim, s.state, s.state.gpu(g), ledger);
             if (!rs.isEmpty()) {
@@ -202,7 +204,7 @@ final class NodeVerdicts {
     }
 
     /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
-    List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
+    @Nullable List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
         int[] cand = new int[s.size];
         int m = candidates(s, c, cand);
         return SetConstraints.shortfall(s, c, cand, m);

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -179,7 +180,7 @@ public final class PlacementEngine {
     private final Refusals refusals;
     private final int refusalDetail;
     private final Decisions decisions;
-    private volatile NodeIndex index;
+    private volatile @Nullable NodeIndex index;
 
     private PlacementEngine(Builder b) {
         this.ledger = b.ledger;
@@ -286,7 +287,7 @@ public final class PlacementEngine {
                         config.maxCommitAttempts(), refused.summary());
             }
         }
-        return refusals.conflict(claim, lastNode, last);
+        return refusals.conflict(claim, java.util.Objects.requireNonNull(lastNode, "lastNode"), java.util.Objects.requireNonNull(last, "last"));   // maxCommitAttempts >= 1
     }
 
     /**
@@ -312,7 +313,7 @@ public final class PlacementEngine {
      * private copy, {@link Ledger#copy()}, for trying placements that nobody else may see), with
      * {@code extra} (may be null) as one more node filter after this engine's own.
      */
-    PlacementEngine onLedger(Ledger other, NodeFilter extra) {
+    PlacementEngine onLedger(Ledger other, @Nullable NodeFilter extra) {
         Builder b = new Builder(other).config(config).ticker(ticker);
         b.refusalDetail = refusalDetail;
         b.nodeFilters.addAll(List.of(nodeFilters));
@@ -401,7 +402,7 @@ public final class PlacementEngine {
         private final List<Double> setScorerWeights = new ArrayList<>();
         private Ticker ticker = Ticker.system();
         private int refusalDetail = DEFAULT_REFUSAL_DETAIL;
-        private FragmentationScorer fragmentation;
+        private @Nullable FragmentationScorer fragmentation;
 
         private Builder(Ledger ledger) {
             this.ledger = Validate.notNull("placementEngine.ledger", ledger);

@@ -159,6 +159,7 @@ public record PlacementExplanation(String tenantId, PlacementPolicy nodePolicy, 
     }
 
     /** Appends {@code head + text}, wrapped at word boundaries to {@link #TABLE_WIDTH}, continuation lines indented. */
+    @SuppressWarnings("StringSplitter") // dropping trailing empty strings is wanted: a trailing space adds no word
     private static void wrap(StringBuilder sb, String head, String text) {
         String indent = " ".repeat(Math.min(head.length() + 2, TABLE_WIDTH / 2));
         StringBuilder line = new StringBuilder(head);

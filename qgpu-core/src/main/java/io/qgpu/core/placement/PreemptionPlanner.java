@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Proposes and commits preemption plans: for a claim that does not fit, which tenants to evict and
@@ -118,7 +119,8 @@ public final class PreemptionPlanner {
      * @param nodes    the nodes to consider, or {@code null} for every node; names unknown to the ledger are ignored
      * @param mayEvict which of the lower-ranked tenants may be victims
      */
-    public PreemptionPlan plan(Claim claim, Set<String> nodes, Predicate<Placement> mayEvict) {
+    @SuppressWarnings("ReferenceEquality") // identity meant: every plan but the chosen one
+    public PreemptionPlan plan(Claim claim, @Nullable Set<String> nodes, Predicate<Placement> mayEvict) {
         Validate.notNull("claim", claim);
         Validate.notNull("mayEvict", mayEvict);
         Ledger ledger = engine.ledger();
@@ -131,7 +133,7 @@ public final class PreemptionPlanner {
         try {
             rules.validate(claim);
         } catch (InvalidValueException e) {
-            return impossible(id, Reason.of(ReasonCode.GRANULARITY, id, e.getMessage()));
+            return impossible(id, Reason.of(ReasonCode.GRANULARITY, id, Refusals.message(e)));
         }
         Scratch scratch = new Scratch();
         List<NodeState> candidates = scratch.copy.nodes();
@@ -198,7 +200,7 @@ public final class PreemptionPlanner {
         }
     }
 
-    private NodePlan planNode(Claim claim, NodeState ns, int order, GranularityRules rules, Predicate<Placement> mayEvict,
+    private @Nullable NodePlan planNode(Claim claim, NodeState ns, int order, GranularityRules rules, Predicate<Placement> mayEvict,
                               Map<String, List<Reason>> reasons, Scratch scratch) {
         List<Reason> labels = AdmissionRules.checkNode(ns.node(), claim);
         if (!labels.isEmpty()) {
@@ -290,7 +292,7 @@ public final class PreemptionPlanner {
          * {@code null} when the victims are no longer reserved as given in the copy (possible only
          * after the copy was made again, see below).
          */
-        PlacementResult tryPlace(Claim claim, String node, List<Placement> victims, GranularityRules rules) {
+        @Nullable PlacementResult tryPlace(Claim claim, String node, List<Placement> victims, @Nullable GranularityRules rules) {
             if (!victims.isEmpty() && !(copy.commit(victims, List.of()) instanceof BatchResult.Committed)) {
                 return null;
             }

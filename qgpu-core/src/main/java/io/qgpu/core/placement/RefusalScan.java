@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fast "no": one exact pass over every node that proves no node can take a claim, or finds one
@@ -47,15 +48,17 @@ final class RefusalScan {
         /** Nodes scanned. */
         int nodes;
         /** A node that can take the claim, or null when none can. */
-        NodeState feasible;
+        @Nullable NodeState feasible;
         /** The claim's affinity group, when its label holds GPUs. */
-        NodePass.Group group;
+        NodePass.@Nullable Group group;
 
         /** Whether a node refused for {@code code} would be remembered for the detail. */
+        @SuppressWarnings("EnumOrdinal") // counts is an array indexed by ReasonCode ordinal
         boolean wants(ReasonCode code, int detail) {
             return counts[code.ordinal()] == 0 || leading.size() < detail;
         }
 
+        @SuppressWarnings("EnumOrdinal") // counts is an array indexed by ReasonCode ordinal
         void refuse(ReasonCode code, NodeState ns, int detail) {
             int o = code.ordinal();
             if (counts[o]++ == 0) {
@@ -111,6 +114,7 @@ final class RefusalScan {
      * Over settled keys ({@link NodeIndex#settled}): streams through the contiguous keys; reads a node
      * only when its key lets the claim through, or to remember it for the detail.
      */
+    @SuppressWarnings("EnumOrdinal") // counts is an array indexed by ReasonCode ordinal
     private static void scanKeys(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd, Tally t) {
         NodeFeed feed = idx.feed;
         for (int i = 0; i < t.nodes; i++) {
@@ -168,7 +172,8 @@ final class RefusalScan {
      * null when a key was written since {@code token} ({@link NodeIndex#settled}), when the caller must
      * {@link #scan}.
      */
-    static Tally fromPass(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Eval e, int detail, long token) {
+    @SuppressWarnings("EnumOrdinal") // counts is an array indexed by ReasonCode ordinal
+    static @Nullable Tally fromPass(ClaimShape c, NodeIndex idx, NodePass pass, NodePass.Eval e, int detail, long token) {
         if (e.feasibleSeen != 0 || e.group != null || e.keyCauses == null || !idx.stillSettled(token)) {
             return null;
         }

@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,11 +49,17 @@ final class Refusals {
         this.pass = pass;
     }
 
+    /** The exception's message, never null: the exception's type when it has no message. */
+    static String message(Exception e) {
+        String m = e.getMessage();
+        return m != null ? m : e.getClass().getSimpleName();
+    }
+
     List<Reason> generalReasons(Claim claim, GranularityRules rules) {
         try {
             rules.validate(claim);
         } catch (InvalidValueException e) {
-            return List.of(Reason.of(ReasonCode.GRANULARITY, claim.tenantId(), e.getMessage()));
+            return List.of(Reason.of(ReasonCode.GRANULARITY, claim.tenantId(), message(e)));
         }
         Optional<Placement> held = ledger.placement(claim.tenantId());
         if (held.isPresent()) {
@@ -72,6 +79,7 @@ final class Refusals {
      * nodes first), then the first refused nodes in cluster order. With {@code detail} at least the
      * number of nodes, every node's detail, read now, as {@link PlacementEngine#explain} gives it.
      */
+    @SuppressWarnings("EnumOrdinal") // the tally counts are an array indexed by ReasonCode ordinal
     PlacementResult.Unschedulable unschedulable(ClaimShape c, NodeIndex idx, RefusalScan.Tally t, GranularityRules rules,
                                                 int detail) {
         Map<String, NodeRejection> out = new LinkedHashMap<>();
@@ -98,14 +106,14 @@ final class Refusals {
     }
 
     private void add(Map<String, NodeRejection> out, ClaimShape c, NodeState ns, GranularityRules rules,
-                     NodePass.Group group, int detail) {
+                     NodePass.@Nullable Group group, int detail) {
         if (out.size() < detail && !out.containsKey(ns.name())) {
             out.put(ns.name(), rejection(c, ns, rules, group));
         }
     }
 
     /** Every reason {@code ns} cannot take the claim: the node's own, and each GPU's. */
-    NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, NodePass.Group group) {
+    NodeRejection rejection(ClaimShape c, NodeState ns, GranularityRules rules, NodePass.@Nullable Group group) {
         Claim claim = c.claim;
         List<Reason> nodeReasons = new ArrayList<>(AdmissionRules.checkNode(ns.node(), claim));
         nodeReasons.addAll(AdmissionRules.checkHost(ns, claim));
@@ -116,7 +124,7 @@ final class Refusals {
         if (group != null && !groupHere) {
             nodeReasons.add(Reason.of(ReasonCode.AFFINITY, ns.name(), "affinity label " + c.affinity
                     + " is bound to node " + group.summary().state.name() + " GPUs " + uuids(group.summary().state, group.positions())));
-        } else if (groupHere && group.positions().length != c.k) {
+        } else if (groupHere && group != null && group.positions().length != c.k) {
             nodeReasons.add(new Reason(ReasonCode.AFFINITY, ns.name(), c.k, group.positions().length,
                     "affinity label " + c.affinity + " holds " + group.positions().length + " GPU(s); a claim with it must ask for as many"));
         }
@@ -129,7 +137,7 @@ final class Refusals {
             for (GpuFilter f : gpuFilters) {
                 rs.addAll(f.check(claim, ns, g, ledger));
             }
-            if (groupHere && !group.contains(p)) {
+            if (groupHere && group != null && !group.contains(p)) {
                 rs.add(Reason.of(ReasonCode.AFFINITY, g.uuid(), "not one of the GPUs of affinity label " + c.affinity));
             }
             if (rs.isEmpty()) {

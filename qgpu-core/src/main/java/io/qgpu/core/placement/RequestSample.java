@@ -3,6 +3,7 @@ package io.qgpu.core.placement;
 import io.qgpu.api.Validate;
 import java.util.HashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A sliding sample of the most recent request shapes, bounded to {@code capacity} entries (the
@@ -32,7 +33,7 @@ public final class RequestSample {
     private final Map<RequestShape, Integer> counts = new HashMap<>();
     private int next;
     private int size;
-    private volatile RequestMix mix = RequestMix.empty();
+    private volatile @Nullable RequestMix mix = RequestMix.empty();
 
     /** A sample of at most {@code capacity} (1..1,000,000) recent shapes. */
     public RequestSample(int capacity) {

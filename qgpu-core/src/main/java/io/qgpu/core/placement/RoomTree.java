@@ -178,7 +178,7 @@ class RoomTree {
 
     /** Whether entry {@code a} (rank {@code ra}) goes before entry {@code b}: higher rank, then lower first position. */
     private boolean before(int a, double ra, int b, double rb) {
-        return ra > rb || ra == rb && first(a) < first(b);
+        return ra > rb || (ra == rb && first(a) < first(b));
     }
 
     private void up(int[] heap, double[] rank, int j) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The constraints a claim puts on its GPU set as a whole: must-include GPUs
@@ -23,7 +24,7 @@ final class SetConstraints {
     }
 
     /** Positions of the must-include GPUs on the node (ascending), or null when one of them is not on it. */
-    static int[] mustPositions(NodeSummary s, ClaimShape c) {
+    static int @Nullable [] mustPositions(NodeSummary s, ClaimShape c) {
         Selectors sel = c.claim.selectors();
         int found = 0;
         int[] out = new int[s.size];
@@ -50,7 +51,7 @@ final class SetConstraints {
      * must-include GPU and, with {@code numa: required}, lies on one known NUMA node; otherwise the
      * reasons it cannot, with quantities.
      */
-    static List<Reason> shortfall(NodeSummary s, ClaimShape c, int[] cand, int m) {
+    static @Nullable List<Reason> shortfall(NodeSummary s, ClaimShape c, int[] cand, int m) {
         String node = s.state.name();
         List<Reason> out = new ArrayList<>();
         int[] fixed = new int[0];

@@ -5,6 +5,7 @@ import io.qgpu.api.placement.GpuSet;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.Score;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the best set of {@code k} GPUs among a node's admissible ones.
@@ -63,6 +64,7 @@ final class SetSearch {
     }
 
     /** Best set (ascending positions) and its score, the look-ahead counted relative to the node's best. */
+    @SuppressWarnings("ArrayRecordComponent") // package-private carrier, never compared or hashed; not copied on the hot path
     record Choice(int[] positions, double score) {
     }
 
@@ -76,7 +78,7 @@ final class SetSearch {
      * contains {@code fixed[0..f)} (must-include positions, all among {@code cand}); null when no set
      * satisfies the claim's constraints.
      */
-    Choice best(int[] cand, int m, int[] fixed, int f) {
+    @Nullable Choice best(int[] cand, int m, int[] fixed, int f) {
         int k = c.k;
         int[] free = cand;
         int fm = m;
@@ -100,7 +102,7 @@ final class SetSearch {
     }
 
     /** The score of exactly this set, its look-ahead counted against itself (the only set evaluated). */
-    Choice single(int[] positions) {
+    @Nullable Choice single(int[] positions) {
         double v = total(positions, positions.length);
         if (v == Double.NEGATIVE_INFINITY) {
             return null;
@@ -160,7 +162,7 @@ final class SetSearch {
      * Two passes over every set: the first finds {@code maxLeft} (and keeps each set's {@code left} and
      * {@code j}), the second ranks with the look-ahead.
      */
-    private Choice exhaustive(int[] cand, int m, int[] fixed, int f, int k) {
+    private @Nullable Choice exhaustive(int[] cand, int m, int[] fixed, int f, int k) {
         int want = k - f;
         int[] set = new int[k];
         System.arraycopy(fixed, 0, set, 0, f);
@@ -184,7 +186,7 @@ final class SetSearch {
                 for (int i = 0; i < want; i++) {
                     set[f + i] = cand[idx[i]];
                 }
-                if (pass == 0 && look) {
+                if (pass == 0 && look && lefts != null && takens != null) {
                     if (!(c.numaRequired && k > 1 && !s.sameKnownNuma(set, k))) {
                         int j = taken(set, k);
                         double left = s.leftAfter(set, k);
@@ -195,7 +197,7 @@ final class SetSearch {
                 } else {
                     double v = score(set, k, true);
                     if (v != Double.NEGATIVE_INFINITY) {
-                        if (look) {
+                        if (look && lefts != null && takens != null) {
                             v += cfg.leftoverWeight() * (1.0 - (maxLeft[takens[n]] - lefts[n]));
                         }
                         if (v > bestScore) {
@@ -242,7 +244,7 @@ final class SetSearch {
      * Greedy growth and local improvement, without the look-ahead (it is part of the exhaustive search
      * only: with the default limit of 5000 sets, every node of up to 14 GPUs is searched exhaustively).
      */
-    private Choice greedy(int[] cand, int m, int[] fixed, int f, int k) {
+    private @Nullable Choice greedy(int[] cand, int m, int[] fixed, int f, int k) {
         // seeds: the GPUs with the best policy term (ties: lower position first); with must-include
         // GPUs, those alone are the seed
         Integer[] order = new Integer[m];
@@ -393,7 +395,7 @@ final class SetSearch {
                     sameNuma += na == s.numa[set[b]] ? 1 : 0;
                 }
             }
-            double pairs = len * (len - 1) / 2;
+            double pairs = len * (len - 1) / 2.0;   // the product is even: the same value as the int division
             double x = (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs;
             v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs)
                     : x + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
