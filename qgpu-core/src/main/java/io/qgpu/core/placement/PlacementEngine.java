@@ -133,7 +133,7 @@ import org.slf4j.LoggerFactory;
  * its budget gives way to the scan). Otherwise the pass streams through a contiguous array of the
  * keys: a node's flattened state is read only when its key shows it may fit and its score would
  * enter the shortlist, and its GPUs only then. The keys are kept current from the
- * ledger's change feed ({@link Ledger#feed()}): a placement refreshes only the nodes changed since
+ * ledger's change feed (internal to qgpu-core, not exported): a placement refreshes only the nodes changed since
  * the last one, and re-reads every node only after a structural change or when more than
  * {@code NodeFeed.CAPACITY} changes went by unread. The time grows linearly with the number of
  * nodes at worst (the scan); GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
