@@ -1,5 +1,6 @@
 package io.qgpu.testkit.sim.scenario;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.PriorityClass;
@@ -177,8 +178,9 @@ public final class ScenarioFile {
 
     /** {@code "100ms"} (a fixed delay) or {@code {"type": "adaptive", "switchCost": ..., "maxHold": ...}}. */
     private static ReleasePolicy release(JsonInput in, String at) {
-        if (in.at(at).isTextual()) {
-            return ReleasePolicy.fixed(duration(in, at, in.at(at).asText()));
+        JsonNode node = in.at(at);
+        if (node != null && node.isTextual()) {
+            return ReleasePolicy.fixed(duration(in, at, node.asText()));
         }
         AdaptiveReleaseDto a = in.bind(at, AdaptiveReleaseDto.class);
         if (!"adaptive".equals(required(in, at + ".type", a.type()))) {
@@ -264,8 +266,9 @@ public final class ScenarioFile {
 
     /** A distribution: a duration string (a constant) or an object by {@code type}. */
     private static Dist dist(JsonInput in, String at) {
-        if (in.at(at) != null && in.at(at).isTextual()) {
-            return Dist.constant(duration(in, at, in.at(at).asText()));
+        JsonNode node = in.at(at);
+        if (node != null && node.isTextual()) {
+            return Dist.constant(duration(in, at, node.asText()));
         }
         DistJson d = in.bind(at, DistJson.class);
         if (d instanceof ConstantDto c) {
