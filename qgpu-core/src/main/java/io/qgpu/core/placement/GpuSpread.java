@@ -27,7 +27,8 @@ import java.util.TreeSet;
  * could not take another member).
  *
  * <p>The restriction is made with the claim's UUID selectors (intersected with its own), so every
- * admission rule still applies; the placement returned carries the member's own claim.
+ * admission rule still applies; the placement returned carries the member's own claim. A host-only
+ * member is placed on the node as it is.
  *
  * <p>Thread safety: stateless; the engine given must be the caller's own (a gang trial's copy).
  */
@@ -43,6 +44,9 @@ final class GpuSpread {
      * @param placed the members placed before this one (on any node; only this node's count)
      */
     static PlacementResult place(Claim member, NodeState state, Collection<Placement> placed, PlacementEngine engine) {
+        if (member.hostOnly()) {
+            return engine.placeOn(member, state.name());   // no GPU to spread over
+        }
         Map<String, Integer> count = new HashMap<>();
         for (GpuState g : state.gpus()) {
             count.put(g.uuid(), 0);

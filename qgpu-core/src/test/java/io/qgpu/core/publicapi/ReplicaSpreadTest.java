@@ -181,6 +181,17 @@ class ReplicaSpreadTest {
         assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 3), perGpu(placed(new GangPlacer(e).place(Gang.replicas(replica("pod"), 4)))));
     }
 
+    @Test
+    void otherTenantsLimitRoomButDoNotPushReplicasAway() {
+        // where NVIDIA's distributed policy (ranked by every taken replica) would put both on the empty GPU 1
+        Ledger l = ledger(4, 2);
+        PlacementEngine e = engine(l, PlacementPolicy.SPREAD);
+        for (int i = 0; i < 3; i++) {
+            occupy(e, "other-" + i, "GPU-0-0");
+        }
+        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1), perGpu(placed(new GangPlacer(e).place(Gang.replicas(replica("pod"), 2)))));
+    }
+
     /**
      * Seeded random rooms and counts: whenever the gang is placed, no GPU holds two replicas more than
      * another GPU that still has room (the counts are as even as the room allows), and the gang is
@@ -275,6 +286,26 @@ class ReplicaSpreadTest {
         assertEquals("gang[pod].replica.gpuCount", two.field());
         assertEquals(2, two.value());
         assertThrows(InvalidValueException.class, () -> Gang.replicas(null, 2));
+    }
+
+    @Test
+    void aHandBuiltSpreadGangMayMixHostOnlyAndTwoGpuMembers() {
+        Ledger l = ledger(4, 3);
+        Gang g = Gang.builder("job").together(GangScope.sameNodeSpread())
+                .member(Claim.builder("job-two").gpus(2).memoryGiB(1).build())
+                .member(replica("job-one"))
+                .member(Claim.builder("job-cpu").hostOnly().cpuMillis(100).build())
+                .build();
+        GangResult.Placed p = placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(g));
+        // the two-GPU member takes two GPUs, the one-GPU member the third (the fewest members there)
+        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1, "GPU-0-2", 1), perGpuAnySize(p));
+        assertEquals(List.of(), p.placements().get(2).gpuUuids());
+    }
+
+    static Map<String, Integer> perGpuAnySize(GangResult.Placed p) {
+        Map<String, Integer> out = new TreeMap<>();
+        p.placements().forEach(x -> x.gpuUuids().forEach(g -> out.merge(g, 1, Integer::sum)));
+        return out;
     }
 
     @Test
