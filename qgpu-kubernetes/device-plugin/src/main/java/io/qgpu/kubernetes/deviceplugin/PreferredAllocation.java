@@ -28,7 +28,7 @@ import java.util.Set;
  *       replicas of one request; the engine places one slot-sized replica per id as one gang spread
  *       over the GPUs with available ids ({@link Replicas}: distinct GPUs first, then stacked evenly,
  *       4 ids on 2 GPUs 2 + 2), taken back at once, and each replica's GPU gets one of its ids.</li>
- *   <li>Some ids must be included: around them, greedily, the GPU with the best worst link to those
+ *   <li>Some ids must be included (or the replicas do not fit either): around them, greedily, the GPU with the best worst link to those
  *       already chosen, then the least loaded, then the lowest index, one id per GPU.</li>
  * </ul>
  * Whatever is still missing is filled with further available ids, each time one of the GPU with the
@@ -97,7 +97,10 @@ final class PreferredAllocation {
         }
         if (need > 0 && must.isEmpty() && byEngine.isEmpty() && !firstIdOf.isEmpty()) {
             replicas(avail, firstIdOf.keySet(), need, out);
-            return fill(avail, out, size);
+            if (!out.isEmpty()) {
+                return fill(avail, out, size);
+            }
+            // the replicas do not fit either: one id per GPU by links and load, as around must-include ids
         }
         need = size - out.size();
         while (need > 0 && !firstIdOf.isEmpty()) {
