@@ -147,7 +147,7 @@ public final class KubeDraScheduler {
                 }
             }
         }
-        nextStart = (nextStart + processed) % n;
+        nextStart = n == 0 ? 0 : (nextStart + processed) % n;
         if (feasible.isEmpty()) {
             List<CauseCount> causes = new ArrayList<>();
             refused.forEach((code, count) -> causes.add(new CauseCount(code, count)));

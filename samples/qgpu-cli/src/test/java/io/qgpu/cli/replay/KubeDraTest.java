@@ -156,6 +156,8 @@ class KubeDraTest {
         PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class, none);
         assertEquals(130, u.nodeCount());
         assertEquals(130, u.causes().stream().mapToInt(c -> c.nodes()).sum());
+        PlacementResult empty = KubeDraScheduler.create(ledger(List.of()), List.of(), 7).place(claim("p4", pod("p4", 1000, 1024, 1, 200), nodes));
+        assertEquals(0, assertInstanceOf(PlacementResult.Unschedulable.class, empty).nodeCount(), "no nodes: refused, not a division by zero");
     }
 
     /** Equal totals: each of the tied nodes about equally often (seeded: the same counts every run); a higher total always wins. */
