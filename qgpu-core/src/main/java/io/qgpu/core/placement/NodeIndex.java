@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   bits 32..39  largest free guaranteed compute of the class on a GPU with a free slot, + 1
  *   bits 40..63  largest free memory on a GPU with a free slot, MiB (2^24 - 1 = that much or more)
  * </pre>
+ * Beside it, per node and class, the refusal tier key and one level key per compute level
+ * ({@link RefusalTiers}), read only for the shared claims whose first key lets them through.
  *
  * <p>Thread safety: shared by all threads of an engine. Entries are published in the order
  * summary, keys, state (release), and read state (acquire) first; a summary is immutable and is
