@@ -46,6 +46,41 @@ public record Gang(String name, List<Claim> members, GangScope scope) {
         }
     }
 
+    /** The most members {@link #replicas} makes. */
+    public static final int MAX_REPLICAS = 1024;
+
+    /**
+     * {@code count} replicas of one single-GPU claim as one request: members {@code <tenantId>-0} to
+     * {@code <tenantId>-<count-1>} (copies of {@code replica} under these ids), named after the claim's
+     * tenant id, together on one node and spread over its GPUs ({@link GangScope#sameNodeSpread()}).
+     *
+     * <pre>{@code
+     * Claim replica = Claim.builder("infer-7").memoryGiB(4).compute(0, 100).build();
+     * Gang pod = Gang.replicas(replica, 4);                   // infer-7-0 .. infer-7-3
+     * if (new GangPlacer(engine).place(pod) instanceof GangResult.Placed p) {
+     *     p.placements().get(0).gpuUuids().get(0);          // the GPU of replica 0
+     * }
+     * }</pre>
+     *
+     * @throws InvalidValueException when {@code count} is not between 1 and {@value #MAX_REPLICAS}
+     *         ({@code gang[<tenantId>].replicas}) or the claim does not ask for exactly one GPU
+     *         ({@code gang[<tenantId>].replica.gpuCount})
+     */
+    public static Gang replicas(Claim replica, int count) {
+        Validate.notNull("gang.replica", replica);
+        String name = replica.tenantId();
+        Validate.between("gang[" + name + "].replicas", count, 1, MAX_REPLICAS);
+        if (replica.gpuCount() != 1) {
+            throw new InvalidValueException("gang[" + name + "].replica.gpuCount", replica.gpuCount(),
+                    "a replica is one GPU's slice: must be 1");
+        }
+        Builder b = builder(name).together(GangScope.sameNodeSpread());
+        for (int i = 0; i < count; i++) {
+            b.member(replica.toBuilder().tenantId(name + "-" + i).build());
+        }
+        return b.build();
+    }
+
     /** The members' tenant ids, in member order. */
     public List<String> tenantIds() {
         return members.stream().map(Claim::tenantId).toList();

@@ -7,6 +7,7 @@ package io.qgpu.api;
  * GangScope.anywhere();                                   // any nodes
  * GangScope.sameNode();                                   // all members on one node
  * GangScope.sameLabel("topology.kubernetes.io/rack");     // nodes with one value of this label
+ * GangScope.sameNodeSpread();                             // one node, the members spread over its GPUs
  * }</pre>
  *
  * <p>Thread safety: immutable.
@@ -23,6 +24,18 @@ public sealed interface GangScope {
         return SameNode.INSTANCE;
     }
 
+    /**
+     * Every member on one node, spread over its GPUs: the replicas of one request (the N time-sliced
+     * replicas a pod asks for). Each member goes to the GPUs that hold the fewest members placed before
+     * it, so the members take distinct GPUs while the node has GPUs that can take one, and then stack
+     * as evenly as the GPUs' room allows (4 single-GPU members on 2 GPUs with room for 2 each: 2 + 2).
+     * Among the GPUs of equal count the engine's own rules choose. {@link Gang#replicas} builds such a
+     * gang from one claim.
+     */
+    static GangScope sameNodeSpread() {
+        return SameNodeSpread.INSTANCE;
+    }
+
     /** Every member on nodes that carry {@code labelKey} with one value; nodes without it are not used. */
     static GangScope sameLabel(String labelKey) {
         return new SameLabel(labelKey);
@@ -33,6 +46,9 @@ public sealed interface GangScope {
 
     /** Every member on one node. */
     enum SameNode implements GangScope { INSTANCE }
+
+    /** Every member on one node, spread over its GPUs ({@link #sameNodeSpread()}). */
+    enum SameNodeSpread implements GangScope { INSTANCE }
 
     /**
      * Every member on nodes with the same value of a node label (one rack, one NVLink domain).

@@ -108,15 +108,17 @@ public class RefusalBenchmark {
      * Refusals of every claim shape against a placement, on the same nearly full cluster (the same
      * {@link FullCluster}: DGX-1V nodes, NVLink on two NUMA nodes, beside DGX H100 nodes, NVSwitch;
      * filled by online and offline claims; 0.2% of the holders released, among the shared ones whose
-     * GPUs keep another tenant, so that no GPU is empty and exclusive claims stay refused). {@code shape} picks the
-     * refused claims: {@code mixed} cycles through all of them, both classes each: exclusive 1, 2, 4
-     * and 8 GPUs; shared 4 and 8 GPUs (1-4 GiB, 0-10% compute); a shared 1-GPU claim of 60 GiB; and
-     * {@code exclusive-1}, {@code 4-gpus}, {@code 8-gpus} one kind each (shared and exclusive for the
-     * multi-GPU ones). Only claims the cluster refuses are kept (a shape that fits somewhere is
-     * dropped, so {@code setUp} fails if none of a kind is refused).
+     * GPUs keep another tenant, so that no GPU is empty and exclusive claims stay refused). {@code shape}
+     * picks the refused claims, both classes alternating: {@code excl-1}, {@code excl-2}, {@code excl-4},
+     * {@code excl-8} (whole GPUs); {@code shared-1} (1-64 GiB), {@code shared-2}, {@code shared-4},
+     * {@code shared-8} (1-16 GiB per GPU), each with 0-95% compute; {@code mixed} cycles through all
+     * eight ({@link #shape}). Claims are drawn (seed 13) until 256 are refused (at most 20,000 drawn;
+     * a claim that fits somewhere is placed, released and dropped, so {@code setUp} fails if none of
+     * a shape is refused). {@code placeFits} does not depend on the
+     * shape: run it with one.
      *
      * <pre>
-     *   java -jar qgpu-benchmarks/target/benchmarks.jar 'RefusalBenchmark.Shapes' -f 1 -wi 2 -i 3 -w 1s -r 2s
+     *   java -jar qgpu-benchmarks/target/benchmarks.jar 'RefusalBenchmark.Shapes' -f 1 -wi 2 -i 3 -w 1s -r 1s -bm avgt
      * </pre>
      */
     @State(Scope.Benchmark)
@@ -129,7 +131,7 @@ public class RefusalBenchmark {
         @Param({"4000", "10000"})
         public int nodes;
 
-        @Param({"mixed"})
+        @Param({"mixed", "excl-1", "shared-1", "excl-2", "shared-2", "excl-4", "shared-4", "excl-8", "shared-8"})
         public String shape;
 
         private Ledger ledger;
@@ -154,7 +156,9 @@ public class RefusalBenchmark {
                 }
             }
             List<Claim> still = new ArrayList<>();
-            for (Claim c : shapes(shape, 512, new SplittableRandom(13))) {
+            SplittableRandom draw = new SplittableRandom(13);
+            for (int i = 0; still.size() < 256 && i < 20_000; i++) {
+                Claim c = shape(shape, i, draw);
                 if (engine.place(c) instanceof PlacementResult.Placed) {
                     ledger.release(c.tenantId());
                 } else {
@@ -203,31 +207,30 @@ public class RefusalBenchmark {
         return true;
     }
 
-    /** The claims of a shape kind, {@code count} of them, classes alternating. */
-    static List<Claim> shapes(String shape, int count, SplittableRandom rnd) {
-        List<Claim> out = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            PriorityClass cls = i % 2 == 0 ? PriorityClass.ONLINE : PriorityClass.OFFLINE;
-            Claim.Builder b = Claim.builder("shape-" + i).priority(cls);
-            int kind = switch (shape) {
-                case "mixed" -> (i / 2) % 7;
-                case "exclusive-1" -> 0;
-                case "4-gpus" -> (i / 2) % 2 == 0 ? 2 : 4;
-                case "8-gpus" -> (i / 2) % 2 == 0 ? 3 : 5;
-                default -> throw new IllegalArgumentException("shape " + shape + ": mixed, exclusive-1, 4-gpus or 8-gpus");
-            };
-            switch (kind) {
-                case 0 -> b.gpus(1).exclusive();
-                case 1 -> b.gpus(2).exclusive();
-                case 2 -> b.gpus(4).exclusive();
-                case 3 -> b.gpus(8).exclusive();
-                case 4 -> b.gpus(4).memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
-                case 5 -> b.gpus(8).memoryGiB(1L + rnd.nextInt(4)).compute(5 * rnd.nextInt(3), 100);
-                default -> b.gpus(1).memoryGiB(60).compute(5 * rnd.nextInt(3), 100);
-            }
-            out.add(b.build());
+    /** The shape names of {@link Shapes#shape}, in the order {@code mixed} cycles through them. */
+    static final List<String> SHAPES = List.of("excl-1", "shared-1", "excl-2", "shared-2", "excl-4", "shared-4",
+            "excl-8", "shared-8");
+
+    /**
+     * Claim {@code i} of a shape kind, classes alternating. Shared claims draw their memory per GPU
+     * from 1-64 GiB (1 GPU) or 1-16 GiB and their compute from 0-95% in steps of 5, so that what the
+     * cluster refuses is a mix of claims short of memory, of compute, or of both on one GPU.
+     */
+    static Claim shape(String shape, int i, SplittableRandom rnd) {
+        if (!shape.equals("mixed") && !SHAPES.contains(shape)) {
+            throw new IllegalArgumentException("shape " + shape + ": mixed or one of " + SHAPES);
         }
-        return out;
+        PriorityClass cls = i % 2 == 0 ? PriorityClass.ONLINE : PriorityClass.OFFLINE;
+        Claim.Builder b = Claim.builder("shape-" + i).priority(cls);
+        String kind = shape.equals("mixed") ? SHAPES.get((i / 2) % SHAPES.size()) : shape;
+        int k = Integer.parseInt(kind.substring(kind.indexOf('-') + 1));
+        b.gpus(k);
+        if (kind.startsWith("excl")) {
+            b.exclusive();
+        } else {
+            b.memoryGiB(1L + rnd.nextInt(k == 1 ? 64 : 16)).compute(5 * rnd.nextInt(20), 100);
+        }
+        return b.build();
     }
 
 }

@@ -43,8 +43,14 @@ final class ClaimShape {
     /** Host resources asked for: CPU millicores and host memory bytes (0 when none). */
     final long cpuMillis;
     final long hostMemory;
-    /** A shared claim of 2 to 14 GPUs: the tier key ({@link NodeIndex#tierCause}) may refuse a node. */
+    /** A shared claim of 2 to 14 GPUs: the tier key ({@link RefusalTiers#tierCause}) may refuse a node. */
     final boolean tiered;
+    /** A shared claim with GPUs: the level key of its {@link #level} ({@link RefusalTiers#levelCause}) may refuse a node. */
+    final boolean levelled;
+    /** The highest of {@link RefusalTiers#LEVELS} not above {@link #minComputeFree}, by position. */
+    final int level;
+    /** The claim's memory per GPU in MiB, {@link RefusalTiers#quantize}d. */
+    final long memoryCode;
 
     ClaimShape(Claim claim, PlacementConfig config, GranularityRules rules) {
         this.claim = claim;
@@ -73,5 +79,12 @@ final class ClaimShape {
         this.cpuMillis = claim.host().cpuMillis();
         this.hostMemory = claim.host().memoryBytes();
         this.tiered = !exclusive && k >= 2 && k <= 14;
+        this.levelled = !exclusive && k >= 1;
+        int j = 0;
+        while (j + 1 < RefusalTiers.LEVELS.length && RefusalTiers.LEVELS[j + 1] <= minComputeFree) {
+            j++;
+        }
+        this.level = j;
+        this.memoryCode = RefusalTiers.quantize(memory >>> 20);
     }
 }

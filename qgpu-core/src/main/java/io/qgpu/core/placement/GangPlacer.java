@@ -36,11 +36,15 @@ import java.util.function.Function;
  * if (placer.place(job) instanceof GangResult.Placed p) {
  *     p.placements();                     // one per member, all committed
  * }
+ * Gang pod = Gang.replicas(Claim.builder("infer-7").memoryGiB(4).build(), 4);   // one node, spread over its GPUs
+ * placer.place(pod);
+ * placer.release(pod);                    // every replica, in one ledger commit
  * }</pre>
  *
  * <h2>How</h2>
  * The nodes are split into domains by the gang's scope: one domain of every node
- * ({@link GangScope#anywhere()}), one per node ({@link GangScope#sameNode()}), or one per value of the
+ * ({@link GangScope#anywhere()}), one per node ({@link GangScope#sameNode()} and
+ * {@link GangScope#sameNodeSpread()}), or one per value of the
  * label ({@link GangScope#sameLabel}, values in ascending order; nodes without the label are not
  * used). Each attempt starts from a private copy of the whole ledger ({@link Ledger#copy()}: every
  * reservation whole, with its host resources, host-only tenants, and every affinity label bound
@@ -48,7 +52,10 @@ import java.util.function.Function;
  * the most GPUs first (ties in member order), by the engine's own pipeline restricted to the
  * domain's nodes (a one-node domain as {@link PlacementEngine#placeOn}; the nodes outside a larger
  * domain are refused with {@code GANG} "outside the gang's domain"), each member seeing the ones
- * placed before it; then the trial is taken off the copy again. The first domain that takes every
+ * placed before it; then the trial is taken off the copy again. With {@code sameNodeSpread} each
+ * member goes to the GPUs of the node that hold the fewest members so far (see {@code GpuSpread}):
+ * distinct GPUs first, then stacked evenly; a node is tried when it has as many GPUs as the largest
+ * member asks for. The first domain that takes every
  * member is committed; if
  * a node changed meanwhile and the ledger refuses the batch, the whole search restarts from the
  * current state, at most {@code maxCommitAttempts} times in all ({@code CONFLICT} after that). When
@@ -129,6 +136,38 @@ public final class GangPlacer {
                         + " times (other placements took the room): " + java.util.Objects.requireNonNull(lost, "lost: maxCommitAttempts >= 1").summary())));
     }
 
+    /**
+     * Releases every member of the gang that is reserved, in one {@link Ledger#commit}: others see all of
+     * them held or all of them released, never some (a member released meanwhile by someone else is
+     * skipped; a member released and reserved again while this runs makes it read the ledger again, at
+     * most {@code maxCommitAttempts} times).
+     *
+     * @return the reservations released, in member order (empty when none was reserved)
+     * @throws io.qgpu.core.ledger.LedgerStateException when the ledger changed the members under every attempt
+     */
+    public List<Placement> release(Gang gang) {
+        Validate.notNull("gang", gang);
+        Ledger ledger = engine.ledger();
+        BatchResult.Refused lost = null;
+        for (int attempt = 1; attempt <= engine.config().maxCommitAttempts(); attempt++) {
+            List<Placement> held = new ArrayList<>();
+            for (String id : gang.tenantIds()) {
+                ledger.placement(id).ifPresent(held::add);
+            }
+            if (held.isEmpty()) {
+                return List.of();
+            }
+            BatchResult r = ledger.commit(held, List.of());
+            if (r instanceof BatchResult.Committed) {
+                return List.copyOf(held);
+            }
+            lost = (BatchResult.Refused) r;
+        }
+        throw new io.qgpu.core.ledger.LedgerStateException("gang " + gang.name() + ": the ledger refused its release "
+                + engine.config().maxCommitAttempts() + " times: " + java.util.Objects.requireNonNull(lost, "lost: maxCommitAttempts >= 1").summary(),
+                lost.reasons().values().stream().flatMap(List::stream).toList());
+    }
+
     /** The members placed (by tenant id) and refused in one domain, on the attempt's copy of the ledger. */
     private record Trial(String domain, Map<String, Placement> placed, Map<String, PlacementResult.Unschedulable> failed) {
     }
@@ -138,8 +177,12 @@ public final class GangPlacer {
      * again (the copy is shared by the attempt's domains). {@code whole} is an engine over the copy.
      */
     private Trial trial(Gang gang, String domain, List<NodeState> nodes, Ledger copy, PlacementEngine whole) {
+        Map<String, Placement> placed = new LinkedHashMap<>();
         Function<Claim, PlacementResult> place;
-        if (gang.scope() instanceof GangScope.Anywhere) {
+        if (gang.scope() instanceof GangScope.SameNodeSpread) {
+            NodeState only = nodes.get(0);
+            place = c -> GpuSpread.place(c, copy.node(only.name()).orElse(only), placed.values(), whole);
+        } else if (gang.scope() instanceof GangScope.Anywhere) {
             place = whole::place;
         } else if (nodes.size() == 1) {
             String only = nodes.get(0).name();
@@ -153,7 +196,6 @@ public final class GangPlacer {
         }
         List<Claim> order = new ArrayList<>(gang.members());
         order.sort(Comparator.comparingInt(Claim::gpuCount).reversed());
-        Map<String, Placement> placed = new LinkedHashMap<>();
         Map<String, PlacementResult.Unschedulable> failed = new LinkedHashMap<>();
         for (Claim c : order) {
             PlacementResult r = place.apply(c);
@@ -191,8 +233,8 @@ public final class GangPlacer {
                 }
             }
             byValue.forEach((v, ns) -> out.put(l.labelKey() + "=" + v, ns));
-        } else if (scope instanceof GangScope.SameNode) {
-            int gpus = gang.members().stream().mapToInt(Claim::gpuCount).sum();
+        } else if (scope instanceof GangScope.SameNode || scope instanceof GangScope.SameNodeSpread) {
+            int gpus = neededGpus(gang);
             for (NodeState n : nodes) {
                 if (n.gpus().size() >= gpus) {
                     out.put("node " + n.name(), List.of(n));
@@ -204,13 +246,24 @@ public final class GangPlacer {
         return out;
     }
 
+    /**
+     * The GPUs a node needs to be a one-node domain: the members' sum on {@code sameNode}, the largest
+     * member's on {@code sameNodeSpread} (its members may share GPUs).
+     */
+    private static int neededGpus(Gang gang) {
+        return gang.scope() instanceof GangScope.SameNodeSpread
+                ? gang.members().stream().mapToInt(Claim::gpuCount).max().orElse(0)
+                : gang.members().stream().mapToInt(Claim::gpuCount).sum();
+    }
+
     private static Reason noDomain(Gang gang) {
         String what;
         if (gang.scope() instanceof GangScope.SameLabel l) {
             what = "no node carries the label " + l.labelKey();
         } else if (gang.scope() instanceof GangScope.SameNode) {
-            what = "no node has the " + gang.members().stream().mapToInt(Claim::gpuCount).sum()
-                    + " GPUs the members ask for together";
+            what = "no node has the " + neededGpus(gang) + " GPUs the members ask for together";
+        } else if (gang.scope() instanceof GangScope.SameNodeSpread) {
+            what = "no node has the " + neededGpus(gang) + " GPUs its largest member asks for";
         } else {
             what = "the ledger has no nodes";
         }

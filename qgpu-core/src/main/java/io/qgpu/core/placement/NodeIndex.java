@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  *   bits 32..39  largest free guaranteed compute of the class on a GPU with a free slot, + 1
  *   bits 40..63  largest free memory on a GPU with a free slot, MiB (2^24 - 1 = that much or more)
  * </pre>
+ * Beside it, per node and class, the refusal tier key and one level key per compute level
+ * ({@link RefusalTiers}), read only for the shared claims whose first key lets them through.
  *
  * <p>Thread safety: shared by all threads of an engine. Entries are published in the order
  * summary, keys, state (release), and read state (acquire) first; a summary is immutable and is
@@ -51,9 +53,15 @@ final class NodeIndex {
     /** One array per class, so the scan reads 8 contiguous bytes per node. */
     private final AtomicLongArray onlineKeys;
     private final AtomicLongArray offlineKeys;
-    /** The tier keys ({@link #tiers}), read only for a multi-GPU shared claim whose key lets it through. */
+    /** The tier keys ({@link RefusalTiers#key}), read only for a multi-GPU shared claim whose key lets it through. */
     private final AtomicLongArray onlineTiers;
     private final AtomicLongArray offlineTiers;
+    /**
+     * The level keys ({@link RefusalTiers#level}), level {@code j} of node {@code i} at {@code j * size + i}
+     * (each level contiguous), read only for a shared claim whose other keys let it through.
+     */
+    private final AtomicLongArray onlineLevels;
+    private final AtomicLongArray offlineLevels;
     /** The same keys indexed by free room ({@link #room}). */
     private final RoomTree onlineRoom;
     private final RoomTree offlineRoom;
@@ -78,6 +86,8 @@ final class NodeIndex {
         this.offlineKeys = new AtomicLongArray(n);
         this.onlineTiers = new AtomicLongArray(n);
         this.offlineTiers = new AtomicLongArray(n);
+        this.onlineLevels = new AtomicLongArray(n * RefusalTiers.LEVELS.length);
+        this.offlineLevels = new AtomicLongArray(n * RefusalTiers.LEVELS.length);
         this.onlineRoom = new RoomTree(n);
         this.offlineRoom = new RoomTree(n);
         refreshAll();
@@ -119,13 +129,30 @@ final class NodeIndex {
     /**
      * Null when node {@code i} may take the claim as far as its keys show, else the first cause: the
      * key's ({@link #cause(long, ClaimShape)}), then, for a multi-GPU shared claim, the tier key's
-     * ({@link #tierCause}). The order of {@link NodeSummary#precheckCause}.
+     * ({@link RefusalTiers#tierCause}), then, for a shared claim, its level key's
+     * ({@link RefusalTiers#levelCause}). The order of {@link NodeSummary#precheckCause}.
      */
     @Nullable ReasonCode cause(int i, ClaimShape c) {
         boolean online = c.online;
         ReasonCode code = cause((online ? onlineKeys : offlineKeys).getOpaque(i), c);
         if (code == null && c.tiered) {
-            code = tierCause((online ? onlineTiers : offlineTiers).getOpaque(i), c);
+            code = RefusalTiers.tierCause((online ? onlineTiers : offlineTiers).getOpaque(i), c);
+        }
+        if (code == null && c.levelled) {
+            code = RefusalTiers.levelCause((online ? onlineLevels : offlineLevels).getOpaque(c.level * size + i), c);
+        }
+        return code;
+    }
+
+    /** {@link #cause(int, ClaimShape)} on the keys of the summary {@code s} itself. */
+    static @Nullable ReasonCode cause(NodeSummary s, ClaimShape c) {
+        ReasonCode code = cause(s.key(c.online), c);
+        RefusalTiers r = s.tiers(c.online);
+        if (code == null && c.tiered) {
+            code = RefusalTiers.tierCause(r.key(), c);
+        }
+        if (code == null && c.levelled) {
+            code = RefusalTiers.levelCause(r.level(c.level), c);
         }
         return code;
     }
@@ -167,8 +194,12 @@ final class NodeIndex {
             summaries.setRelease(i, s);
             onlineKeys.setOpaque(i, s.key(true));
             offlineKeys.setOpaque(i, s.key(false));
-            onlineTiers.setOpaque(i, s.tiers(true));
-            offlineTiers.setOpaque(i, s.tiers(false));
+            onlineTiers.setOpaque(i, s.tiers(true).key());
+            offlineTiers.setOpaque(i, s.tiers(false).key());
+            for (int j = 0; j < RefusalTiers.LEVELS.length; j++) {
+                onlineLevels.setOpaque(j * size + i, s.tiers(true).level(j));
+                offlineLevels.setOpaque(j * size + i, s.tiers(false).level(j));
+            }
             onlineRoom.update(i, s.key(true));
             offlineRoom.update(i, s.key(false));
             states.setRelease(i, ns);
@@ -259,51 +290,6 @@ final class NodeIndex {
             return ReasonCode.INSUFFICIENT_COMPUTE;
         }
         return null;
-    }
-
-    private static final long TIER_MEM_MAX = (1L << 21) - 1;
-
-    /**
-     * The tier key of a node for one class ({@link NodeSummary#tier}; values over the open GPUs of the
-     * class with a free tenant slot, each -1 when there are fewer of them; memory rounded down, so it
-     * never rejects a node that has room):
-     * <pre>
-     *   bits  0..6   2nd largest free guaranteed compute of the class, + 1
-     *   bits  7..13  4th largest, + 1
-     *   bits 14..20  8th largest, + 1
-     *   bits 21..41  4th largest free memory, MiB (0 when none; 2^21 - 1 = that much or more)
-     *   bits 42..62  8th largest free memory, MiB
-     * </pre>
-     */
-    static long tiers(int cpt2, long mem4, int cpt4, long mem8, int cpt8) {
-        return cpt(cpt2) | (cpt(cpt4) << 7) | (cpt(cpt8) << 14) | (mib(mem4) << 21) | (mib(mem8) << 42);
-    }
-
-    private static long cpt(int v) {
-        return Math.max(-1, Math.min(100, v)) + 1L;
-    }
-
-    private static long mib(long bytes) {
-        return bytes < 0 ? 0 : Math.min(bytes >>> 20, TIER_MEM_MAX);
-    }
-
-    /**
-     * For a shared claim of 2 to 14 GPUs ({@link ClaimShape#tiered}), the cause the tier key shows,
-     * in the order of {@link NodeSummary#precheckCause}'s tiers: the 4th or 8th largest free memory
-     * ({@code INSUFFICIENT_MEMORY}), then the 2nd, 4th or 8th largest free compute
-     * ({@code INSUFFICIENT_COMPUTE}); null when it lets the claim through. Claims of 15 GPUs or more
-     * are left to the summary (the key's GPU counts saturate at 15).
-     */
-    static @Nullable ReasonCode tierCause(long tiers, ClaimShape c) {
-        int t = NodeSummary.tier(c.k);
-        if (t >= 4) {
-            long mem = (tiers >>> (t == 8 ? 42 : 21)) & TIER_MEM_MAX;
-            if (mem != TIER_MEM_MAX && (c.memory >>> 20) > mem) {
-                return ReasonCode.INSUFFICIENT_MEMORY;
-            }
-        }
-        int cpt = (int) ((tiers >>> (t == 8 ? 14 : t == 4 ? 7 : 0)) & 0x7F);
-        return cpt - 1 < c.minComputeFree ? ReasonCode.INSUFFICIENT_COMPUTE : null;
     }
 
     /** The node load encoded in a key, to 1/65535. */

@@ -161,8 +161,8 @@ final class NodePass {
                 // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
                 io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
-                if (cause == null && c.tiered) {
-                    cause = idx.cause(i, c);
+                if (cause == null && (c.tiered || c.levelled)) {
+                    cause = idx.cause(i, c);   // the tier and level keys, read only now
                 }
                 if (cause != null) {
                     java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;   // counted for a refusal, should no node fit

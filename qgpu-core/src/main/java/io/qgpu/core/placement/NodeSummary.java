@@ -69,27 +69,9 @@ final class NodeSummary {
     /** Open GPUs usable by the class with a free tenant slot. */
     final int slotsOnline;
     final int slotsOffline;
-    /**
-     * The tiers of the open GPUs of the class with a free tenant slot, for multi-GPU claims (the same
-     * GPUs the largest free memory and compute are taken over): the 4th and 8th largest free memory
-     * ({@code -1} when there are fewer such GPUs) and the 2nd, 4th and 8th largest free guaranteed
-     * compute of the class ({@code -1} likewise). A claim of {@code k} GPUs needs {@code k} of them
-     * with its memory and its compute, so the {@code t}-th largest, for the largest tier
-     * {@code t <= k}, must cover it ({@link #tier}).
-     */
-    final long mem4Online;
-    final long mem8Online;
-    final long mem4Offline;
-    final long mem8Offline;
-    final int cpt2Online;
-    final int cpt4Online;
-    final int cpt8Online;
-    final int cpt2Offline;
-    final int cpt4Offline;
-    final int cpt8Offline;
-    /** {@link NodeIndex} tier keys of this state for each class. */
-    private final long tiersOnline;
-    private final long tiersOffline;
+    /** The refusal tiers and levels of each class ({@link RefusalTiers}). */
+    private final RefusalTiers tiersOnline;
+    private final RefusalTiers tiersOffline;
     /** The rules the summary was made under (for the words of a refusal). */
     private final GranularityRules rules;
     private final long[] packed;
@@ -230,36 +212,8 @@ final class NodeSummary {
         this.slotsOffline = sOff;
         this.keyOnline = NodeIndex.key(nodeLoad, oOn, sOn, eOn, cOn, mOn);
         this.keyOffline = NodeIndex.key(nodeLoad, oOff, sOff, eOff, cOff, mOff);
-        java.util.Arrays.sort(memsOn, 0, sOn);
-        java.util.Arrays.sort(cptsOn, 0, sOn);
-        java.util.Arrays.sort(memsOff, 0, sOff);
-        java.util.Arrays.sort(cptsOff, 0, sOff);
-        this.mem4Online = largest(memsOn, sOn, 4);
-        this.mem8Online = largest(memsOn, sOn, 8);
-        this.cpt2Online = (int) largest(cptsOn, sOn, 2);
-        this.cpt4Online = (int) largest(cptsOn, sOn, 4);
-        this.cpt8Online = (int) largest(cptsOn, sOn, 8);
-        this.mem4Offline = largest(memsOff, sOff, 4);
-        this.mem8Offline = largest(memsOff, sOff, 8);
-        this.cpt2Offline = (int) largest(cptsOff, sOff, 2);
-        this.cpt4Offline = (int) largest(cptsOff, sOff, 4);
-        this.cpt8Offline = (int) largest(cptsOff, sOff, 8);
-        this.tiersOnline = NodeIndex.tiers(cpt2Online, mem4Online, cpt4Online, mem8Online, cpt8Online);
-        this.tiersOffline = NodeIndex.tiers(cpt2Offline, mem4Offline, cpt4Offline, mem8Offline, cpt8Offline);
-    }
-
-    /** The {@code t}-th largest of {@code sorted[0..n)} (ascending), or -1 when {@code n < t}. */
-    private static long largest(long[] sorted, int n, int t) {
-        return n < t ? -1 : sorted[n - t];
-    }
-
-    private static long largest(int[] sorted, int n, int t) {
-        return n < t ? -1 : sorted[n - t];
-    }
-
-    /** The tier of a claim of {@code k} GPUs: 8, 4 or 2 (the largest not above k), 0 for one GPU. */
-    static int tier(int k) {
-        return k >= 8 ? 8 : k >= 4 ? 4 : k >= 2 ? 2 : 0;
+        this.tiersOnline = new RefusalTiers(memsOn, cptsOn, sOn);
+        this.tiersOffline = new RefusalTiers(memsOff, cptsOff, sOff);
     }
 
     /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
@@ -332,10 +286,8 @@ final class NodeSummary {
      * of the claim's class for an exclusive claim ({@code EXCLUSIVE}); open GPUs of the class
      * ({@code NOT_ENOUGH_GPUS}); open GPUs with a free tenant slot ({@code TOO_MANY_TENANTS}); the
      * largest free memory on one of those ({@code INSUFFICIENT_MEMORY}); the largest free guaranteed
-     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}); for a shared claim of
-     * {@code k >= 2} GPUs, the tiers ({@link #tierCause}: the 4th or 8th largest free memory,
-     * {@code INSUFFICIENT_MEMORY}, then the 2nd, 4th or 8th largest free compute,
-     * {@code INSUFFICIENT_COMPUTE}). Never refuses a node that
+     * compute of the class on one of those ({@code INSUFFICIENT_COMPUTE}); for a shared claim, the
+     * refusal tiers and levels ({@link #tierCause}, {@link RefusalTiers}). Never refuses a node that
      * has {@code k} admissible GPUs. Then the node's free CPU ({@code INSUFFICIENT_CPU}) and free host
      * memory ({@code INSUFFICIENT_HOST_MEMORY}), exactly the ledger's host rule; they come after the GPU
      * aggregates so that a node the key refuses ({@link NodeIndex#cause}, GPUs only) has the same cause
@@ -377,39 +329,28 @@ final class NodeSummary {
     }
 
     /**
-     * The tiers of a multi-GPU shared claim ({@link #tier}): the {@code t}-th largest free memory
-     * (tiers 4 and 8) and then the {@code t}-th largest free compute of the class (tiers 2, 4, 8) on
-     * the open GPUs with a free slot must cover the claim's; null for other claims.
+     * The refusal tiers of a shared claim ({@link RefusalTiers}): for 2 to 14 GPUs the tiers (the
+     * {@code t}-th largest free memory, tiers 4 and 8, then the {@code t}-th largest free compute of
+     * the class, tiers 2, 4, 8, exact), then for every shared claim with GPUs its level: the
+     * {@code min(k, 8)}-th largest free memory among the GPUs with the level's compute, decided on the
+     * level key itself ({@link RefusalTiers#levelCause}); null when none refuses.
      */
     private @Nullable ReasonCode tierCause(ClaimShape c) {
-        int t = tier(c.k);
-        if (t == 0) {
-            return null;
+        RefusalTiers r = tiers(c.online);
+        int t = RefusalTiers.tier(c.k);
+        if (c.tiered) {
+            if (t >= 4 && (t == 8 ? r.mem8 : r.mem4) < c.memory) {
+                return ReasonCode.INSUFFICIENT_MEMORY;
+            }
+            if ((t == 8 ? r.cpt8 : t == 4 ? r.cpt4 : r.cpt2) < c.minComputeFree) {
+                return ReasonCode.INSUFFICIENT_COMPUTE;
+            }
         }
-        if (t >= 4 && tierMemory(c) < c.memory) {
-            return ReasonCode.INSUFFICIENT_MEMORY;
-        }
-        return tierCompute(c) < c.minComputeFree ? ReasonCode.INSUFFICIENT_COMPUTE : null;
+        return c.levelled ? RefusalTiers.levelCause(r.level(c.level), c) : null;
     }
 
-    /** The free memory of the claim's tier ({@link #tierCause}); the largest when its tier has none. */
-    long tierMemory(ClaimShape c) {
-        int t = tier(c.k);
-        boolean on = c.online;
-        return t == 8 ? (on ? mem8Online : mem8Offline) : t == 4 ? (on ? mem4Online : mem4Offline)
-                : (on ? maxMemOnline : maxMemOffline);
-    }
-
-    /** The free compute of the claim's tier ({@link #tierCause}). */
-    int tierCompute(ClaimShape c) {
-        int t = tier(c.k);
-        boolean on = c.online;
-        return t == 8 ? (on ? cpt8Online : cpt8Offline) : t == 4 ? (on ? cpt4Online : cpt4Offline)
-                : t == 2 ? (on ? cpt2Online : cpt2Offline) : (on ? maxComputeOnline : maxComputeOffline);
-    }
-
-    /** The {@link NodeIndex} tier key of this state for the class ({@link NodeIndex#tiers}). */
-    long tiers(boolean online) {
+    /** The refusal tiers of the class. */
+    RefusalTiers tiers(boolean online) {
         return online ? tiersOnline : tiersOffline;
     }
 

@@ -157,12 +157,11 @@ final class NodeVerdicts {
             case INSUFFICIENT_MEMORY -> (on ? s.maxMemOnline : s.maxMemOffline) < c.memory
                     ? new Reason(code, node, c.memory, Math.max(0, on ? s.maxMemOnline : s.maxMemOffline),
                             "largest free on one GPU with a free tenant slot")
-                    : new Reason(code, node, c.memory, Math.max(0, s.tierMemory(c)), tierWords(c, "free"));
+                    : tierReason(s, code, c);
             case INSUFFICIENT_COMPUTE -> (on ? s.maxComputeOnline : s.maxComputeOffline) < c.minComputeFree
                     ? new Reason(code, node, c.minComputeFree, Math.max(0, on ? s.maxComputeOnline : s.maxComputeOffline),
                             "largest free " + cls + " guaranteed compute on one GPU with a free tenant slot")
-                    : new Reason(code, node, c.minComputeFree, Math.max(0, s.tierCompute(c)),
-                            tierWords(c, "free " + cls + " guaranteed compute"));
+                    : tierReason(s, code, c);
             case TOO_MANY_TENANTS -> Reason.of(code, node, c.k + " GPU(s) with a free tenant slot needed, "
                     + (on ? s.slotsOnline : s.slotsOffline) + " have one");
             case INSUFFICIENT_CPU -> new Reason(code, node, c.cpuMillis, s.cpuFree, "CPU on the node");
@@ -171,11 +170,32 @@ final class NodeVerdicts {
         };
     }
 
-    /** The words of a tier refusal: {@code 4th largest free on the GPUs with a free tenant slot (8 GPUs needed)}. */
-    private static String tierWords(ClaimShape c, String what) {
-        int t = NodeSummary.tier(c.k);
-        return (t == 2 ? "2nd" : t + "th") + " largest " + what + " on the GPUs with a free tenant slot (" + c.k
-                + " GPUs needed)";
+    /**
+     * The reason of a refusal by the refusal tiers or levels ({@link RefusalTiers}), with the exact
+     * value behind it: the tier's when the tier refuses, else the level's.
+     */
+    private static Reason tierReason(NodeSummary s, ReasonCode code, ClaimShape c) {
+        String node = s.state.name();
+        String cls = c.claim.priority().wireName();
+        RefusalTiers r = s.tiers(c.online);
+        boolean memory = code == ReasonCode.INSUFFICIENT_MEMORY;
+        int t = RefusalTiers.tier(c.k);
+        if (c.tiered) {
+            long tierMem = t == 8 ? r.mem8 : r.mem4;
+            int tierCpt = t == 8 ? r.cpt8 : t == 4 ? r.cpt4 : r.cpt2;
+            if (memory && t >= 4 && tierMem < c.memory) {
+                return new Reason(code, node, c.memory, Math.max(0, tierMem), RefusalTiers.tierWords(c.k, "free"));
+            }
+            if (!memory && tierCpt < c.minComputeFree) {
+                return new Reason(code, node, c.minComputeFree, Math.max(0, tierCpt),
+                        RefusalTiers.tierWords(c.k, "free " + cls + " guaranteed compute"));
+            }
+        }
+        int level = RefusalTiers.LEVELS[c.level];
+        int m = Math.min(c.k, 8);
+        return memory
+                ? new Reason(code, node, c.memory, Math.max(0, r.largest(m, level, false)), RefusalTiers.levelWords(c, true))
+                : new Reason(code, node, c.minComputeFree, Math.max(0, r.largest(m, -1, true)), RefusalTiers.levelWords(c, false));
     }
 
     boolean gpuFiltersAccept(NodeSummary s, int g, ClaimShape c) {

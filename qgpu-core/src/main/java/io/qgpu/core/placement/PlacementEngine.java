@@ -53,110 +53,46 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Pipeline</h2>
  * <ol>
- *   <li><b>General checks.</b> The claim's sizes follow the ledger's granularity rules
- *       ({@code GRANULARITY}) and its tenant id is not reserved yet ({@code DUPLICATE_TENANT}).</li>
- *   <li><b>Filter.</b> A GPU is admissible when the ledger's own admission rules
- *       ({@link AdmissionRules#checkGpu}: health, class reservation, model/UUID selectors, exclusivity,
- *       memory, guaranteed compute of the claim's class, tenants per GPU, anti-affinity, exclusion)
- *       and every registered {@link GpuFilter} accept it. A node is a candidate when its labels match
- *       the node selector ({@link AdmissionRules#checkNode}), every {@link NodeFilter} accepts it, its
- *       free CPU and host memory cover the claim's ({@code INSUFFICIENT_CPU},
- *       {@code INSUFFICIENT_HOST_MEMORY}; a resource the node does not declare is not checked), and it
- *       has at least {@code gpuCount} admissible GPUs (none for a host-only claim, which gets no
- *       slices). <b>Affinity:</b> if tenants with the claim's
- *       affinity label already hold GPUs, that node and exactly those GPUs are the only candidate
- *       (and {@code gpuCount} must equal their number); otherwise the first tenant of the label is
- *       placed like any claim and may open idle GPUs. The hot loop evaluates these rules on a cached
- *       flattened copy of each node state and builds no {@link Reason} objects; reasons are built only
- *       when the claim turns out unschedulable (or for {@link #explain}).</li>
- *   <li><b>Score nodes.</b> {@code nodeScore = nodeWeight * policyTerm(nodePolicy, nodeLoad)} plus
- *       {@code weight * score} of each registered {@link NodeScorer}. The {@code shortlist} best
- *       nodes (ties: cluster order) go on.</li>
- *   <li><b>Score GPU sets.</b> On each shortlisted node the best set {@code S} of {@code gpuCount}
- *       admissible GPUs (containing the claim's must-include GPUs; on one known NUMA node when the
- *       claim says {@code numa: required}) maximises
- *       <pre>
- *   setScore(S) = cliqueWeight   * clique(S)      1 if every pair of S is NVLink, else 0
- *               + linkWeight     * link(S)        mean pair linkScore: NVLink bandwidth first
- *               + leftoverWeight * leftover(S)    look-ahead: 1 - (maxLeft[j] - left(free \ S))
- *               + loadWeight     * policyTerm(gpuPolicy, mean load(g) over S)
- *               + sum of weight * score of each registered GpuSetScorer
- *               + TIE_BREAK * (numaWeight * numa(S) + pcieWeight * pcie(S) / pairs)   tie-breaks within the node
- *               + CONNECTIVITY_TIE_BREAK * leftoverWeight * left(healthy \ S)       one GPU: worst-connected first
- *               - fragmentationWeight * delta(n, S) / 100   only when the node policy is fragmentation</pre>
- *       The last term ({@link FragmentationScorer}, formula in {@link Fragmentation}) makes a candidate
- *       lose {@code fragmentationWeight} (default 100) points per GPU of expected fragmentation it adds
- *       for the requests expected next; under the fragmentation policy, the load terms rank as binpack.
- *       It is computed on the shortlisted nodes only: raise {@code shortlist} to let it see more nodes
- *       (the trace replay uses every node).
- *       (a single GPU scores 1 on clique, link, numa and pcie). {@code left(X)} is what a set leaves
- *       for the next multi-GPU claims: half the mean, over the idle GPUs {@code X} left, of the link
- *       score to their best idle partner, half the largest NVLink clique within {@code X} over the
- *       node's largest; {@code maxLeft[j]} is the most any set taking as many idle GPUs ({@code j})
- *       leaves. <b>The set-choice rule</b>, with the defaults (2, 0.5, 0.5, 0.1, 0.05, 0.5): a fully
- *       NVLinked set always beats a set with a PCIe-only pair (2.25 at least against 1.65 at most);
- *       between sets of equal connectivity, bandwidth and what is left weigh the same, so a set
- *       {@code S} beats {@code S'} on these two terms exactly when
- *       {@code link(S) - link(S') > left(S') - left(S)}: bandwidth wins when the set's own mean pair
- *       score gains more than what it leaves behind loses (NV2 leaving NV1 beats NV1 leaving NV2;
- *       NV2 leaving two GPUs across the sockets loses to NV1 leaving an NVLink pair). The look-ahead
- *       decides which idle GPUs a claim takes, never how many (the GPU policy decides that), and it
- *       scores 1 on the best set of every node, so it never moves a claim to another node. Within a
- *       node the precedence is NVLink bandwidth, then one NUMA node, then PCIe closeness: the NUMA and
- *       PCIe terms are scaled by {@link PlacementScores#TIE_BREAK}, below the smallest bandwidth
- *       difference two sets of a node can have; the chosen set carries them at their full weights
- *       ({@code numaWeight * numa(S) + pcieWeight * pcie(S)}) into its node's total, so across nodes
- *       they weigh as weights. On an NVSwitch node every pair has the same bandwidth, so the
- *       look-ahead and load, then NUMA and PCIe decide. A single GPU on a node whose GPUs are all
- *       busy at equal load goes to the worst-connected GPU. Sets are enumerated exhaustively up to
- *       {@code exhaustiveSetLimit} candidates per node (every node of up to 14 GPUs with the default
- *       5000), else searched greedily with local improvement and without the look-ahead
- *       ({@link SetSearch}).</li>
- *   <li><b>Select.</b> The shortlisted node with the highest {@code nodeScore + setScore(best set)};
- *       ties go to the earlier node in cluster order and to the lexicographically first set.</li>
- *   <li><b>Commit.</b> {@link Ledger#reserve} re-validates atomically. A refusal (another thread took
- *       the capacity after this one read it) restarts from a fresh view, at most
- *       {@code maxCommitAttempts} times in all; then the result is {@code Unschedulable} with a
- *       {@code CONFLICT} reason and the last refusal.</li>
+ *   <li><b>General checks:</b> sizes follow the ledger's granularity rules, the tenant id is new.</li>
+ *   <li><b>Filter:</b> GPUs by the ledger's own admission rules ({@link AdmissionRules}) and every
+ *       registered {@link GpuFilter}; nodes by selectors ({@link AdmissionRules#checkNode}), every
+ *       {@link NodeFilter}, free host CPU and memory, and enough admissible GPUs; affinity labels
+ *       pin a claim to the GPUs its label already holds.</li>
+ *   <li><b>Score nodes</b> by the node policy and every {@link NodeScorer}; the {@code shortlist}
+ *       best go on (ties: cluster order).</li>
+ *   <li><b>Score GPU sets</b> on each shortlisted node: NVLink clique and bandwidth, the look-ahead
+ *       at what the set leaves for later multi-GPU claims, load by the GPU policy, every
+ *       {@link GpuSetScorer}, the {@link FragmentationScorer} under the fragmentation policy; within
+ *       a node NUMA, PCIe closeness and (one GPU) connectivity only break ties
+ *       ({@link PlacementScores}).</li>
+ *   <li><b>Select</b> the highest node score plus best set score (ties: the earlier node in
+ *       cluster order, the lexicographically first set).</li>
+ *   <li><b>Commit</b> through {@link Ledger#reserve}, which re-validates atomically; a lost race is
+ *       retried from a fresh view up to {@code maxCommitAttempts} times, then answered
+ *       {@code Unschedulable} with a {@code CONFLICT} reason.</li>
  * </ol>
- * See {@link PlacementScores} for {@code load}, {@code nodeLoad}, {@code policyTerm},
- * {@code linkScore} and {@code pcieCloseness}. Policies resolve per claim as {@link PlacementConfig#nodePolicyFor} and
- * {@link PlacementConfig#gpuPolicyFor} describe (claim override, then the class default, then the
- * engine default), separately at node and GPU level.
+ * The formulas, their defaults and the rules they give (NVLink first, the look-ahead, the
+ * precedence within a node), the fragmentation term, gangs, preemption plans and replicas are in
+ * docs/placement.md ("Pipeline", "Policies and formulas", "Fragmentation-aware policy"); policies
+ * resolve per claim as {@link PlacementConfig#nodePolicyFor} and {@link PlacementConfig#gpuPolicyFor}
+ * say.
  *
  * <h2>Cost</h2>
- * Each node has a key per class (open GPUs, the largest free memory and compute of each class, and
- * the quantised node load; see {@code NodeIndex}). For a claim with GPUs and no registered
- * {@link NodeScorer}, the shortlist comes from an index of the keys by free room ({@code RoomTree}):
- * it hands out only nodes whose key may fit, best rank first, and the pass stops at the
- * {@code shortlist}-th feasible one (the same shortlist as a scan of every key; a visit that passes
- * its budget gives way to the scan). Otherwise the pass streams through a contiguous array of the
- * keys: a node's flattened state is read only when its key shows it may fit and its score would
- * enter the shortlist, and its GPUs only then. The keys are kept current from the
- * ledger's change feed (internal to qgpu-core, not exported): a placement refreshes only the nodes changed since
- * the last one, and re-reads every node only after a structural change or when more than
- * {@code NodeFeed.CAPACITY} changes went by unread. The time grows linearly with the number of
- * nodes at worst (the scan); GPU sets are searched on at most {@code shortlist} nodes; no {@link Reason} is built unless
- * the claim is unschedulable. A refusal costs about one such pass: when no key can lag behind its
- * node, the pass itself has looked at every node (each refused by its key's or its summary's first
- * shortage, see {@code NodeVerdicts}) and counts the causes; otherwise a scan over every node's own
- * summary ({@code RefusalScan}) proves it. Then only the bounded detail is built.
+ * A per-node key per class (open GPUs, largest free memory and compute, load) is kept current from
+ * the ledger's change feed, so a placement refreshes only the nodes that changed; for most claims an
+ * index of the keys by free room hands out only nodes that may fit, best first. GPU sets are searched
+ * on at most {@code shortlist} nodes, and no {@link Reason} is built unless the claim is refused; a
+ * refusal is proved from the keys and summaries without visiting GPUs where they allow it.
+ * docs/placement.md ("Refusals", "Thread safety and cost", "A scheduling pass at scale") has the
+ * details and the measured figures.
  *
  * <h2>Thread safety</h2>
- * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called from any number of
- * threads. The engine's configuration and SPIs are fixed at build time; the only mutable state is an
- * index of flattened node states keyed by the identity of the ledger's immutable {@link NodeState}s
- * (with their keys also indexed by free room, whose updates are serialised), refreshed from the
- * ledger's change feed (so it also follows changes made directly on the ledger
- * by other parties). A key may lag its node briefly (between the node's compare-and-set and its
- * change stamp, or until the next placement drains the feed). Its races are benign: a flattened state is always checked against the node state it was made from
- * before it decides anything, the keys only pre-filter and rank, and an unschedulable answer relies on
- * keys only while none can lag (every numbered change delivered, no refresh under way from before the
- * pass to after the count), else on a scan of every node's own summary, so a race can at most change
- * which of two good nodes is chosen. {@link #check} reads each named node's own summary. Placements
- * never over-commit, because every commit goes through {@link Ledger#reserve}, which re-checks every
- * slice atomically; a lost race is retried on a fresh view. Registered filters and scorers must be
- * thread-safe.
+ * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called
+ * from any number of threads. Configuration and SPIs are fixed at build time; the only mutable state
+ * is the index of node keys, whose races are benign (a key only pre-filters and ranks; every decision
+ * is checked against the node state it was made from, and an unschedulable answer relies on keys only
+ * while none can lag). Placements never over-commit: every commit goes through {@link Ledger#reserve}.
+ * Registered filters and scorers must be thread-safe.
  */
 public final class PlacementEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PlacementEngine.class);

@@ -80,7 +80,8 @@ public final class PlacementScores {
      * them. One more pair on one NUMA node gains {@code numaWeight / pairs}, more than any PCIe
      * difference ({@code < 5/6 * pcieWeight / pairs}) when {@code numaWeight > 5/6 * pcieWeight}
      * (the defaults): one NUMA node first, then PCIe closeness. The chosen set carries both terms at
-     * their full weights into its node's total, so across nodes they weigh as weights.
+     * their full weights, and no tie-break, into its node's total, so across nodes they weigh as
+     * weights and the tie-breaks never decide between nodes.
      */
     public static final double TIE_BREAK = 1e-6;
 
@@ -89,7 +90,7 @@ public final class PlacementScores {
      * left(healthy \ {g})}, at most 5e-10 points at the defaults, below every NUMA or PCIe difference
      * (a single GPU scores 1 on both anyway): at equal load and look-ahead, the GPU whose loss leaves
      * the node's other healthy GPUs (busy or not) best connected goes first, that is the
-     * worst-connected GPU.
+     * worst-connected GPU. Within a node only: it is not part of the node's total.
      */
     public static final double CONNECTIVITY_TIE_BREAK = 1e-9;
 

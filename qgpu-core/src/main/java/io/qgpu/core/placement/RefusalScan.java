@@ -17,8 +17,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>When the index's keys are settled ({@link NodeIndex#settled}: every numbered change delivered,
  * no refresh under way, and none begun by the end of the scan), the pass streams through the
- * contiguous per-node keys: a key that shows a shortage ({@link NodeIndex#cause}; for a shared claim of
- * 2 to 14 GPUs also the tier key, {@link NodeIndex#tierCause}) refuses its node
+ * contiguous per-node keys: a key that shows a shortage ({@link NodeIndex#cause}; for a shared claim
+ * also the tier and level keys, {@link RefusalTiers}) refuses its node
  * at once, and only the nodes the keys let through are read, their {@link NodeSummary} deciding
  * ({@link NodeVerdicts}) and their GPUs visited only when the summary's aggregates let the claim
  * through. Otherwise (concurrent changes or refreshes) it reads every node's current state and the
@@ -143,14 +143,10 @@ final class RefusalScan {
     private static void scanSummaries(ClaimShape c, NodeIndex idx, NodeVerdicts verdicts, int detail, boolean toEnd,
                                       Tally t) {
         NodeFeed feed = idx.feed;
-        boolean online = c.online;
         for (int i = 0; i < t.nodes; i++) {
             NodeState ns = feed.nodeAt(i);
             NodeSummary s = idx.summary(i, ns);
-            ReasonCode code = NodeIndex.cause(s.key(online), c);
-            if (code == null && c.tiered) {
-                code = NodeIndex.tierCause(s.tiers(online), c);
-            }
+            ReasonCode code = NodeIndex.cause(s, c);
             if (code == null) {
                 code = verdicts.cause(s, c);
                 if (code == null) {

@@ -78,9 +78,11 @@ class AdmissionEquivalenceTest {
                 if (admits >= claim.gpuCount()) {
                     assertTrue(s.precheck(shape), () -> "precheck rejected a feasible node, seed " + SEED + " " + ns);
                     assertTrue(NodeIndex.fits(s.key(shape.online), shape), () -> "key rejected a feasible node, seed " + SEED);
+                    assertEquals(null, NodeIndex.cause(s, shape), () -> "a tier or level key rejected a feasible node, seed " + SEED);
                 }
-                // a key's cause is the summary's cause: a refusal counts a node the same either way
-                ReasonCode keyCause = NodeIndex.cause(s.key(shape.online), shape);
+                // a key's cause (the first key, then the tier and level keys) is the summary's cause: a refusal
+                // counts a node the same either way
+                ReasonCode keyCause = NodeIndex.cause(s, shape);
                 if (keyCause != null) {
                     assertEquals(keyCause, s.precheckCause(shape), () -> "seed " + SEED + " " + ns + " " + claim);
                 }

@@ -185,17 +185,43 @@ class FastRefusalTest {
 
     @Test
     void aNodeWhoseAggregatesPassIsRefusedForItsGpusMostCommonFailure() {
-        // g0: 2 GiB free, 90% compute free; g1: 14 GiB free, 10% compute free: each aggregate passes
+        // g0: 2 GiB free, 90% compute free; g1: 14 GiB free, 55% compute free: each aggregate passes, and
+        // so does the level of a 60% claim (50%: g1 has 14 GiB there); the GPU walk decides
+        Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), List.of(Nodes.t4("a", 2)));
+        hold(ledger, "m", "a", "a-g0", 14, 10);
+        hold(ledger, "c", "a", "a-g1", 2, 45);
+        PlacementEngine e = PlacementEngine.create(ledger);
+        Claim claim = Claim.builder("x").memoryGiB(8).compute(60, 100).build();
+        NodeFit.Refused r = assertInstanceOf(NodeFit.Refused.class, e.check(claim, List.of("a")).get(0));
+        assertEquals("a: INSUFFICIENT_MEMORY 1 GPU(s) needed, 0 usable; refused: 1 insufficient memory, 1 insufficient compute",
+                r.reason().message());
+        PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class, e.place(claim));
+        assertEquals(List.of(new CauseCount(ReasonCode.INSUFFICIENT_MEMORY, 1)), u.causes());
+    }
+
+    @Test
+    void aNodeWithTheMemoryOnOneGpuAndTheComputeOnAnotherIsRefusedByItsLevel() {
+        // g0: 2 GiB free, 90% compute free; g1: 14 GiB free, 10% compute free: each aggregate passes; the
+        // 50% level (GPUs with at least 50% free) has 2 GiB at most, so the level refuses without a GPU walk
         Ledger ledger = Ledger.create(GranularityRules.ofDefaults(), List.of(Nodes.t4("a", 2)));
         hold(ledger, "m", "a", "a-g0", 14, 10);
         hold(ledger, "c", "a", "a-g1", 2, 90);
         PlacementEngine e = PlacementEngine.create(ledger);
         Claim claim = Claim.builder("x").memoryGiB(8).compute(50, 100).build();
         NodeFit.Refused r = assertInstanceOf(NodeFit.Refused.class, e.check(claim, List.of("a")).get(0));
-        assertEquals("a: INSUFFICIENT_MEMORY 1 GPU(s) needed, 0 usable; refused: 1 insufficient memory, 1 insufficient compute",
-                r.reason().message());
+        assertEquals("a: INSUFFICIENT_MEMORY requested 8 GiB, free 2 GiB (short by 6 GiB) 1st largest free on the GPUs "
+                + "with a free tenant slot and at least 50% free offline guaranteed compute (1 GPU(s) needed)", r.reason().message());
         PlacementResult.Unschedulable u = assertInstanceOf(PlacementResult.Unschedulable.class, e.place(claim));
         assertEquals(List.of(new CauseCount(ReasonCode.INSUFFICIENT_MEMORY, 1)), u.causes());
+        // 2 GPUs at 5%: both have 5% free, the 2nd largest memory among them is 2 GiB
+        Claim two = Claim.builder("y").gpus(2).memoryGiB(4).compute(5, 100).build();
+        NodeFit.Refused r2 = assertInstanceOf(NodeFit.Refused.class, e.check(two, List.of("a")).get(0));
+        assertEquals("a: INSUFFICIENT_MEMORY requested 4 GiB, free 2 GiB (short by 2 GiB) 2nd largest free on the GPUs "
+                + "with a free tenant slot and at least 5% free offline guaranteed compute (2 GPU(s) needed)", r2.reason().message());
+        // at 20%, only g0 reaches the level: fewer than 2 GPUs, short of compute; the 2nd largest compute is 10%
+        Claim twoBusy = Claim.builder("z").gpus(2).memoryGiB(1).compute(20, 100).build();
+        NodeFit.Refused r3 = assertInstanceOf(NodeFit.Refused.class, e.check(twoBusy, List.of("a")).get(0));
+        assertEquals(ReasonCode.INSUFFICIENT_COMPUTE, r3.reason().code(), r3.reason().message());
     }
 
     @Test

@@ -46,17 +46,18 @@ class ReplayCommandTest {
         Files.writeString(n, nodes);
         Files.writeString(p, pods);
         Path out = dir.resolve("out");
-        String[] r = run(0, "replay", "--nodes", n.toString(), "--pods", p.toString(), "--policies", "binpack,spread,default,fragmentation,fragmentation-sample",
+        String[] r = run(0, "replay", "--nodes", n.toString(), "--pods", p.toString(), "--policies", "binpack,spread,default,fragmentation,fragmentation-sample,kube-dra",
                 "--seeds", "1-3", "--ratio", "1.2", "--out", out.toString());
         assertTrue(r[0].contains("6 nodes, 18 GPUs, 24 pods"), r[0]);
-        for (String policy : List.of("binpack", "spread", "default", "fragmentation", "fragmentation-sample")) {
+        for (String policy : List.of("binpack", "spread", "default", "fragmentation", "fragmentation-sample", "kube-dra")) {
             assertTrue(r[0].contains(policy), r[0]);
             List<String> curve = Files.readAllLines(out.resolve("curve-" + policy + ".csv"));
             assertEquals("arrived_percent,seed_1,seed_2,seed_3,mean", curve.get(0));
             assertEquals(121, curve.size(), "one row per percent of arrived workload, 1..120");
         }
         List<String> summary = Files.readAllLines(out.resolve("summary.csv"));
-        assertEquals(1 + 5 * 3, summary.size());
+        assertEquals(1 + 6 * 3, summary.size());
+        assertTrue(summary.stream().filter(l -> l.startsWith("kube-dra,")).count() == 3, summary.toString());
         assertTrue(Files.size(out.resolve("curve.png")) > 1000);
     }
 
@@ -67,7 +68,7 @@ class ReplayCommandTest {
         String[] r = run(2, "replay", "--nodes", n.toString(), "--pods", n.toString());
         assertTrue(r[1].contains(n + ":2: column gpu: 'two' is not a whole number"), r[1]);
         String[] u = run(2, "replay", "--nodes", n.toString(), "--pods", n.toString(), "--policies", "fastest");
-        assertTrue(u[1].contains("fastest"), u[1]);
+        assertTrue(u[1].contains("fastest") && u[1].contains("fragmentation-sample, kube-dra"), u[1]);
         String[] s = run(2, "replay", "--nodes", n.toString(), "--pods", n.toString(), "--seeds", "9-1");
         assertTrue(s[1].contains("--seeds 9-1"), s[1]);
     }

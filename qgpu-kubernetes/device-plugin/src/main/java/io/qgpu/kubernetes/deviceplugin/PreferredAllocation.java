@@ -9,6 +9,7 @@ import io.qgpu.api.Selectors;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -18,17 +19,20 @@ import java.util.Set;
 
 /**
  * Answers {@code GetPreferredAllocation} for one container: which of the available virtual ids the
- * kubelet should pick. Ids are grouped by their home GPU; one id per GPU, so that a request for N
- * devices lands on N GPUs.
+ * kubelet should pick. Ids are grouped by their home GPU.
  * <ul>
- *   <li>Nothing must be included: the placement engine places a slot-sized claim for N GPUs among the
- *       GPUs with available ids (its set scoring: least loaded, best links) and the placement is
- *       taken back at once; one id of each chosen GPU is returned.</li>
- *   <li>Some ids must be included (or the engine finds no set): around them, greedily, the GPU with
- *       the best worst link to those already chosen, then the least loaded, then the lowest index.</li>
+ *   <li>Nothing must be included and at least N GPUs have an available id: the placement engine
+ *       places a slot-sized claim for N GPUs among them (its set scoring: least loaded, best links)
+ *       and the placement is taken back at once; one id of each chosen GPU is returned.</li>
+ *   <li>Nothing must be included and fewer GPUs than N (or the engine finds no such set): the ids are
+ *       replicas of one request; the engine places one slot-sized replica per id as one gang spread
+ *       over the GPUs with available ids ({@link Replicas}: distinct GPUs first, then stacked evenly,
+ *       4 ids on 2 GPUs 2 + 2), taken back at once, and each replica's GPU gets one of its ids.</li>
+ *   <li>Some ids must be included (or the replicas do not fit either): around them, greedily, the GPU with the best worst link to those
+ *       already chosen, then the least loaded, then the lowest index, one id per GPU.</li>
  * </ul>
- * If there are fewer GPUs than ids asked for, the rest is filled with further available ids in the
- * kubelet's order (the allocation may then be refused).
+ * Whatever is still missing is filled with further available ids, each time one of the GPU with the
+ * fewest ids chosen so far (ties in the kubelet's order); the allocation may then be refused.
  *
  * <p>Thread safety: not thread-safe; used under the pool's lock.
  */
@@ -85,28 +89,67 @@ final class PreferredAllocation {
             }
         }
         int need = size - out.size();
-        if (need > 0 && must.isEmpty() && firstIdOf.size() >= need) {
-            List<String> byEngine = probe(new ArrayList<>(firstIdOf.keySet()), need);
-            for (String g : byEngine) {
-                out.add(firstIdOf.remove(g));
-                chosen.add(g);
-            }
-            need = size - out.size();
+        List<String> byEngine = need > 0 && must.isEmpty() && firstIdOf.size() >= need
+                ? probe(new ArrayList<>(firstIdOf.keySet()), need) : List.of();
+        for (String g : byEngine) {
+            out.add(firstIdOf.remove(g));
+            chosen.add(g);
         }
+        if (need > 0 && must.isEmpty() && byEngine.isEmpty() && !firstIdOf.isEmpty()) {
+            replicas(avail, firstIdOf.keySet(), need, out);
+            if (!out.isEmpty()) {
+                return fill(avail, out, size);
+            }
+            // the replicas do not fit either: one id per GPU by links and load, as around must-include ids
+        }
+        need = size - out.size();
         while (need > 0 && !firstIdOf.isEmpty()) {
             String best = best(chosen, firstIdOf.keySet());
             out.add(firstIdOf.remove(best));
             chosen.add(best);
             need--;
         }
-        for (String id : avail) {
-            if (need == 0) {
-                break;
+        return fill(avail, out, size);
+    }
+
+    /**
+     * Fewer GPUs than ids can take one: the ids are replicas of one request, spread and stacked evenly
+     * by the engine over {@code gpus} ({@link Replicas#probe}); each replica's GPU gets one of its own
+     * available ids, in the kubelet's order.
+     */
+    private void replicas(Set<String> avail, Set<String> gpus, int count, List<String> out) {
+        Selectors.Builder s = Selectors.builder();
+        gpus.forEach(s::includeUuid);
+        List<String> onGpu = new Replicas(engine, slotMemoryBytes).probe(PROBE_TENANT, count, s.build());
+        for (String g : onGpu) {
+            for (String id : avail) {
+                if (VirtualDevice.homeOf(id).equals(g) && !out.contains(id)) {
+                    out.add(id);
+                    break;
+                }
             }
-            if (!out.contains(id)) {
-                out.add(id);
-                need--;
+        }
+    }
+
+    /**
+     * Completes {@code out} to {@code size} ids with the other available ones: each time the id whose home
+     * GPU has the fewest ids chosen so far (ties in the kubelet's order). The allocation may then be refused.
+     */
+    private static List<String> fill(Set<String> avail, List<String> out, int size) {
+        Map<String, Integer> perHome = new HashMap<>();
+        out.forEach(id -> perHome.merge(VirtualDevice.homeOf(id), 1, Integer::sum));
+        while (out.size() < size) {
+            String pick = null;
+            int fewest = Integer.MAX_VALUE;
+            for (String id : avail) {
+                int n = perHome.getOrDefault(VirtualDevice.homeOf(id), 0);
+                if (!out.contains(id) && n < fewest) {
+                    pick = id;
+                    fewest = n;
+                }
             }
+            out.add(pick);
+            perHome.merge(VirtualDevice.homeOf(pick), 1, Integer::sum);
         }
         return List.copyOf(out);
     }

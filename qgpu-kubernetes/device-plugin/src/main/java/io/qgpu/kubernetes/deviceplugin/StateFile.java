@@ -34,7 +34,8 @@ import java.util.Optional;
  * }</pre>
  *
  * <p>Format: {@code {"version": 1, "node": NAME, "allocations": [{"deviceIds": [...], "gpuOf": {id: uuid},
- * "pod": "ns/name" or null, "placement": {...as QgpuJson writes it}}]}}.
+ * "pod": "ns/name" or null, "placement": {...as QgpuJson writes it}, "replicas": [{...}, ...]}]}}; {@code replicas}
+ * only for a container whose ids are stacked replicas (see {@link Allocation}); a file without it reads as before.
  *
  * <p>Thread safety: not thread-safe; the pool calls it under its lock.
  */
@@ -80,6 +81,12 @@ public final class StateFile implements AllocationStore {
                     o.putNull("pod");
                 }
                 o.set("placement", MAPPER.readTree(QgpuJson.writePlacement(a.placement())));
+                if (!a.replicas().isEmpty()) {
+                    ArrayNode rs = o.putArray("replicas");
+                    for (Placement r : a.replicas()) {
+                        rs.add(MAPPER.readTree(QgpuJson.writePlacement(r)));
+                    }
+                }
             }
             AtomicFiles.write(path, MAPPER.writeValueAsBytes(root));
         } catch (IOException e) {
@@ -157,8 +164,22 @@ public final class StateFile implements AllocationStore {
         } catch (QgpuException e) {
             throw new StateFileException(path, at + ".placement", e.getMessage());
         }
+        List<Placement> replicas = new ArrayList<>();
+        JsonNode rs = o.get("replicas");
+        if (rs != null && !rs.isNull()) {
+            if (!rs.isArray()) {
+                throw new StateFileException(path, at + ".replicas", rs + " must be an array of placements");
+            }
+            for (int i = 0; i < rs.size(); i++) {
+                try {
+                    replicas.add(QgpuJson.readPlacement(rs.get(i).toString()));
+                } catch (QgpuException e) {
+                    throw new StateFileException(path, at + ".replicas[" + i + "]", e.getMessage());
+                }
+            }
+        }
         try {
-            return new Allocation(deviceIds, gpuOf, placement, podKey);
+            return new Allocation(deviceIds, gpuOf, placement, podKey, replicas);
         } catch (IllegalArgumentException | QgpuException e) {
             throw new StateFileException(path, at, e.getMessage());
         }

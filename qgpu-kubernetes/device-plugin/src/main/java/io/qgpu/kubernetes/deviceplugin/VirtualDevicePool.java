@@ -35,7 +35,10 @@ import org.slf4j.LoggerFactory;
  * ({@code GranularityRules.maxTenants}). {@link #allocate} maps the ids the kubelet chose to physical
  * GPUs: the extender's placement when {@link PodDecisions} has one for this many GPUs, else the
  * placement engine's choice for a slot-sized claim (least loaded, then best linked), first among
- * the ids' home GPUs and then anywhere, as a virtual id may land on any GPU. The placement is
+ * the ids' home GPUs and then anywhere, as a virtual id may land on any GPU. When not that many
+ * distinct GPUs can take a slot, the ids are replicas of one request: one slot-sized replica per id,
+ * spread and stacked evenly over the GPUs by the engine (4 ids on 2 GPUs: 2 + 2), refused when they
+ * fit only unevenly (see {@link Allocation}). The placement is
  * reserved in the ledger; every change is saved in the {@link AllocationStore} before it is answered, and
  * {@link #restore} rebuilds it all after a restart.
  *
@@ -169,7 +172,7 @@ public final class VirtualDevicePool {
                         a.tenantId(), unknown);
                 continue;
             }
-            reserve(a.placement());
+            a.reservations().forEach(this::reserve);
             record(a);
             n++;
         }
@@ -257,7 +260,7 @@ public final class VirtualDevicePool {
                 drop(a.tenantId());
             }
             for (Allocation a : released) {
-                reserve(a.placement());
+                a.reservations().forEach(this::reserve);
                 record(a);
             }
             if (!fromPods.isEmpty() || !done.isEmpty()) {
@@ -345,12 +348,15 @@ public final class VirtualDevicePool {
             fromPods.put(a, pod);
             return a;
         }
-        Placement p = place(req);
-        return new Allocation(req, bind(req, p.gpuUuids()), p, Optional.empty());
+        return place(req);
     }
 
-    /** The plugin's own decision: a slot-sized claim, on the ids' home GPUs if they can take it, else anywhere. */
-    private Placement place(List<String> req) {
+    /**
+     * The plugin's own decision: a slot-sized claim, on the ids' home GPUs if they can take it, else
+     * anywhere; when no {@code req.size()} distinct GPUs can take one, one replica per id spread and
+     * stacked evenly over the GPUs ({@link Replicas}).
+     */
+    private Allocation place(List<String> req) {
         String tenant = "devices/" + new TreeSet<>(req).first();
         Set<String> homes = new LinkedHashSet<>();
         req.forEach(id -> homes.add(VirtualDevice.homeOf(id)));
@@ -360,12 +366,15 @@ public final class VirtualDevicePool {
             homes.forEach(s::includeUuid);
             PlacementResult r = engine.place(b.selectors(s.build()).build());
             if (r instanceof PlacementResult.Placed placed) {
-                return placed.placement();
+                return new Allocation(req, bind(req, placed.placement().gpuUuids()), placed.placement(), Optional.empty());
             }
         }
         PlacementResult r = engine.place(b.selectors(Selectors.none()).build());
         if (r instanceof PlacementResult.Placed placed) {
-            return placed.placement();
+            return new Allocation(req, bind(req, placed.placement().gpuUuids()), placed.placement(), Optional.empty());
+        }
+        if (req.size() > 1) {
+            return new Replicas(engine, slotMemoryBytes).allocate(tenant, req, node.name());
         }
         throw new PluginException(Status.Code.RESOURCE_EXHAUSTED, "devices " + req + ": no " + req.size()
                 + " healthy GPU(s) of node " + node.name() + " can take " + slotMemoryBytes + " bytes each: "
@@ -410,7 +419,7 @@ public final class VirtualDevicePool {
     private Allocation drop(String tenant) {
         Allocation a = allocations.remove(tenant);
         a.deviceIds().forEach(tenantOfId::remove);
-        engine.release(tenant);
+        a.reservations().forEach(r -> engine.release(r.tenantId()));
         return a;
     }
 

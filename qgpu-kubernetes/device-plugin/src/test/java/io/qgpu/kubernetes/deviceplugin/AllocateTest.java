@@ -176,6 +176,106 @@ class AllocateTest extends PluginTestBase {
         assertEquals(Set.of(uuid(0), uuid(1)), visible(allocate(two).getContainerResponses(0)));
     }
 
+    /** Chosen ids per home GPU position (0..3), GPUs without one absent. */
+    Map<Integer, Long> perGpu(List<String> ids) {
+        Map<Integer, Long> out = new java.util.TreeMap<>();
+        for (String id : ids) {
+            for (int g = 0; g < 4; g++) {
+                if (VirtualDevice.homeOf(id).equals(uuid(g))) {
+                    out.merge(g, 1L, Long::sum);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Every id of the given GPU positions, in advertising order. */
+    List<String> idsOf(Integer... gpus) {
+        Set<String> on = Arrays.stream(gpus).map(this::uuid).collect(Collectors.toSet());
+        return allIds().stream().filter(i -> on.contains(VirtualDevice.homeOf(i))).toList();
+    }
+
+    /**
+     * NVIDIA's device plugin tests for its {@code distributed} replica policy, in our words: GPUs with
+     * four replicas each (t4x4: 16 GiB, 4 GiB slots); the GPUs a request may use are those whose ids the
+     * kubelet offers. More ids than GPUs stack evenly (never 3 + 1 where 2 + 2 fits).
+     */
+    @Test
+    void preferredReplicasFollowTheDistributedPolicysCases() throws Exception {
+        up("t4x4", PodDecisions.none());
+        assertEquals(Map.of(0, 1L, 1, 1L), perGpu(preferred(idsOf(0, 1), List.of(), 2)), "2 GPUs, 2 replicas");
+        assertEquals(Map.of(0, 1L, 1, 1L, 2, 1L), perGpu(preferred(idsOf(0, 1, 2), List.of(), 3)), "3 GPUs, 3 replicas");
+        assertEquals(Map.of(0, 2L, 1, 2L), perGpu(preferred(idsOf(0, 1), List.of(), 4)), "2 GPUs, 4 replicas");
+        assertEquals(List.of(3L, 2L), perGpu(preferred(idsOf(0, 1), List.of(), 5)).values().stream()
+                .sorted(java.util.Comparator.reverseOrder()).toList(), "2 GPUs, 5 replicas");
+        assertEquals(Map.of(0, 1L), perGpu(preferred(idsOf(0), List.of(), 1)), "1 GPU, 1 replica");
+        // GPU0's four replicas all taken: the kubelet offers only GPU1's, and both go there
+        for (int s = 0; s < 4; s++) {
+            allocate(List.of(id(0, s)));
+        }
+        assertEquals(Map.of(1, 2L), perGpu(preferred(idsOf(1), List.of(), 2)), "a full GPU");
+        assertStatus(Status.Code.INVALID_ARGUMENT, "allocation_size = 5", () -> preferred(idsOf(1), List.of(), 5));
+    }
+
+    @Test
+    void preferredReplicasStackEvenlyAroundOtherTenants() throws Exception {
+        up("t4x4", PodDecisions.none());
+        allocate(List.of(id(0, 0)));   // GPU0 has room for 3 more, GPU1 for 4
+        List<String> offered = idsOf(0, 1).stream().filter(i -> !i.equals(id(0, 0))).toList();
+        assertEquals(Map.of(0, 2L, 1, 2L), perGpu(preferred(offered, List.of(), 4)));
+    }
+
+    /**
+     * Allocate of more ids than GPUs that can take one: one replica per id, 2 + 2 over GPU0 and GPU1 (GPU2
+     * and GPU3 are full), reserved together, released together when the ids are handed out again, and
+     * kept across a restart.
+     */
+    @Test
+    void allocateStacksReplicasEvenlyAndReleasesThemTogether() throws Exception {
+        plugin = start(config("t4x4", PodDecisions.none())
+                .withRules(new io.qgpu.api.GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0)));
+        stub = stub(kubelet.awaitRegistration());
+        for (int g = 2; g < 4; g++) {
+            allocate(List.of(id(g, 0)));
+            allocate(List.of(id(g, 1)));
+        }
+        List<String> four = preferred(idsOf(0, 1), List.of(), 4);
+        assertEquals(Map.of(0, 2L, 1, 2L), perGpu(four));
+        ContainerAllocateResponse r = allocate(four).getContainerResponses(0);
+        assertEquals(Set.of(uuid(0), uuid(1)), visible(r));
+        long slot = plugin.pool().allocations().get(0).placement().slices().get(0).memoryBytes();   // a one-id container's
+        String two = Long.toString(2 * slot);
+        assertEquals(two + "," + two, r.getEnvsOrThrow("QGPU_MEMORY_LIMIT_BYTES"), "two slots on each GPU");
+        Allocation a = plugin.pool().allocations().get(4);
+        assertEquals(4, a.replicas().size());
+        assertEquals(four.stream().collect(Collectors.toMap(i -> i, VirtualDevice::homeOf)), a.gpuOf(),
+                "every id on its home GPU");
+
+        // the same ids again: the old container is gone, all four replicas are released, and they fit again
+        ContainerAllocateResponse again = allocate(four).getContainerResponses(0);
+        assertEquals(Set.of(uuid(0), uuid(1)), visible(again));
+        assertEquals(5, plugin.pool().allocations().size());
+
+        List<Allocation> before = plugin.pool().allocations();
+        plugin.close();
+        open.remove(plugin);
+        DevicePlugin second = start(config("t4x4", PodDecisions.none())
+                .withRules(new io.qgpu.api.GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0)));
+        kubelet.awaitRegistration();
+        assertEquals(before, second.pool().allocations());
+        second.close();
+        open.remove(second);
+
+        // a state file whose replicas are not placements is refused by file and JSON path
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode root = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(state.toFile());
+        ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("allocations").get(4)).put("replicas", 7);
+        json.writeValue(state.toFile(), root);
+        RuntimeException e = assertThrows(StateFile.StateFileException.class, () -> start(config("t4x4", PodDecisions.none())
+                .withRules(new io.qgpu.api.GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0))));
+        assertTrue(e.getMessage().contains("$.allocations[4].replicas: 7 must be an array of placements"), e.getMessage());
+    }
+
     @Test
     void anIdHandedOutAgainReleasesItsOldAllocation() throws Exception {
         up("t4x4", PodDecisions.none());
@@ -188,7 +288,8 @@ class AllocateTest extends PluginTestBase {
     @Test
     void containersOfOneRequestAreAllocatedAllOrNone() throws Exception {
         up("t4x4", PodDecisions.none());
-        assertStatus(Status.Code.RESOURCE_EXHAUSTED, "5 healthy GPU(s)", () -> allocate(List.of(id(1, 0)),
+        // five replicas on four GPUs would stack unevenly (2 + 1 + 1 + 1): refused, and the first container with it
+        assertStatus(Status.Code.RESOURCE_EXHAUSTED, "only unevenly", () -> allocate(List.of(id(1, 0)),
                 List.of(id(0, 0), id(0, 1), id(0, 2), id(0, 3), id(2, 0))));
         assertEquals(List.of(), plugin.pool().allocations());
         assertStatus(Status.Code.NOT_FOUND, "no such device", () -> allocate(List.of(id(1, 0)), List.of("GPU-nope::0")));

@@ -1,5 +1,6 @@
 package io.qgpu.testkit.sim.scenario;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.PriorityClass;
@@ -177,7 +178,7 @@ public final class ScenarioFile {
 
     /** {@code "100ms"} (a fixed delay) or {@code {"type": "adaptive", "switchCost": ..., "maxHold": ...}}. */
     private static ReleasePolicy release(JsonInput in, String at) {
-        com.fasterxml.jackson.databind.JsonNode node = in.at(at);   // present: the caller checked
+        JsonNode node = in.at(at);
         if (node != null && node.isTextual()) {
             return ReleasePolicy.fixed(duration(in, at, node.asText()));
         }
@@ -265,7 +266,7 @@ public final class ScenarioFile {
 
     /** A distribution: a duration string (a constant) or an object by {@code type}. */
     private static Dist dist(JsonInput in, String at) {
-        com.fasterxml.jackson.databind.JsonNode node = in.at(at);
+        JsonNode node = in.at(at);
         if (node != null && node.isTextual()) {
             return Dist.constant(duration(in, at, node.asText()));
         }

@@ -1,5 +1,6 @@
 package io.qgpu.cli.replay;
 
+import io.qgpu.api.Claim;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Node;
 import io.qgpu.api.PlacementPolicy;
@@ -36,7 +37,12 @@ public final class Replay {
         /** Fragmentation-aware, with the workload's typical requests as the mix and every node shortlisted. */
         FRAGMENTATION,
         /** Fragmentation-aware, with the engine's sliding sample of the last 1024 requests as the mix. */
-        FRAGMENTATION_SAMPLE;
+        FRAGMENTATION_SAMPLE,
+        /**
+         * Kubernetes' default path, as a baseline: kube-scheduler's default node scoring and node sampling,
+         * devices first-fit as the DRA structured allocator takes them ({@link KubeDraScheduler}).
+         */
+        KUBE_DRA;
 
         public String wireName() {
             return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -48,7 +54,7 @@ public final class Replay {
                     return p;
                 }
             }
-            throw new InvalidValueException("--policies", name, "must be one of binpack, spread, default, fragmentation, fragmentation-sample");
+            throw new InvalidValueException("--policies", name, "must be one of binpack, spread, default, fragmentation, fragmentation-sample, kube-dra");
         }
     }
 
@@ -97,7 +103,9 @@ public final class Replay {
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        PlacementEngine engine = engine(ledger, policy, typical, qnodes.size(), resolution);
+        PlacementEngine engine = policy == Policy.KUBE_DRA ? null : engine(ledger, policy, typical, qnodes.size(), resolution);
+        KubeDraScheduler kube = policy == Policy.KUBE_DRA
+                ? KubeDraScheduler.create(ledger, qnodes.stream().map(Node::name).toList(), seed) : null;
         long[] arrived = new long[stream.size()];
         long[] allocated = new long[stream.size()];
         long a = 0;
@@ -106,8 +114,11 @@ public final class Replay {
         for (int i = 0; i < stream.size(); i++) {
             TracePod p = stream.get(i);
             a += p.totalMilli();
-            boolean ok = !TraceMapping.asksAnything(p)
-                    || engine.place(TraceMapping.claim(p.name() + "#" + i, p, smallest)) instanceof PlacementResult.Placed;
+            boolean ok = !TraceMapping.asksAnything(p);
+            if (!ok) {
+                Claim claim = TraceMapping.claim(p.name() + "#" + i, p, smallest);
+                ok = (kube != null ? kube.place(claim) : engine.place(claim)) instanceof PlacementResult.Placed;
+            }
             if (ok) {
                 placed++;
                 got += p.totalMilli();
@@ -132,7 +143,7 @@ public final class Replay {
                         : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
                 b.fragmentation(s.withResolution(resolution));
             }
-            default -> throw new IllegalStateException(policy.toString());
+            default -> throw new IllegalStateException(policy + " is not placed by one engine call per pod");
         }
         return b.config(cfg.build()).build();
     }
