@@ -60,9 +60,6 @@ public interface Shrinkable<T> {
     /** The same tree with {@code f} applied to every value; {@code f} runs once per node visited. */
     default <R> Shrinkable<R> map(Function<? super T, ? extends R> f) {
         Shrinkable<T> self = this;
-        /* f's result, once computed */
-        record Computed<V>(V value) {
-        }
         return new Shrinkable<>() {
             private @Nullable Computed<R> computed;
 
