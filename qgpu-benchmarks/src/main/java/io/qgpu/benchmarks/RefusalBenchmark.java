@@ -82,11 +82,7 @@ public class RefusalBenchmark {
             throw new IllegalStateException("no refused claim left");
         }
         refused = still.toArray(new Claim[0]);
-        fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();
-        if (!(engine.place(fits) instanceof PlacementResult.Placed)) {
-            throw new IllegalStateException("the fitting claim does not fit");
-        }
-        ledger.release(fits.tenantId());
+        fits = fittingClaim(engine, ledger);
     }
 
     /** A claim that fits, placed and released. */
@@ -169,11 +165,7 @@ public class RefusalBenchmark {
                 throw new IllegalStateException("no claim of shape " + shape + " is refused");
             }
             refused = still.toArray(new Claim[0]);
-            fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();
-            if (!(engine.place(fits) instanceof PlacementResult.Placed)) {
-                throw new IllegalStateException("the fitting claim does not fit");
-            }
-            ledger.release(fits.tenantId());
+            fits = fittingClaim(engine, ledger);
         }
 
         /** A claim that fits, placed and released. */
@@ -190,6 +182,16 @@ public class RefusalBenchmark {
             Claim c = refused[next++ % refused.length];
             return engine.place(c);
         }
+    }
+
+    /** The placement both states time: a 2 GiB offline slice, checked to fit (placed, then released). */
+    static Claim fittingClaim(PlacementEngine engine, Ledger ledger) {
+        Claim fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();
+        if (!(engine.place(fits) instanceof PlacementResult.Placed)) {
+            throw new IllegalStateException("the fitting claim does not fit");
+        }
+        ledger.release(fits.tenantId());
+        return fits;
     }
 
     /** Whether every GPU the holder's placement is on holds another tenant too. */

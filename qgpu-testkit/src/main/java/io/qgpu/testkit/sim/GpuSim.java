@@ -473,20 +473,12 @@ final class GpuSim {
 
     /** The offline token holder; called only where there is one (while executing, or for its grant's events). */
     private TenantSim holder() {
-        TenantSim x = holder;
-        if (x == null) {
-            throw new IllegalStateException(id + " has no offline token holder");
-        }
-        return x;
+        return Required.of(holder, id, "has no offline token holder");
     }
 
     /** The holder's grant; called only where there is a holder. */
     private Grant grant() {
-        Grant g = grant;
-        if (g == null) {
-            throw new IllegalStateException(id + " has no grant");
-        }
-        return g;
+        return Required.of(grant, id, "has no grant");
     }
 
     private TenantSim tenant(String tenantId) {

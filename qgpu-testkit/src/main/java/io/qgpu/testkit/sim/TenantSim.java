@@ -75,20 +75,12 @@ final class TenantSim {
 
     /** The item in progress; called only while the tenant runs one (a call without one is a bug of the simulator). */
     Item running() {
-        Item c = current;
-        if (c == null) {
-            throw new IllegalStateException(id + " has no item in progress");
-        }
-        return c;
+        return Required.of(current, id, "has no item in progress");
     }
 
     /** The GPU this tenant runs on; set by {@link #attach} before any of its work is scheduled. */
     private GpuSim gpu() {
-        GpuSim g = gpu;
-        if (g == null) {
-            throw new IllegalStateException(id + " is not attached to a GPU");
-        }
-        return g;
+        return Required.of(gpu, id, "is not attached to a GPU");
     }
 
     private boolean active() {
