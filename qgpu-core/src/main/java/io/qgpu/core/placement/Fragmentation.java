@@ -19,12 +19,21 @@ import org.jspecify.annotations.Nullable;
  *                                                       model have f(g) &gt;= c (m cannot run here at all)
  *   frag(n, m) = sum of f(g) over g with f(g) &lt; c     otherwise (GPUs too full for m, or of a model m may
  *                or a model m may not use               not use)
- *   F(n)       = sum over m of p(m) * frag(n, m)        (the expected capacity the next request cannot use)
+ *   S(n)       = max(0, sum of f(g) - C / r)            the CPU balance term: r is the mix's CPU per percent
+ *                                                       of GPU ({@link RequestMix#cpuPerGpuPercent}); the free
+ *                                                       GPU compute the node's free CPU cannot feed at that ratio
+ *   F(n)       = sum over m of p(m) * frag(n, m) + S(n) (the expected capacity the next requests cannot use)
  *   delta(n, S)= F(n after the claim takes S) - F(n)    (the growth a candidate set S causes)
  * </pre>
- * This follows Fragmentation Gradient Descent (Weng et al., "Beware of Fragmentation: Scheduling
- * GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC 2023): the placement that
- * grows the expected fragmentation least is preferred.
+ * The per-shape sum follows Fragmentation Gradient Descent (Weng et al., "Beware of Fragmentation:
+ * Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC 2023): the placement
+ * that grows the expected fragmentation least is preferred. That measure looks one request ahead: a node
+ * whose CPU fits the next request counts none of its GPUs as stranded, even when its CPU cannot feed the
+ * GPUs it has free once several requests arrived. {@code S(n)} is qgpu's addition: it counts the GPU
+ * compute a node's free CPU can no longer serve at the rate the mix asks CPU for it (host-only requests
+ * included, since they compete for the same CPU), so CPU-heavy requests go where CPU is spare and leave
+ * CPU beside free GPUs. It is 0 where CPU is not modelled ({@code C} unlimited), when the mix asks no GPU,
+ * and for a measure made without it ({@code cpuBalance} false: the paper's measure).
  *
  * <h2>Cost</h2>
  * {@link #profile} is {@code O(T x G)} for {@code T} shapes and {@code G} GPUs; {@link Profile#delta}
@@ -51,13 +60,19 @@ public final class Fragmentation {
         return Math.max(0, 100 - booked);
     }
 
-    /** {@code F(n)} of a node with the given free CPU (use {@link Long#MAX_VALUE} when CPU is not modelled). */
+    /**
+     * {@code F(n)} of a node with the given free CPU (use {@link Long#MAX_VALUE} when CPU is not modelled),
+     * with the CPU balance term.
+     */
     public static double of(NodeState node, long cpuFree, RequestMix mix) {
-        return profile(node, cpuFree, mix).fragmentation();
+        return profile(node, cpuFree, mix, true).fragmentation();
     }
 
-    /** The node's free capacity and per-shape state, from which {@link Profile#delta} is computed. */
-    public static Profile profile(NodeState node, long cpuFree, RequestMix mix) {
+    /**
+     * The node's free capacity and per-shape state, from which {@link Profile#delta} is computed; with
+     * {@code cpuBalance} the measure includes the CPU balance term {@code S(n)}, without it it is the paper's.
+     */
+    public static Profile profile(NodeState node, long cpuFree, RequestMix mix, boolean cpuBalance) {
         int gpus = node.gpus().size();
         int[] free = new int[gpus];
         String[] models = new String[gpus];
@@ -66,7 +81,7 @@ public final class Fragmentation {
             free[g] = freeCompute(s);
             models[g] = s.device().model();
         }
-        return new Profile(free, models, cpuFree, mix);
+        return new Profile(free, models, cpuFree, mix, cpuBalance);
     }
 
     /** A node's free capacity, seen by one mix. */
@@ -74,6 +89,7 @@ public final class Fragmentation {
         private final int[] free;
         private final long cpuFree;
         private final RequestMix mix;
+        private final boolean cpuBalance;
         private final long total;
         /** Per shape: GPUs of an allowed model with enough free compute. */
         private final int[] fitting;
@@ -82,6 +98,7 @@ public final class Fragmentation {
         /** Per shape: which GPUs are of a model it may use; null when it may use any. */
         private final boolean[][] allowed;
         private final double fragmentation;
+        private final double stranded;
         /**
          * Per GPU position: its class, the same for GPUs of one model with the same free compute, which
          * therefore give the same {@link #delta} as a set of one GPU.
@@ -106,10 +123,11 @@ public final class Fragmentation {
             }
         }
 
-        Profile(int[] free, String[] models, long cpuFree, RequestMix mix) {
+        Profile(int[] free, String[] models, long cpuFree, RequestMix mix, boolean cpuBalance) {
             this.free = free;
             this.cpuFree = cpuFree;
             this.mix = mix;
+            this.cpuBalance = cpuBalance;
             long t = 0;
             for (int f : free) {
                 t += Math.max(0, f);
@@ -138,7 +156,8 @@ public final class Fragmentation {
                 allowed[m] = ok;
                 sum += mix.probability(m) * frag(shape, fitting[m], unusable[m], cpuFree, total);
             }
-            this.fragmentation = sum;
+            this.stranded = stranded(total, cpuFree);
+            this.fragmentation = sum + stranded;
             gpuClass = new int[free.length];
             int k = 0;
             for (int g = 0; g < free.length; g++) {
@@ -164,9 +183,23 @@ public final class Fragmentation {
             return unusable;
         }
 
-        /** {@code F(n)}. */
+        /** {@code S(n)}: 0 without the CPU balance term, where CPU is not modelled, or when the mix asks no GPU. */
+        private double stranded(long totalFree, long cpu) {
+            double r = mix.cpuPerGpuPercent();
+            if (!cpuBalance || cpu == Long.MAX_VALUE || r <= 0) {
+                return 0;
+            }
+            return Math.max(0, totalFree - cpu / r);
+        }
+
+        /** {@code F(n)}, the CPU balance term included when the profile was made with it. */
         public double fragmentation() {
             return fragmentation;
+        }
+
+        /** {@code S(n)}, the CPU balance term's part of {@link #fragmentation()} (0 when made without it). */
+        public double cpuStranded() {
+            return stranded;
         }
 
         /** Free compute of the node, in percent of one GPU (a free GPU holds 100). */
@@ -233,7 +266,7 @@ public final class Fragmentation {
                 }
                 after += mix.probability(m) * frag(shape, fit, un, cpuAfter, totalAfter);
             }
-            return after - fragmentation;
+            return after + stranded(totalAfter, cpuAfter) - fragmentation;
         }
     }
 }

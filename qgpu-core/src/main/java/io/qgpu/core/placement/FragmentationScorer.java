@@ -45,7 +45,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Host CPU</h2>
  * A shape that asks more CPU than the node has free cannot run there, so all of the node's free GPU
- * capacity is fragmentation for it. By default the node's free CPU is {@link NodeState#cpuMillisFree()}
+ * capacity is fragmentation for it. Beyond the next request, the CPU balance term (on by default,
+ * {@link #withCpuBalance}) counts the free GPU compute that the node's free CPU cannot feed at the CPU
+ * the mix asks per percent of GPU ({@link RequestMix#cpuPerGpuPercent}). By default the node's free CPU is {@link NodeState#cpuMillisFree()}
  * (unlimited where the node does not track CPU) and the claim's is its {@code host().cpuMillis()};
  * {@link #withHostCpu} replaces both.
  *
@@ -86,6 +88,7 @@ public final class FragmentationScorer implements GpuSetScorer {
     private final int resolution;
     private final ToLongFunction<NodeState> cpuFree;
     private final ToLongFunction<Claim> cpuAsked;
+    private final boolean cpuBalance;
     private volatile PlacementConfig config = PlacementConfig.defaults();
     @SuppressWarnings("ThreadLocalUsage") // per scorer on purpose: the cache is valid only for this scorer's mix and CPU functions
     private final ThreadLocal<Cached> last = new ThreadLocal<>();
@@ -94,7 +97,8 @@ public final class FragmentationScorer implements GpuSetScorer {
     }
 
     private FragmentationScorer(@Nullable RequestSample sample, Supplier<RequestMix> mix, ToLongFunction<NodeState> cpuFree,
-                                ToLongFunction<Claim> cpuAsked, int resolution) {
+                                ToLongFunction<Claim> cpuAsked, int resolution, boolean cpuBalance) {
+        this.cpuBalance = cpuBalance;
         this.sample = sample;
         this.mix = mix;
         this.resolution = resolution;
@@ -105,13 +109,13 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A scorer whose mix is a sliding sample of the last {@code capacity} claims. */
     public static FragmentationScorer sampling(int capacity) {
         RequestSample s = new RequestSample(capacity);
-        return new FragmentationScorer(s, s::mix, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT);
+        return new FragmentationScorer(s, s::mix, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT, true);
     }
 
     /** A scorer with a fixed mix. */
     public static FragmentationScorer of(RequestMix fixed) {
         Validate.notNull("fragmentationScorer.mix", fixed);
-        return new FragmentationScorer(null, () -> fixed, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT);
+        return new FragmentationScorer(null, () -> fixed, FragmentationScorer::nodeCpuFree, FragmentationScorer::claimCpu, EXACT, true);
     }
 
     private static long nodeCpuFree(NodeState n) {
@@ -125,7 +129,7 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A copy that knows each node's free host CPU and each claim's CPU request, in millicores. */
     public FragmentationScorer withHostCpu(ToLongFunction<NodeState> free, ToLongFunction<Claim> asked) {
         return new FragmentationScorer(sample, mix, Validate.notNull("fragmentationScorer.cpuFree", free),
-                Validate.notNull("fragmentationScorer.cpuAsked", asked), resolution);
+                Validate.notNull("fragmentationScorer.cpuAsked", asked), resolution, cpuBalance);
     }
 
     /**
@@ -143,7 +147,22 @@ public final class FragmentationScorer implements GpuSetScorer {
             throw new InvalidValueException("fragmentationScorer.resolution", steps,
                     "must be 0 (exact) or 1.." + MAX_RESOLUTION + " steps");
         }
-        return new FragmentationScorer(sample, mix, cpuFree, cpuAsked, steps);
+        return new FragmentationScorer(sample, mix, cpuFree, cpuAsked, steps, cpuBalance);
+    }
+
+    /**
+     * A copy with or without the CPU balance term ({@link Fragmentation}: {@code S(n)}, the free GPU compute a
+     * node's free CPU cannot feed at the mix's CPU per GPU). On by default; {@code false} scores with the
+     * paper's measure alone, which looks one request ahead and so leaves GPUs stranded behind CPU that the
+     * requests after it take (the trace replay in docs/placement.md measures both).
+     */
+    public FragmentationScorer withCpuBalance(boolean on) {
+        return new FragmentationScorer(sample, mix, cpuFree, cpuAsked, resolution, on);
+    }
+
+    /** Whether the measure includes the CPU balance term (the default). */
+    public boolean cpuBalance() {
+        return cpuBalance;
     }
 
     /** The resolution of the score: {@link #EXACT} or the number of steps. */
@@ -154,7 +173,7 @@ public final class FragmentationScorer implements GpuSetScorer {
     /** A copy that scores with today's mix, fixed, and records nothing (for trial placements on a scratch copy). */
     FragmentationScorer frozen() {
         RequestMix now = mix.get();
-        return new FragmentationScorer(null, () -> now, cpuFree, cpuAsked, resolution);
+        return new FragmentationScorer(null, () -> now, cpuFree, cpuAsked, resolution, cpuBalance);
     }
 
     /** The sliding sample, when this scorer samples. */
@@ -247,7 +266,7 @@ public final class FragmentationScorer implements GpuSetScorer {
         if (c != null && c.node == node && c.mix == m && c.cpu == cpu) {
             return c.profile;
         }
-        Fragmentation.Profile p = Fragmentation.profile(node, cpu, m);
+        Fragmentation.Profile p = Fragmentation.profile(node, cpu, m, cpuBalance);
         last.set(new Cached(node, m, cpu, p));
         return p;
     }
@@ -262,7 +281,7 @@ public final class FragmentationScorer implements GpuSetScorer {
         String rule = resolution == EXACT ? "score = 0.5 - delta / " + (200 * SCALE_GPUS)
                 : "score = floor(" + resolution + " x sigmoid(-delta / 100)) / " + resolution;
         return new Score(toScore(d, resolution), String.format(Locale.ROOT,
-                "expected fragmentation %.1f%% of a GPU now, %+.1f with this set (%d request shapes); %s",
-                p.fragmentation(), d, mix.get().size(), rule));
+                "expected fragmentation %.1f%% of a GPU now (%.1f of it stranded by CPU), %+.1f with this set (%d request shapes); %s",
+                p.fragmentation(), p.cpuStranded(), d, mix.get().size(), rule));
     }
 }

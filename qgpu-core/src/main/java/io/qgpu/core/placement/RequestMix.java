@@ -28,10 +28,21 @@ public final class RequestMix {
 
     private final List<RequestShape> shapes;
     private final double[] probabilities;
+    private final double cpuPerGpuPercent;
 
     private RequestMix(List<RequestShape> shapes, double[] probabilities) {
         this.shapes = shapes;
         this.probabilities = probabilities;
+        double cpu = 0;
+        double gpu = 0;
+        for (int m = 0; m < probabilities.length; m++) {
+            RequestShape s = shapes.get(m);
+            cpu += probabilities[m] * s.cpuMillis();
+            if (!s.isHostOnly()) {
+                gpu += probabilities[m] * s.gpus() * s.computePercent();
+            }
+        }
+        this.cpuPerGpuPercent = gpu > 0 ? cpu / gpu : 0;
     }
 
     /** The empty mix: no expectation, fragmentation 0 everywhere. */
@@ -99,6 +110,22 @@ public final class RequestMix {
     /** The probability of the {@code i}-th shape. */
     public double probability(int i) {
         return probabilities[i];
+    }
+
+    /**
+     * The host CPU this mix asks per unit of GPU compute it asks, in millicores per percent of one GPU:
+     * {@code sum of p(m) x cpu(m)} over every shape, host-only shapes included, divided by
+     * {@code sum of p(m) x gpus(m) x share(m)} over the shapes that ask GPUs. It is the CPU a node must keep
+     * free for each percent of its free GPU compute to be used by requests like these; the fragmentation
+     * measure's CPU balance term ({@link Fragmentation}) reads it. 0 when no shape asks a GPU (then there is
+     * no ratio, and the term is 0).
+     *
+     * <p>Example: 3 in 4 requests ask one whole GPU and 12 cores, 1 in 4 asks 32 cores and no GPU:
+     * {@code (0.75 x 12000 + 0.25 x 32000) / (0.75 x 100)} = about 226.7 millicores per percent, 22.7 cores
+     * per GPU.
+     */
+    public double cpuPerGpuPercent() {
+        return cpuPerGpuPercent;
     }
 
     @Override

@@ -116,7 +116,11 @@ class FragmentationPlacementTest {
     /**
      * A host-only claim under the fragmentation policy goes where the CPU it takes strands no GPU
      * capacity: node a (a T4 half booked, 8 cores) could still run the expected T4 half-shares asking 4
-     * cores, node b's GPU is of a model they may not use. Binpack takes the fuller a; fragmentation b.
+     * cores, node b's GPU is of a model they may not use. With the paper's measure, binpack takes the fuller
+     * a, fragmentation b. With the CPU balance term both grow by 75 (a: +50 as the shape loses its fit and
+     * 25 stranded behind the CPU; b: its V100, though no expected shape may use it, counts as GPU compute
+     * the CPU left cannot feed, +75), so binpack load breaks the tie and takes a: the term counts every
+     * free GPU, whatever its model (docs/placement.md).
      */
     @Test
     void aHostOnlyClaimTakesCpuWhereItStrandsNoGpu() {
@@ -129,7 +133,8 @@ class FragmentationPlacementTest {
         for (PlacementPolicy p : List.of(PlacementPolicy.BINPACK, PlacementPolicy.FRAGMENTATION)) {
             Ledger l = Ledger.create(List.of(a, b));
             assertTrue(l.reserve(Nodes.on(Nodes.claim("half", 1, 50, 100), a, 0)).reserved());
-            PlacementEngine e = PlacementEngine.builder(l).fragmentation(FragmentationScorer.of(mix)).policies(p, p).build();
+            PlacementEngine e = PlacementEngine.builder(l).fragmentation(FragmentationScorer.of(mix).withCpuBalance(false))
+                    .policies(p, p).build();
             PlacementResult r = e.place(etl);
             assertEquals(p == PlacementPolicy.BINPACK ? "a" : "b", ((PlacementResult.Placed) r).placement().nodeName(), p.wireName());
             if (p == PlacementPolicy.FRAGMENTATION) {
@@ -141,6 +146,15 @@ class FragmentationPlacementTest {
                 assertTrue(onA.contains("changes the expected fragmentation by +50.0% of a GPU"), onA);
             }
         }
+        Ledger l = Ledger.create(List.of(a, b));
+        assertTrue(l.reserve(Nodes.on(Nodes.claim("half", 1, 50, 100), a, 0)).reserved());
+        FragmentationScorer balanced = FragmentationScorer.of(mix);
+        PlacementEngine e = PlacementEngine.builder(l).fragmentation(balanced)
+                .policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION).build();
+        for (NodeState n : l.nodes()) {
+            assertEquals(75.0, balanced.delta(etl, n, GpuSet.empty()), 1e-9, n.name());
+        }
+        assertEquals("a", ((PlacementResult.Placed) e.place(etl)).placement().nodeName(), "a tie: binpack load takes the fuller a");
     }
 
     @Test
@@ -157,5 +171,32 @@ class FragmentationPlacementTest {
         assertEquals("a", ((PlacementResult.Placed) r).placement().nodeName());
         GpuState g = l.nodes().get(0).gpu(0);
         assertEquals(50, Fragmentation.freeCompute(g));
+    }
+
+    /**
+     * The CPU balance term: a CPU-heavy host-only claim goes to the node whose CPU is spare for its GPUs
+     * (t4: 2 GPUs, 104 cores) rather than to the one whose CPU its GPUs need (g2: 8 GPUs, 96 cores), though
+     * after it both still fit the next expected request. The paper's measure alone sees no difference and
+     * cluster order takes g2.
+     */
+    @Test
+    void aCpuHeavyClaimGoesWhereTheCpuIsSpareForTheGpus() {
+        RequestMix mix = FragmentationTest.mix(new RequestShape(1, 100, 11_000, Set.of()), 3, RequestShape.hostOnly(32_000), 1);
+        Node.Builder g2 = Node.builder("g2").defaultLink(new io.qgpu.api.GpuLink.Pcie(io.qgpu.api.TopologyLevel.HOSTBRIDGE)).host(io.qgpu.api.HostCapacity.of(96_000, 384 * Nodes.GIB));
+        for (int i = 0; i < 8; i++) {
+            g2.gpu(io.qgpu.api.GpuDevice.builder("g2-g" + i).index(i).model("G2").memoryGiB(16).build());
+        }
+        Node.Builder t4 = Node.builder("t4").defaultLink(new io.qgpu.api.GpuLink.Pcie(io.qgpu.api.TopologyLevel.HOSTBRIDGE)).host(io.qgpu.api.HostCapacity.of(104_000, 512 * Nodes.GIB));
+        for (int i = 0; i < 2; i++) {
+            t4.gpu(io.qgpu.api.GpuDevice.builder("t4-g" + i).index(i).model("T4").memoryGiB(16).build());
+        }
+        Claim etl = Claim.builder("etl").hostOnly().cpuMillis(32_000).build();
+        for (boolean balance : List.of(true, false)) {
+            Ledger l = Ledger.create(List.of(g2.build(), t4.build()));
+            PlacementEngine e = PlacementEngine.builder(l).fragmentation(FragmentationScorer.of(mix).withCpuBalance(balance))
+                    .policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION).build();
+            PlacementResult r = e.place(etl);
+            assertEquals(balance ? "t4" : "g2", ((PlacementResult.Placed) r).placement().nodeName(), "cpuBalance " + balance);
+        }
     }
 }

@@ -115,7 +115,7 @@ class FragmentationResolutionTest {
         RequestMix cpuOnly = FragmentationTest.mix(RequestShape.hostOnly(4000), 1);
         assertEquals(170.0, Fragmentation.of(n, Long.MAX_VALUE, cpuOnly), 1e-9);
         assertEquals(170.0, Fragmentation.of(n, 1000, cpuOnly), 1e-9, "whether or not its CPU fits");
-        Fragmentation.Profile p = Fragmentation.profile(n, Long.MAX_VALUE, cpuOnly);
+        Fragmentation.Profile p = Fragmentation.profile(n, Long.MAX_VALUE, cpuOnly, true);
         assertEquals(-40.0, p.delta(new int[] {1}, 40, 0), 1e-9, "every GPU share taken is fragmentation less");
         assertEquals(0.0, p.delta(new int[0], 0, 2000), 1e-9, "CPU taken changes nothing for it");
         // a quarter of the mix host-only: its term adds a quarter of the free capacity

@@ -62,7 +62,7 @@ class FragmentationTest {
         NodeState n = booked(node("n", "T4", "T4"), 50, 0);   // free 50 and 100
         RequestMix sixty = mix(share(60), 1);
         assertEquals(50.0, Fragmentation.of(n, Long.MAX_VALUE, sixty), 1e-9);
-        Fragmentation.Profile p = Fragmentation.profile(n, Long.MAX_VALUE, sixty);
+        Fragmentation.Profile p = Fragmentation.profile(n, Long.MAX_VALUE, sixty, true);
         // 40% on GPU 0 leaves 10 (still unusable: 50 -> 10, fragmentation -40); on GPU 1 leaves 60 (usable: +0)
         assertEquals(-40.0, p.delta(new int[] {0}, 40, 0), 1e-9);
         assertEquals(0.0, p.delta(new int[] {1}, 40, 0), 1e-9);
@@ -76,12 +76,46 @@ class FragmentationTest {
         RequestMix twoWhole = mix(new RequestShape(2, 100, 0, Set.of()), 1);
         assertEquals(170.0, Fragmentation.of(n, Long.MAX_VALUE, twoWhole), 1e-9);
         RequestMix cpuHungry = mix(new RequestShape(1, 10, 8000, Set.of()), 1);
-        assertEquals(170.0, Fragmentation.of(n, 4000, cpuHungry), 1e-9, "CPU short: everything is fragmentation");
-        assertEquals(0.0, Fragmentation.of(n, 8000, cpuHungry), 1e-9);
-        assertEquals(170.0, Fragmentation.profile(n, 10000, cpuHungry).fragmentation() + Fragmentation.profile(n, 10000, cpuHungry)
+        // the per-shape measure alone (the paper's): the CPU balance term is pinned in its own test below
+        assertEquals(170.0, paper(n, 4000, cpuHungry), 1e-9, "CPU short: everything is fragmentation");
+        assertEquals(0.0, paper(n, 8000, cpuHungry), 1e-9);
+        assertEquals(170.0, paper(n, 10000, cpuHungry) + Fragmentation.profile(n, 10000, cpuHungry, false)
                 .delta(new int[0], 0, 4000), 1e-9, "taking CPU below the shape's need makes the node unusable for it");
         RequestMix v100Only = mix(new RequestShape(1, 10, 0, Set.of("V100")), 1);
         assertEquals(170.0, Fragmentation.of(n, Long.MAX_VALUE, v100Only), 1e-9, "no GPU of an allowed model");
+    }
+
+    static double paper(NodeState n, long cpuFree, RequestMix mix) {
+        return Fragmentation.profile(n, cpuFree, mix, false).fragmentation();
+    }
+
+    /**
+     * The CPU balance term: the free GPU compute that the node's free CPU cannot feed at the CPU the mix asks
+     * per percent of GPU. One whole GPU with 12 cores is 120 millicores per percent.
+     */
+    @Test
+    void freeGpusTheFreeCpuCannotFeedAtTheMixsRatioAreStranded() {
+        NodeState n = booked(node("n", "T4", "T4", "T4", "T4"), 0, 0, 0, 0);   // 400 free
+        RequestMix whole12 = mix(new RequestShape(1, 100, 12_000, Set.of()), 1);
+        assertEquals(120.0, whole12.cpuPerGpuPercent(), 1e-12);
+        assertEquals(0.0, Fragmentation.of(n, 48_000, whole12), 1e-9, "48 cores feed all four GPUs");
+        assertEquals(0.0, Fragmentation.of(n, 60_000, whole12), 1e-9, "spare CPU is not negative stranding");
+        // 30 cores feed 250 percent: 150 stranded, though the next request (12 cores) still fits
+        Fragmentation.Profile p = Fragmentation.profile(n, 30_000, whole12, true);
+        assertEquals(150.0, p.cpuStranded(), 1e-9);
+        assertEquals(150.0, p.fragmentation(), 1e-9);
+        assertEquals(0.0, paper(n, 30_000, whole12), 1e-9, "the paper's measure sees only the next request");
+        // taking 6 cores strands 50 more; taking a GPU with its 12 cores strands nothing more (250 -> 150 free, 18 cores feed 150)
+        assertEquals(50.0, p.delta(new int[0], 0, 6_000), 1e-9);
+        assertEquals(0.0, p.delta(new int[] {0}, 100, 12_000), 1e-9);
+        // host-only shapes count in the CPU asked, not in the GPU asked: 3 in 4 whole GPUs with 12 cores,
+        // 1 in 4 host-only 32 cores: (9000 + 8000) / 75
+        RequestMix withHost = mix(new RequestShape(1, 100, 12_000, Set.of()), 3, RequestShape.hostOnly(32_000), 1);
+        assertEquals(17_000.0 / 75, withHost.cpuPerGpuPercent(), 1e-9);
+        assertEquals(0.0, RequestMix.of(Map.of(RequestShape.hostOnly(4000), 1.0)).cpuPerGpuPercent(), 0.0, "no GPU asked: no ratio");
+        assertEquals(0.0, Fragmentation.profile(n, 1000, mix(RequestShape.hostOnly(4000), 1), true).cpuStranded(), 0.0);
+        assertEquals(0.0, Fragmentation.profile(n, Long.MAX_VALUE, whole12, true).cpuStranded(), 0.0, "CPU not modelled");
+        assertEquals(0.0, Fragmentation.profile(n, 30_000, whole12, false).cpuStranded(), 0.0, "made without the term");
     }
 
     @Test
@@ -136,7 +170,7 @@ class FragmentationTest {
         double delta(NodeState n, long cpuFree, RequestMix mix, int[] positions, int share, long cpu);
     }
 
-    static final DeltaImpl REAL = (n, cpuFree, mix, pos, share, cpu) -> Fragmentation.profile(n, cpuFree, mix).delta(pos, share, cpu);
+    static final DeltaImpl REAL = (n, cpuFree, mix, pos, share, cpu) -> Fragmentation.profile(n, cpuFree, mix, true).delta(pos, share, cpu);
 
     /** From scratch: F(after) - F(before), with the free compute of each GPU recomputed. */
     static double oracle(NodeState n, long cpuFree, RequestMix mix, int[] pos, int share, long cpu) {
@@ -170,6 +204,17 @@ class FragmentationTest {
                 }
             }
             sum += mix.probability(m) * (cpu < s.cpuMillis() || fit < s.gpus() ? total : un);
+        }
+        // the CPU balance term, from its definition: CPU asked (host-only shapes too) over GPU percent asked
+        double cpuAsked = 0;
+        double gpuAsked = 0;
+        for (int m = 0; m < mix.size(); m++) {
+            RequestShape s = mix.shape(m);
+            cpuAsked += mix.probability(m) * s.cpuMillis();
+            gpuAsked += mix.probability(m) * s.gpus() * s.computePercent();
+        }
+        if (gpuAsked > 0 && cpuAsked > 0) {   // no GPU or no CPU asked: no ratio, no term
+            sum += Math.max(0, total - cpu / (cpuAsked / gpuAsked));
         }
         return sum;
     }
@@ -240,5 +285,7 @@ class FragmentationTest {
             return REAL.delta(n, cpuFree, RequestMix.of(shifted), pos, share, cpu);
         };
         assertTrue(firstMismatch(strictFit, 19, 1500).isPresent(), "an off-by-one fit test must be caught");
+        DeltaImpl noBalance = (n, cpuFree, mix, pos, share, cpu) -> Fragmentation.profile(n, cpuFree, mix, false).delta(pos, share, cpu);
+        assertTrue(firstMismatch(noBalance, 19, 1500).isPresent(), "leaving out the CPU balance term must be caught");
     }
 }

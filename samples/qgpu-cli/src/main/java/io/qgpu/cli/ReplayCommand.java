@@ -46,7 +46,8 @@ final class ReplayCommand implements Subcommand {
     public String usage() {
         return String.join("\n",
                 "usage: qgpu replay --nodes NODES.csv --pods PODS.csv [--policies P,P] [--seeds 42-51] [--ratio 1.3]",
-                "                   [--at 1.3] [--coverage 0.95] [--no-cpu-pods] [--resolution 100] [--threads N] [--out DIR]",
+                "                   [--at 1.3] [--coverage 0.95] [--no-cpu-pods] [--no-cpu-balance] [--resolution 100]",
+                "                   [--threads N] [--out DIR]",
                 "",
                 "Builds the arrival stream as the FGD paper's simulator does (pods sorted by name and shuffled with",
                 "the seed, then copies drawn with the seed until the GPU capacity asked reaches --ratio times the",
@@ -67,6 +68,9 @@ final class ReplayCommand implements Subcommand {
                 "                     covering C of the pods (default 0.95)",
                 "  --no-cpu-pods      leave CPU-only pods out of the typical requests (the paper keeps them: all free GPU",
                 "                     capacity counts as fragmentation for them)",
+                "  --no-cpu-balance   score the fragmentation policies with the paper's measure alone, without qgpu's",
+                "                     CPU balance term (free GPU compute that a node's free CPU cannot feed at the",
+                "                     CPU the request mix asks per GPU)",
                 "  --resolution R     the fragmentation score's resolution: R steps of the sigmoid of the delta, as the",
                 "                     paper's integer score out of 100 (default 100); 0 for the exact linear score",
                 "  --threads N        replays run side by side, one per thread (default: the number of processors);",
@@ -81,7 +85,7 @@ final class ReplayCommand implements Subcommand {
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
-        Args a = Args.parse(args, Set.of("--no-cpu-pods"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
+        Args a = Args.parse(args, Set.of("--no-cpu-pods", "--no-cpu-balance"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
                 "--resolution", "--threads", "--out"));
         Path nodesFile = OutputNames.userPath("--nodes", a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
         Path podsFile = OutputNames.userPath("--pods", a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
@@ -153,7 +157,8 @@ final class ReplayCommand implements Subcommand {
         Map<String, double[]> means = new LinkedHashMap<>();
         StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
         out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
-        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution, threads);
+        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution,
+                !a.flag("--no-cpu-balance"), threads);
         for (Replay.Policy policy : policies) {
             List<double[]> curves = new ArrayList<>();
             List<Double> atShare = new ArrayList<>();
@@ -187,14 +192,14 @@ final class ReplayCommand implements Subcommand {
     /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
     private static Map<String, Replay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
                                                      List<Replay.Policy> policies, List<Long> seeds, RequestMix typical,
-                                                     int resolution, int threads) {
+                                                     int resolution, boolean cpuBalance, int threads) {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         try {
             Map<String, Future<Replay.Result>> futures = new LinkedHashMap<>();
             for (Replay.Policy policy : policies) {
                 for (long seed : seeds) {
                     futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
-                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution)));
+                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution, cpuBalance)));
                 }
             }
             Map<String, Replay.Result> out = new LinkedHashMap<>();

@@ -96,6 +96,15 @@ public final class Replay {
      */
     public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
                              int resolution) {
+        return run(nodes, stream, policy, seed, typical, resolution, true);
+    }
+
+    /**
+     * {@link #run(List, List, Policy, long, RequestMix, int)}, with the fragmentation policies' CPU balance term
+     * on or off ({@link FragmentationScorer#withCpuBalance}; off: the paper's measure alone).
+     */
+    public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
+                             int resolution, boolean cpuBalance) {
         List<Node> qnodes = TraceMapping.nodes(nodes);
         Ledger ledger = Ledger.create(TraceMapping.RULES, qnodes);
         long smallest = TraceMapping.smallestMemory(nodes);
@@ -103,7 +112,7 @@ public final class Replay {
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        PlacementEngine engine = policy == Policy.KUBE_DRA ? null : engine(ledger, policy, typical, qnodes.size(), resolution);
+        PlacementEngine engine = policy == Policy.KUBE_DRA ? null : engine(ledger, policy, typical, qnodes.size(), resolution, cpuBalance);
         KubeDraScheduler kube = policy == Policy.KUBE_DRA
                 ? KubeDraScheduler.create(ledger, qnodes.stream().map(Node::name).toList(), seed) : null;
         long[] arrived = new long[stream.size()];
@@ -129,7 +138,8 @@ public final class Replay {
         return new Result(policy, seed, capacity, arrived, allocated, placed, stream.size() - placed);
     }
 
-    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount, int resolution) {
+    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount, int resolution,
+                                  boolean cpuBalance) {
         PlacementConfig.Builder cfg = PlacementConfig.builder();
         PlacementEngine.Builder b = PlacementEngine.builder(ledger);
         switch (policy) {
@@ -141,7 +151,7 @@ public final class Replay {
                         .shortlist(Math.max(1, nodeCount));
                 FragmentationScorer s = policy == Policy.FRAGMENTATION ? FragmentationScorer.of(typical)
                         : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
-                b.fragmentation(s.withResolution(resolution));
+                b.fragmentation(s.withResolution(resolution).withCpuBalance(cpuBalance));
             }
             default -> throw new IllegalStateException(policy + " is not placed by one engine call per pod");
         }
