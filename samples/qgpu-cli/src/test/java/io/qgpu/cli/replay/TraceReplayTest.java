@@ -55,6 +55,32 @@ class TraceReplayTest {
     }
 
     /**
+     * The CPU balance term on a crafted trace: two CPU-only pods of 32 cores, then eight one-GPU pods of
+     * 11 cores, on an 8-GPU node with 96 cores (listed first) and a 2-GPU node with 104. With the term the
+     * CPU-only pods go to the 2-GPU node, whose CPU its GPUs do not need, and every GPU pod is placed
+     * (8 of 10 GPUs); the paper's measure alone sees the next pod fit either way, cluster order puts both
+     * CPU-only pods on the 8-GPU node, and its GPUs are stranded behind 32 cores (4 of 10).
+     */
+    @Test
+    void theCpuBalanceTermKeepsCpuBesideTheGpusThatNeedIt() throws IOException {
+        List<TraceNode> nodes = TraceCsv.nodes(write("n.csv", NODE_HEADER + "g,96000,393216,8,G2
+t,104000,524288,2,T4
+"));
+        StringBuilder text = new StringBuilder(POD_HEADER + pod("etl0", 32000, 1024, 0, 0, "", "BE") + pod("etl1", 32000, 1024, 0, 0, "", "BE"));
+        for (int i = 0; i < 8; i++) {
+            text.append(pod("train" + i, 11000, 1024, 1, 1000, "", "LS"));
+        }
+        List<TracePod> pods = TraceCsv.pods(write("p.csv", text.toString()));
+        RequestMix typical = Workload.typicalMix(pods, 1.0);
+        Replay.Result balanced = Replay.run(nodes, pods, Replay.Policy.FRAGMENTATION, 0, typical, 100, true);
+        Replay.Result paper = Replay.run(nodes, pods, Replay.Policy.FRAGMENTATION, 0, typical, 100, false);
+        assertEquals(0.8, balanced.allocationAt(1.0), 1e-9);
+        assertEquals(10, balanced.placed());
+        assertEquals(0.4, paper.allocationAt(1.0), 1e-9);
+        assertEquals(4, paper.refused());
+    }
+
+    /**
      * The typical requests count CPU-only pods towards the coverage and, as the paper's experiments do,
      * keep them as host-only shapes; without them the GPU shapes are renormalised among themselves.
      */
