@@ -63,9 +63,7 @@ class TraceReplayTest {
      */
     @Test
     void theCpuBalanceTermKeepsCpuBesideTheGpusThatNeedIt() throws IOException {
-        List<TraceNode> nodes = TraceCsv.nodes(write("n.csv", NODE_HEADER + "g,96000,393216,8,G2
-t,104000,524288,2,T4
-"));
+        List<TraceNode> nodes = TraceCsv.nodes(write("n.csv", NODE_HEADER + "g,96000,393216,8,G2\nt,104000,524288,2,T4\n"));
         StringBuilder text = new StringBuilder(POD_HEADER + pod("etl0", 32000, 1024, 0, 0, "", "BE") + pod("etl1", 32000, 1024, 0, 0, "", "BE"));
         for (int i = 0; i < 8; i++) {
             text.append(pod("train" + i, 11000, 1024, 1, 1000, "", "LS"));
