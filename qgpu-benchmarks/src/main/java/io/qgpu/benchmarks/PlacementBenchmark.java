@@ -5,6 +5,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
 import io.qgpu.api.GpuState;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.HostCapacity;
 import io.qgpu.api.Node;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
@@ -80,6 +81,18 @@ public class PlacementBenchmark {
     @Param({"0"})
     public int resolution;
 
+    /**
+     * {@code true}: every node has 96 cores ({@code HostCapacity}), the claims and the sample's shapes ask 8
+     * cores per GPU, so the fragmentation measure's CPU balance term has work to do; {@code false} (the
+     * figures before it existed): no host CPU anywhere, and the term is 0.
+     */
+    @Param({"false"})
+    public boolean hostCpu;
+
+    /** The fragmentation scorer's CPU balance term ({@code FragmentationScorer.withCpuBalance}). */
+    @Param({"true"})
+    public boolean cpuBalance;
+
     private Ledger ledger;
     private PlacementEngine engine;
     private Claim one;
@@ -91,25 +104,34 @@ public class PlacementBenchmark {
         rules = GranularityRules.ofDefaults();
         List<Node> all = new ArrayList<>(nodes);
         for (int i = 0; i < nodes; i++) {
-            all.add(i % 2 == 0 ? dgx1("n" + i) : nvswitch("n" + i));
+            Node.Builder n = i % 2 == 0 ? dgx1Builder("n" + i) : nvswitchBuilder("n" + i);
+            if (hostCpu) {
+                n.host(HostCapacity.of(96_000, 1024L * GpuDevice.GIB));
+            }
+            all.add(n.build());
         }
         ledger = Ledger.create(rules, all);
         fill(ledger, all, new SplittableRandom(42));
         if (policy.equals("fragmentation")) {
             engine = PlacementEngine.builder(ledger).policies(PlacementPolicy.FRAGMENTATION, PlacementPolicy.FRAGMENTATION)
-                    .fragmentation(FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY).withResolution(resolution)).build();
+                    .fragmentation(FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY).withResolution(resolution)
+                            .withCpuBalance(cpuBalance)).build();
             RequestSample sample = engine.fragmentation().sample().orElseThrow();
             SplittableRandom r = new SplittableRandom(7);
             int[] whole = {1, 2, 4, 8};
+            long perGpu = hostCpu ? 8_000 : 0;
             for (int i = 0; i < sample.capacity(); i++) {
-                sample.record(r.nextInt(4) == 0 ? new RequestShape(whole[r.nextInt(4)], 100, 0, java.util.Set.of())
-                        : new RequestShape(1, 10 * (1 + r.nextInt(10)), 0, java.util.Set.of()));
+                int k = whole[r.nextInt(4)];
+                sample.record(r.nextInt(4) == 0 ? new RequestShape(k, 100, k * perGpu, java.util.Set.of())
+                        : new RequestShape(1, 10 * (1 + r.nextInt(10)), perGpu, java.util.Set.of()));
             }
         } else {
             engine = PlacementEngine.create(ledger);
         }
-        one = Claim.builder("bench-1").memoryGiB(4).compute(20, 60).priority(PriorityClass.OFFLINE).build();
-        four = Claim.builder("bench-4").gpus(4).memoryGiB(8).compute(25, 100).priority(PriorityClass.OFFLINE).build();
+        one = Claim.builder("bench-1").memoryGiB(4).compute(20, 60).priority(PriorityClass.OFFLINE)
+                .cpuMillis(hostCpu ? 8_000 : 0).build();
+        four = Claim.builder("bench-4").gpus(4).memoryGiB(8).compute(25, 100).priority(PriorityClass.OFFLINE)
+                .cpuMillis(hostCpu ? 32_000 : 0).build();
         // sanity: both claims fit, so the benchmark measures placements, not failures
         check(engine.place(one));
         ledger.release(one.tenantId());
@@ -205,6 +227,10 @@ public class PlacementBenchmark {
     }
 
     static Node dgx1(String name) {
+        return dgx1Builder(name).build();
+    }
+
+    static Node.Builder dgx1Builder(String name) {
         Node.Builder b = Node.builder(name).label("gpu", "v100").defaultLink(new GpuLink.Pcie(TopologyLevel.SYSTEM));
         for (int i = 0; i < 8; i++) {
             b.gpu(GpuDevice.builder(name + "-g" + i).index(i).model("Tesla V100-SXM2-32GB").memoryGiB(32).numaNode(i / 4).build());
@@ -214,14 +240,18 @@ public class PlacementBenchmark {
         for (int[] l : nv) {
             b.link(l[0], l[1], new GpuLink.NvLink(l[2]));
         }
-        return b.build();
+        return b;
     }
 
     static Node nvswitch(String name) {
+        return nvswitchBuilder(name).build();
+    }
+
+    static Node.Builder nvswitchBuilder(String name) {
         Node.Builder b = Node.builder(name).label("gpu", "h100").defaultLink(new GpuLink.NvLink(18));
         for (int i = 0; i < 8; i++) {
             b.gpu(GpuDevice.builder(name + "-g" + i).index(i).model("NVIDIA H100 80GB HBM3").memoryGiB(80).build());
         }
-        return b.build();
+        return b;
     }
 }
