@@ -111,6 +111,7 @@ class FragmentationPlacementTest {
         Claim frag = binpack.toBuilder().nodePolicy(PlacementPolicy.FRAGMENTATION).build();
         PlacementExplanation y = e.explain(frag);
         assertTrue(y.table().contains("expected fragmentation"), y.table());
+        assertTrue(y.table().contains("stranded by CPU"), "the CPU balance part is shown: " + y.table());
     }
 
     /**
