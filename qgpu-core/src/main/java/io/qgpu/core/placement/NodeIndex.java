@@ -133,9 +133,19 @@ final class NodeIndex {
      * ({@link RefusalTiers#levelCause}). The order of {@link NodeSummary#precheckCause}.
      */
     @Nullable ReasonCode cause(int i, ClaimShape c) {
+        ReasonCode code = cause((c.online ? onlineKeys : offlineKeys).getOpaque(i), c);
+        return code != null ? code : keysBeyondTheFirst(i, c);
+    }
+
+    /**
+     * The tier and level keys' cause of node {@code i} ({@link #cause(int, ClaimShape)} without its first
+     * key), for the scan that has just read and decided the first key itself: it does not read or decode
+     * that key again.
+     */
+    @Nullable ReasonCode keysBeyondTheFirst(int i, ClaimShape c) {
         boolean online = c.online;
-        ReasonCode code = cause((online ? onlineKeys : offlineKeys).getOpaque(i), c);
-        if (code == null && c.tiered) {
+        ReasonCode code = null;
+        if (c.tiered) {
             code = RefusalTiers.tierCause((online ? onlineTiers : offlineTiers).getOpaque(i), c);
         }
         if (code == null && c.levelled) {

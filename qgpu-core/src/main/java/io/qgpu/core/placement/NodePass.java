@@ -162,7 +162,7 @@ final class NodePass {
                 key = idx.key(i, c.online);
                 io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
                 if (cause == null && (c.tiered || c.levelled)) {
-                    cause = idx.cause(i, c);   // the tier and level keys, read only now
+                    cause = idx.keysBeyondTheFirst(i, c);   // the tier and level keys, read only now
                 }
                 if (cause != null) {
                     java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;   // counted for a refusal, should no node fit
