@@ -113,32 +113,29 @@ class ReplicaSpreadTest {
 
     // ------------------------------------------------------------ NVIDIA's distributed cases, our words
 
+    /** Replicas per GPU when {@code n} replicas of one pod are placed on {@code l} under binpack. */
+    private static Map<String, Integer> binpackedReplicas(Ledger l, int n) {
+        return perGpu(placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(Gang.replicas(replica("pod"), n))));
+    }
+
     @Test
     void twoGpusOfFourSlotsTwoReplicasOneOfEach() {
-        Ledger l = ledger(4, 2);
-        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1),
-                perGpu(placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(Gang.replicas(replica("pod"), 2)))));
+        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1), binpackedReplicas(ledger(4, 2), 2));
     }
 
     @Test
     void threeGpusOfTwoSlotsThreeReplicasOneOfEach() {
-        Ledger l = ledger(2, 3);
-        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1, "GPU-0-2", 1),
-                perGpu(placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(Gang.replicas(replica("pod"), 3)))));
+        assertEquals(Map.of("GPU-0-0", 1, "GPU-0-1", 1, "GPU-0-2", 1), binpackedReplicas(ledger(2, 3), 3));
     }
 
     @Test
     void twoGpusOfFourSlotsFourReplicasTwoEach() {
-        Ledger l = ledger(4, 2);
-        assertEquals(Map.of("GPU-0-0", 2, "GPU-0-1", 2),
-                perGpu(placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(Gang.replicas(replica("pod"), 4)))));
+        assertEquals(Map.of("GPU-0-0", 2, "GPU-0-1", 2), binpackedReplicas(ledger(4, 2), 4));
     }
 
     @Test
     void oneReplicaOnOneGpu() {
-        Ledger l = ledger(4, 1);
-        assertEquals(Map.of("GPU-0-0", 1),
-                perGpu(placed(new GangPlacer(engine(l, PlacementPolicy.BINPACK)).place(Gang.replicas(replica("pod"), 1)))));
+        assertEquals(Map.of("GPU-0-0", 1), binpackedReplicas(ledger(4, 1), 1));
     }
 
     @Test
