@@ -10,10 +10,16 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Whole-file writes that a crash cannot tear: the bytes go to a temporary file in the same directory,
- * are forced to disk, and the temporary file is renamed over the target in one atomic rename, so a
- * reader (or the next start after {@code kill -9}) sees the old content or the new, never a mix.
+ * Whole-file writes that a crash cannot tear and that are durable once {@link #write} returns: the bytes go to
+ * a temporary file in the same directory, which is forced to disk ({@code fsync}); the temporary file is
+ * renamed over the target in one atomic rename; then the directory itself is forced, so that the rename (the
+ * new directory entry) survives a power loss too. A reader, or the next start after {@code kill -9} or a
+ * crash of the machine, sees the old content or the new, never a mix, and after {@code write} returns, the new.
  * The node agents write their state files and CDI specs this way.
+ *
+ * <p>What it does not promise: on a file system that cannot open a directory for reading (not Linux's), the
+ * directory cannot be forced and {@link #write} fails naming the directory rather than return without the
+ * guarantee.
  *
  * <pre>{@code
  * AtomicFiles.write(Path.of("/var/lib/qgpu/state.json"), json);
@@ -25,15 +31,29 @@ public final class AtomicFiles {
     /** Suffix of the temporary files; a crash between creating and renaming one may leave it behind. */
     public static final String TEMP_SUFFIX = ".tmp";
 
+    /** How a file or directory is forced to disk; tests record the calls. */
+    @FunctionalInterface
+    interface Sync {
+        /** Forces what the channel (of {@code path}) holds to the storage device. */
+        void force(Path path, FileChannel channel) throws IOException;
+
+        Sync FSYNC = (path, channel) -> channel.force(true);
+    }
+
     private AtomicFiles() {
     }
 
     /**
-     * Replaces the file's content atomically, creating its directory when missing.
+     * Replaces the file's content atomically and durably, creating its directory when missing.
      *
-     * @throws IOException naming the directory when its file system cannot rename atomically
+     * @throws IOException naming the directory when its file system cannot rename atomically or the directory
+     *                     cannot be forced
      */
     public static void write(Path file, byte[] content) throws IOException {
+        write(file, content, Sync.FSYNC);
+    }
+
+    static void write(Path file, byte[] content, Sync sync) throws IOException {
         Path target = file.toAbsolutePath();
         Path dir = target.getParent();
         Files.createDirectories(dir);
@@ -45,7 +65,7 @@ public final class AtomicFiles {
                 while (b.hasRemaining()) {
                     ch.write(b);
                 }
-                ch.force(true);
+                sync.force(tmp, ch);
             }
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -54,6 +74,12 @@ public final class AtomicFiles {
             }
         } finally {
             Files.deleteIfExists(tmp);
+        }
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            sync.force(dir, d);
+        } catch (IOException e) {
+            throw new IOException("directory " + dir + " cannot be forced to disk after writing " + target.getFileName()
+                    + ": " + e.getMessage(), e);
         }
     }
 }

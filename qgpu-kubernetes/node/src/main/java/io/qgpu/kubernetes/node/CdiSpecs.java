@@ -76,11 +76,73 @@ public final class CdiSpecs {
      * @throws UncheckedIOException     naming the file when it cannot be written
      */
     public List<String> write(String transientId, ContainerEdits common, List<Device> devices) {
+        Path file = file(transientId);
+        byte[] content = render(transientId, common, devices);
+        try {
+            AtomicFiles.write(file, content);
+        } catch (IOException e) {
+            throw new UncheckedIOException("CDI spec " + file + " cannot be written: " + e.getMessage(), e);
+        }
+        return ids(devices);
+    }
+
+    /**
+     * Writes the owner's spec only when the file is missing or holds anything else: the reconciler's idempotent
+     * step, which leaves a spec that is as wanted untouched.
+     *
+     * @return whether the file was written
+     * @throws UncheckedIOException naming the file when it cannot be read or written
+     */
+    public boolean ensure(String transientId, ContainerEdits common, List<Device> devices) {
+        Path file = file(transientId);
+        byte[] content = render(transientId, common, devices);
+        try {
+            if (Files.isRegularFile(file) && java.util.Arrays.equals(Files.readAllBytes(file), content)) {
+                return false;
+            }
+            AtomicFiles.write(file, content);
+            return true;
+        } catch (IOException e) {
+            throw new UncheckedIOException("CDI spec " + file + " cannot be written: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The owners whose specs of kind {@value #KIND} are in the root now (files {@code qgpu.io-gpu_<id>.json});
+     * empty when the root does not exist.
+     *
+     * @throws UncheckedIOException naming the root when it cannot be listed
+     */
+    public java.util.Set<String> transientIds() {
+        String prefix = KIND.replace('/', '-') + "_";
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(root, prefix + "*.json")) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                out.add(name.substring(prefix.length(), name.length() - ".json".length()));
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            return java.util.Set.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the CDI root " + root + ": " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** The qualified ids of these devices, in order. */
+    public static List<String> ids(List<Device> devices) {
+        List<String> ids = new ArrayList<>();
+        for (Device d : devices) {
+            ids.add(qualifiedName(d.name()));
+        }
+        return List.copyOf(ids);
+    }
+
+    private static byte[] render(String transientId, ContainerEdits common, List<Device> devices) {
         Objects.requireNonNull(common, "common");
         if (devices == null || devices.isEmpty()) {
             throw new IllegalArgumentException("a CDI spec needs at least one device (owner " + transientId + ")");
         }
-        Path file = file(transientId);
         ObjectNode spec = MAPPER.createObjectNode();
         spec.put("cdiVersion", CDI_VERSION);
         spec.put("kind", KIND);
@@ -89,9 +151,7 @@ public final class CdiSpecs {
             common.annotations().forEach(a::put);
         }
         ArrayNode list = spec.putArray("devices");
-        List<String> ids = new ArrayList<>();
         for (Device d : devices) {
-            ids.add(qualifiedName(d.name()));
             ObjectNode o = list.addObject();
             o.put("name", d.name());
             if (!d.edits().annotations().isEmpty()) {
@@ -102,11 +162,10 @@ public final class CdiSpecs {
         }
         spec.set("containerEdits", edits(common));
         try {
-            AtomicFiles.write(file, MAPPER.writeValueAsBytes(spec));
-        } catch (IOException e) {
-            throw new UncheckedIOException("CDI spec " + file + " cannot be written: " + e.getMessage(), e);
+            return MAPPER.writeValueAsBytes(spec);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("CDI spec of " + transientId + " cannot be rendered: " + e.getMessage(), e);
         }
-        return List.copyOf(ids);
     }
 
     /**

@@ -2,6 +2,8 @@ package io.qgpu.kubernetes.node;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,5 +25,28 @@ class AtomicFilesTest {
         try (Stream<Path> files = Files.list(f.getParent())) {
             assertEquals(List.of(f), files.toList());
         }
+    }
+
+    @Test
+    void forcesTheDataBeforeTheRenameAndTheDirectoryAfterIt() throws Exception {
+        Path f = tmp.resolve("state.json");
+        List<String> forced = new java.util.ArrayList<>();
+        AtomicFiles.write(f, "x".getBytes(), (path, ch) -> {
+            // at the data's force the target does not exist yet; at the directory's it does (the rename is done)
+            forced.add((path.equals(tmp) ? "dir" : "data") + (Files.exists(f) ? " after rename" : " before rename"));
+            ch.force(true);
+        });
+        assertEquals(List.of("data before rename", "dir after rename"), forced);
+    }
+
+    @Test
+    void aDirectoryThatCannotBeForcedFailsTheWriteNamingIt() {
+        Path f = tmp.resolve("state.json");
+        java.io.IOException e = assertThrows(java.io.IOException.class, () -> AtomicFiles.write(f, "x".getBytes(), (path, ch) -> {
+            if (path.equals(tmp)) {
+                throw new java.io.IOException("EIO");
+            }
+        }));
+        assertTrue(e.getMessage().contains("directory " + tmp + " cannot be forced"), e.getMessage());
     }
 }
