@@ -110,8 +110,8 @@ final class ClaimPreparer {
         } catch (KubernetesClientException e) {
             LOG.warn("{}: the API server failed: {}", what, e.getMessage());
             return new Outcome.Failed(what + ": cannot be read from the API server: " + e.getMessage());
-        } catch (RuntimeException e) {
-            LOG.error("{} could not be prepared", what, e);
+        } catch (Exception e) {
+            LOG.error("{} could not be prepared (nothing of it is kept)", what, e);
             return new Outcome.Failed(what + ": " + e.getMessage());
         }
     }

@@ -13,5 +13,23 @@ interface ClaimStore {
     void save(List<PreparedClaim> claims);
 
     /** The kept claims; empty when none were ever saved. */
-    Optional<List<PreparedClaim>> load();
+    Optional<Saved> load();
+
+    /**
+     * What was kept.
+     *
+     * @param claims        the claims
+     * @param anotherBoot   when they were saved before the node last booted: the saved and the current boot ids,
+     *                      in words; their containers are gone and their CDI specs with them
+     */
+    record Saved(List<PreparedClaim> claims, Optional<String> anotherBoot) {
+        public Saved {
+            claims = List.copyOf(claims);
+        }
+
+        /** Claims saved in this boot. */
+        static Saved of(List<PreparedClaim> claims) {
+            return new Saved(claims, Optional.empty());
+        }
+    }
 }

@@ -2,29 +2,45 @@ package io.qgpu.kubernetes.dra;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qgpu.core.ledger.Ledger;
-import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.AgentStartup;
+import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
+import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
+import io.qgpu.kubernetes.node.reconcile.NodeResource;
+import io.qgpu.kubernetes.node.reconcile.OpenedResources;
 import io.qgpu.kubernetes.node.sharing.NodeSharing;
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The whole DRA driver on a node: discovers the GPUs through NVML, builds the ledger, restores the
- * prepared claims, publishes the ResourceSlice, watches GPU health, and serves the kubelet (DRA services,
- * then registration).
+ * The whole DRA driver on a node: discovers the GPUs through NVML, builds the ledger, restores the prepared
+ * claims (the desired state), brings the node into line with it through one {@link NodeReconciler} (the
+ * HAMi-core directories, the CDI specs, the ResourceSlice), watches GPU health, sweeps stale claims, and serves
+ * the kubelet (DRA services, then registration).
+ *
+ * <p>Start-up opens each part in that order and records it the moment it is open ({@link OpenedResources});
+ * a step that fails closes exactly what was opened, newest first, so a failed start leaves nothing serving and
+ * no NVML session open. {@link #close()} closes the same way. The reconciler runs a first pass before the
+ * driver serves (writing back missing CDI specs, removing those of claims it does not hold, publishing the
+ * slice), then after every prepare, unprepare and health change, and on its timer with back-off while a step
+ * fails: a slice that cannot be published while the API server is away is published once it answers.
  *
  * <pre>{@code
  * try (KubernetesClient client = new KubernetesClientBuilder().build();
@@ -38,27 +54,27 @@ import org.slf4j.LoggerFactory;
 public final class DraDriver implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DraDriver.class);
 
-    private final Nvml nvml;
+    private final OpenedResources opened;
     private final GpuHealth health;
-    private final DriverSockets sockets;
-    private final ScheduledExecutorService timer;
     private final PreparedClaims claims;
     private final SlicePublisher slices;
     private final RegistrationService registration;
     private final MpsSupervisor mps;
+    private final NodeReconciler reconciler;
+    private final StaleClaimSweep sweep;
     private final CountDownLatch closed = new CountDownLatch(1);
-    private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean closing = new AtomicBoolean();
 
-    private DraDriver(Nvml nvml, GpuHealth health, DriverSockets sockets, ScheduledExecutorService timer, PreparedClaims claims,
-                      SlicePublisher slices, RegistrationService registration, MpsSupervisor mps) {
-        this.mps = mps;
-        this.nvml = nvml;
+    private DraDriver(OpenedResources opened, GpuHealth health, PreparedClaims claims, SlicePublisher slices,
+                      RegistrationService registration, MpsSupervisor mps, NodeReconciler reconciler, StaleClaimSweep sweep) {
+        this.opened = opened;
         this.health = health;
-        this.sockets = sockets;
-        this.timer = timer;
         this.claims = claims;
         this.slices = slices;
         this.registration = registration;
+        this.mps = mps;
+        this.reconciler = reconciler;
+        this.sweep = sweep;
     }
 
     /**
@@ -76,53 +92,71 @@ public final class DraDriver implements AutoCloseable {
     /** As {@link #start(DriverConfig, KubernetesClient)}, with the claim store wrapped (tests stop a driver between saving and answering). */
     static DraDriver start(DriverConfig c, KubernetesClient client, Function<ClaimStore, ClaimStore> wrap) throws IOException {
         NodeSharing sharing = c.sharing().open();
-        Nvml nvml = AgentStartup.openNvml(c.nvmlLibrary(), c.fakeMachine());
-        GpuHealth health = null;
-        DriverSockets sockets = null;
-        MpsSupervisor mps = null;
+        OpenedResources opened = new OpenedResources("qgpu-dra-driver on " + c.nodeName());
         try {
+            Nvml nvml = opened.add("NVML session", AgentStartup.openNvml(c.nvmlLibrary(), c.fakeMachine()));
             NvmlInventory inv = NvmlDiscovery.builder().session(nvml).build().inventory(c.nodeName());
             NodeGpus gpus = new NodeGpus(inv);
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
-            PreparedClaims claims = new PreparedClaims(ledger, wrap.apply(new DriverStateFile(c.stateFile(), c.nodeName())),
-                    new CdiSpecs(c.cdiRoot()), new PlacementEdits(gpus.minors(), sharing));
-            mps = c.sharing().supervisor(c.ticker()).orElse(null);
+            PreparedClaims claims = new PreparedClaims(ledger, wrap.apply(new DriverStateFile(c.stateFile(), c.nodeName(), c.bootId())),
+                    new CdiSpecs(c.cdiRoot()), new PlacementEdits(gpus.minors(), sharing),
+                    sharing.backend() == SharingBackend.HAMI_CORE ? Optional.of(c.sharing().hamiCoreCacheRoot()) : Optional.empty());
+            MpsSupervisor mps = c.sharing().supervisor(c.ticker()).orElse(null);
             if (mps != null) {
+                opened.add("MPS supervisor", mps);
                 mps.share(gpus.minors().keySet());
             }
             claims.restore();
             SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus);
-            health = GpuHealth.start(nvml, (uuid, h) -> {
+            List<NodeResource<?>> resources = new ArrayList<>(claims.resources());
+            resources.add(slices);
+            NodeReconciler reconciler = new NodeReconciler("qgpu-dra-driver", resources, c.reconcile(), c.ticker());
+            claims.attach(reconciler);
+            NodeReconciler.Report first = reconciler.reconcile();
+            if (!first.converged()) {
+                LOG.warn("the node is not yet in line with the prepared claims; retried with back-off: {}", first.failures());
+            }
+            ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "qgpu-dra-driver-reconcile");
+                t.setDaemon(true);
+                return t;
+            });
+            opened.add("reconcile timer", timer::shutdownNow);
+            opened.add("reconciler", reconciler);
+            reconciler.start(timer);
+            GpuHealth health = opened.add("GPU health watch", GpuHealth.start(nvml, (uuid, h) -> {
                 if (gpus.byUuid(uuid).isPresent()) {
                     ledger.setHealth(uuid, h);
                 }
-                try {
-                    slices.setHealth(uuid, h);
-                } catch (RuntimeException e) {
-                    LOG.error("GPU {} is {}, but the ResourceSlice could not be published: {}", uuid, h, e.getMessage());
+                if (slices.setHealth(uuid, h)) {
+                    reconciler.trigger();
                 }
-            }, c.ticker(), c.recoverAfter());
-            slices.start();
+            }, c.ticker(), c.recoverAfter()));
+            StaleClaimSweep sweep = new StaleClaimSweep(client, claims);
+            if (!c.staleClaimCheckEvery().isZero()) {
+                long every = c.staleClaimCheckEvery().toMillis();
+                timer.scheduleWithFixedDelay(() -> {
+                    try {
+                        sweep.sweep();
+                    } catch (RuntimeException e) {
+                        LOG.warn("stale-claim sweep failed", e);
+                    }
+                }, 0, every, TimeUnit.MILLISECONDS);
+            }
             ClaimPreparer preparer = new ClaimPreparer(client, c.nodeName(), gpus, claims, c.rules());
             RegistrationService registration = new RegistrationService(c.draSocket());
-            sockets = new DriverSockets(c.draSocket(), c.registrationSocket())
-                    .start(List.of(new DraServiceV1(preparer), new DraServiceV1beta1(preparer)), registration);
-            ScheduledExecutorService timer = AgentStartup.timer("qgpu-dra-driver-health", health, c.recoveryCheckEvery(),
+            DriverSockets sockets = opened.add("kubelet sockets", new DriverSockets(c.draSocket(), c.registrationSocket()));
+            sockets.start(List.of(new DraServiceV1(preparer), new DraServiceV1beta1(preparer)), registration);
+            ScheduledExecutorService healthTimer = AgentStartup.timer("qgpu-dra-driver-health", health, c.recoveryCheckEvery(),
                     mps, c.sharing().mpsTickEvery());
+            if (healthTimer != null) {
+                opened.add("health timer", healthTimer::shutdownNow);
+            }
             LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DriverNames.DRIVER, c.nodeName(),
                     gpus.all().size(), claims.all().size(), sharing.backend().wireName());
-            return new DraDriver(nvml, health, sockets, timer, claims, slices, registration, mps);
+            return new DraDriver(opened, health, claims, slices, registration, mps, reconciler, sweep);
         } catch (IOException | RuntimeException e) {
-            if (mps != null) {
-                mps.close();
-            }
-            if (sockets != null) {
-                sockets.close();
-            }
-            if (health != null) {
-                health.close();
-            }
-            nvml.close();
+            opened.closeAfterFailure(e);
             throw e;
         }
     }
@@ -135,6 +169,16 @@ public final class DraDriver implements AutoCloseable {
     /** The supervisor of the node's MPS control daemons, with {@code --sharing mps}. */
     public Optional<MpsSupervisor> mps() {
         return Optional.ofNullable(mps);
+    }
+
+    /** The reconciler that keeps the node in line with the prepared claims (tests run its passes). */
+    public NodeReconciler reconciler() {
+        return reconciler;
+    }
+
+    /** Checks every prepared claim against the API server now and unprepares the stale ones; their uids. */
+    public List<String> sweep() {
+        return sweep.sweep();
     }
 
     PreparedClaims claims() {
@@ -154,23 +198,18 @@ public final class DraDriver implements AutoCloseable {
         closed.await();
     }
 
-    /** Stops serving and watching; the ResourceSlice stays published (a restart replaces it). Idempotent. */
+    /**
+     * Stops serving, the timers and the health watch, quits the MPS daemons and closes the NVML session, newest
+     * first; the ResourceSlice stays published (a restart replaces it). Idempotent.
+     */
     @Override
     public void close() {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
         try {
-            if (timer != null) {
-                timer.shutdownNow();
-            }
-            sockets.close();
-            health.close();
+            opened.close();
         } finally {
-            if (mps != null) {
-                mps.close();   // quits every daemon
-            }
-            nvml.close();
             closed.countDown();
         }
     }

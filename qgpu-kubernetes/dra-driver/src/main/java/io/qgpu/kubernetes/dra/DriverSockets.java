@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * The driver's two sockets, in the order the kubelet's own helper uses: first the DRA services on
  * {@code pluginsDir/gpu.qgpu.io/dra.sock}, then the registration service on
  * {@code registrarDir/gpu.qgpu.io-reg.sock}, where the kubelet's plugin watcher finds it. A socket file
- * left by a killed process is removed before serving; both files are removed at {@link #close()}.
+ * left by a killed process is removed before serving; both files are removed at {@link #close()}, and by a
+ * start that fails half-way.
  *
  * <p>Thread safety: start and close from one thread.
  */
@@ -32,12 +33,20 @@ final class DriverSockets implements AutoCloseable {
         this.registrationSocket = registrationSocket;
     }
 
-    /** Serves the DRA services, then registration. */
+    /**
+     * Serves the DRA services, then registration; when a step fails, what it already served is stopped and its
+     * socket removed before the exception leaves (nothing serves from a driver that did not start).
+     */
     DriverSockets start(List<BindableService> draServices, BindableService registrationService) throws IOException {
-        Files.createDirectories(draSocket.getParent());
-        dra = serve(draSocket, draServices);
-        registration = serve(registrationSocket, List.of(registrationService));
-        return this;
+        try {
+            Files.createDirectories(draSocket.getParent());
+            dra = serve(draSocket, draServices);
+            registration = serve(registrationSocket, List.of(registrationService));
+            return this;
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     private Server serve(Path socket, List<BindableService> services) throws IOException {
@@ -49,6 +58,7 @@ final class DriverSockets implements AutoCloseable {
         return s;
     }
 
+    /** Stops both servers and removes their socket files. Idempotent. */
     @Override
     public void close() {
         for (Server s : new Server[] {registration, dra}) {

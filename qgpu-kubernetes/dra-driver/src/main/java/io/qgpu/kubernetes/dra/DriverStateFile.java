@@ -22,9 +22,14 @@ import java.util.Optional;
  * The driver's prepared claims on disk, written whole with {@link AtomicFiles} before the kubelet gets an
  * answer, so that after {@code kill -9} the next start knows every claim it answered.
  *
- * <p>Format: {@code {"version": 1, "driver": "gpu.qgpu.io", "node": NAME, "claims": [{"uid", "namespace",
+ * <p>Format: {@code {"version": 1, "driver": "gpu.qgpu.io", "node": NAME, "bootId": ID (when known), "claims": [{"uid", "namespace",
  * "name", "placement": {...as QgpuJson writes it}, "devices": [{"requests": [...], "pool", "device",
  * "shareID" (or absent), "gpu", "cdiIds": [...]}]}]}}.
+ *
+ * <p>The boot id ({@code /proc/sys/kernel/random/boot_id}, {@link #currentBootId()}) is written with every
+ * save; a file whose boot id is another than the node's now was written before a reboot, and {@link #load()}
+ * says so ({@link ClaimStore.Saved#anotherBoot()}): its claims' containers are gone, and the kubelet prepares
+ * again whatever it restarts. A file without a boot id (written by an older driver) is taken as of this boot.
  *
  * <p>Thread safety: not thread-safe; {@link PreparedClaims} calls it under its lock.
  */
@@ -32,12 +37,33 @@ final class DriverStateFile implements ClaimStore {
     static final int VERSION = 1;
     private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
+    /** Where Linux gives the id of the current boot. */
+    static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
+
     private final Path path;
     private final String node;
+    private final Optional<String> bootId;
 
+    /** A state file of this node, stamped with the current boot id. */
     DriverStateFile(Path path, String node) {
+        this(path, node, currentBootId());
+    }
+
+    /** A state file of this node, stamped with this boot id (empty: none known). */
+    DriverStateFile(Path path, String node, Optional<String> bootId) {
         this.path = path.toAbsolutePath();
         this.node = node;
+        this.bootId = bootId;
+    }
+
+    /** The id of the current boot, when this system tells it. */
+    static Optional<String> currentBootId() {
+        try {
+            String id = Files.readString(BOOT_ID).trim();
+            return id.isEmpty() ? Optional.empty() : Optional.of(id);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     @Override
@@ -46,6 +72,7 @@ final class DriverStateFile implements ClaimStore {
         root.put("version", VERSION);
         root.put("driver", DriverNames.DRIVER);
         root.put("node", node);
+        bootId.ifPresent(b -> root.put("bootId", b));
         ArrayNode list = root.putArray("claims");
         try {
             for (PreparedClaim c : claims) {
@@ -71,7 +98,7 @@ final class DriverStateFile implements ClaimStore {
     }
 
     @Override
-    public Optional<List<PreparedClaim>> load() {
+    public Optional<Saved> load() {
         JsonNode root;
         try {
             root = MAPPER.readTree(Files.readAllBytes(path));
@@ -95,11 +122,19 @@ final class DriverStateFile implements ClaimStore {
         if (list == null || !list.isArray()) {
             throw bad("$.claims", list + " must be an array");
         }
+        JsonNode b = root.get("bootId");
+        if (b != null && (!b.isTextual() || b.textValue().isBlank())) {
+            throw bad("$.bootId", b + " must be a non-blank string");
+        }
         List<PreparedClaim> out = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
             out.add(claim(list.get(i), "$.claims[" + i + "]"));
         }
-        return Optional.of(List.copyOf(out));
+        Optional<String> another = Optional.empty();
+        if (b != null && bootId.isPresent() && !b.textValue().equals(bootId.get())) {
+            another = Optional.of("saved in boot " + b.textValue() + ", the node now runs boot " + bootId.get());
+        }
+        return Optional.of(new Saved(out, another));
     }
 
     private PreparedClaim claim(JsonNode o, String at) {

@@ -5,41 +5,55 @@ import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
+import io.qgpu.kubernetes.node.reconcile.NodeResource;
+import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
+import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
+import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The driver's ledger of prepared claims: reserves each claim's placement in qgpu's {@link Ledger}, writes
- * its CDI spec, and keeps the whole set in the {@link ClaimStore} before the kubelet is answered.
+ * The driver's desired state, the prepared claims: each claim's placement reserved in qgpu's {@link Ledger} and
+ * the whole set kept in the {@link ClaimStore}; and the node resources that follow from it, which the driver's
+ * {@link NodeReconciler} keeps in line: each claim's CDI spec ({@link #cdiSpecs()}), with
+ * {@code --sharing hami-core} its HAMi-core cache directory under the cache root ({@link #cacheDirectories()}) and
+ * the node's shared HAMi-core directories ({@link #sharedDirectories()}).
  *
- * <p>A prepare of a claim already prepared answers the same devices and reserves nothing more. A claim
- * the ledger refuses (it does not fit what is left on its GPUs, or breaks the granularity rules) changes
- * nothing. An unprepare releases the reservation, saves, then removes the CDI spec; an unknown claim is
- * a success. {@link #restore()} rebuilds the reservations from the store after a restart, writes back
- * CDI specs that are missing and removes specs of claims the store does not hold (left by a crash
- * between writing the spec and saving).
+ * <p>{@link #prepare} is one {@link NodeTransaction}: compute the container edits, reserve, record and save,
+ * create the claim's fresh directories and write its spec (through the reconciler, so the answer comes only once
+ * they hold), answer. Anything that fails undoes all of it: no reservation, saved claim, directory or spec
+ * outlives a failed answer. A prepare of a claim already prepared answers the same devices and reserves nothing
+ * more. {@link #unprepare} releases and saves, then removes the claim's spec and directory (what cannot be
+ * removed now is removed by a later pass). {@link #restore()} rebuilds the reservations after a restart;
+ * writing back missing specs and removing those of claims the store does not hold (left by a crash between
+ * writing and saving, or by claims from before a reboot) is the reconciler's first pass.
  *
  * <pre>{@code
- * PreparedClaims claims = new PreparedClaims(ledger, new DriverStateFile(file, node), new CdiSpecs(cdiRoot), edits);
+ * PreparedClaims claims = new PreparedClaims(ledger, new DriverStateFile(file, node), new CdiSpecs(cdiRoot), edits, Optional.empty());
  * claims.restore();
+ * NodeReconciler r = new NodeReconciler("qgpu-dra-driver", claims.resources(), settings, ticker);
+ * claims.attach(r);
  * PreparedClaim done = claims.prepare(plan);       // devices with their CDI ids
  * claims.unprepare(plan.uid());
  * }</pre>
  *
- * <p>Thread safety: thread-safe. Every method holds this object's lock, so that the reservation, the spec
- * and the saved set change together: without it two prepares could each save a set missing the other's
+ * <p>Thread safety: thread-safe. Every method holds this object's lock, so that the reservation, the saved set
+ * and the side effects change together: without it two prepares could each save a set missing the other's
  * claim, and after a restart the ledger would forget a reservation and admit more than the GPU holds
- * ({@code ConcurrentPrepareTest} fails that way with the lock removed).
+ * ({@code ConcurrentPrepareTest} fails that way with the lock removed). The reconciler's own passes read the
+ * desired state from an immutable snapshot taken at each change, without that lock (the lock order is always
+ * this object, then the reconciler).
  */
 final class PreparedClaims {
     private static final Logger LOG = LoggerFactory.getLogger(PreparedClaims.class);
@@ -49,12 +63,34 @@ final class PreparedClaims {
     private final CdiSpecs cdi;
     private final PlacementEdits edits;
     private final Map<String, PreparedClaim> byUid = new LinkedHashMap<>();
+    /**
+     * {@link #byUid} as of its last change, read by the reconciler's passes without this object's lock: the lock
+     * order is always this object, then the reconciler (a prepare holds this and ensures through the reconciler).
+     */
+    private volatile Map<String, PreparedClaim> snapshot = Map.of();
+    private final NodeResource<String> cdiSpecs;
+    private final Optional<OwnedDirectories> cacheDirectories;
+    private final NodeResource<String> sharedDirectories;
+    private NodeReconciler reconciler;
 
-    PreparedClaims(Ledger ledger, ClaimStore store, CdiSpecs cdi, PlacementEdits edits) {
+    /**
+     * @param cacheRoot with {@code --sharing hami-core}: the root of the per-claim cache directories, which this
+     *                  driver owns (a directory there that no claim wants is removed)
+     */
+    PreparedClaims(Ledger ledger, ClaimStore store, CdiSpecs cdi, PlacementEdits edits, Optional<Path> cacheRoot) {
         this.ledger = ledger;
         this.store = store;
         this.cdi = cdi;
         this.edits = edits;
+        this.cdiSpecs = NodeResource.of("cdi-spec", this::uids, cdi::transientIds, this::ensureSpec, cdi::delete);
+        this.cacheDirectories = cacheRoot.map(root -> new OwnedDirectories("hami-core-cache", root, this::freshDirectories));
+        this.sharedDirectories = NodeResource.of("shared-directory", this::sharedDirectoryPaths, Set::of,
+                p -> Files.createDirectories(Path.of(p)), p -> { });
+    }
+
+    /** Without a sharing back end's directories. */
+    PreparedClaims(Ledger ledger, ClaimStore store, CdiSpecs cdi, PlacementEdits edits) {
+        this(ledger, store, cdi, edits, Optional.empty());
     }
 
     /** Why a claim was not prepared, in words for the kubelet's per-claim error. */
@@ -66,21 +102,69 @@ final class PreparedClaims {
         }
     }
 
-    /** Rebuilds the reservations and CDI specs of the saved claims; call once before serving. */
+    /** The node resources that follow from the prepared claims, in the order the reconciler ensures them. */
+    List<NodeResource<?>> resources() {
+        List<NodeResource<?>> out = new ArrayList<>();
+        out.add(sharedDirectories);
+        cacheDirectories.ifPresent(out::add);
+        out.add(cdiSpecs);
+        return List.copyOf(out);
+    }
+
+    /** The CDI specs, one per prepared claim. */
+    NodeResource<String> cdiSpecs() {
+        return cdiSpecs;
+    }
+
+    /** With {@code --sharing hami-core}: the claims' cache directories. */
+    Optional<OwnedDirectories> cacheDirectories() {
+        return cacheDirectories;
+    }
+
+    /** The directories the sharing back end shares between claims (HAMi-core's lock directory). */
+    NodeResource<String> sharedDirectories() {
+        return sharedDirectories;
+    }
+
+    /** Uses this reconciler (the agent's) for the side effects; without one a private one is made on first use. */
+    synchronized void attach(NodeReconciler r) {
+        this.reconciler = r;
+    }
+
+    private NodeReconciler reconciler() {
+        if (reconciler == null) {
+            reconciler = new NodeReconciler("prepared-claims", resources(), NodeReconciler.Settings.defaults(), System::nanoTime);
+        }
+        return reconciler;
+    }
+
+    /**
+     * Rebuilds the reservations of the saved claims; call once before serving, then let the reconciler run a
+     * pass. Claims saved before the node last booted are dropped (their containers are gone; the kubelet
+     * prepares again what it restarts), and the state file is saved without them.
+     */
     synchronized void restore() {
-        List<PreparedClaim> saved = store.load().orElse(List.of());
-        for (PreparedClaim c : saved) {
+        Optional<ClaimStore.Saved> loaded = store.load();
+        if (loaded.isEmpty()) {
+            LOG.info("no state file yet: no prepared claim to restore");
+            return;
+        }
+        ClaimStore.Saved saved = loaded.get();
+        if (saved.anotherBoot().isPresent()) {
+            LOG.warn("the state file was written before the node booted ({}): its {} claim(s) are not restored: {}",
+                    saved.anotherBoot().get(), saved.claims().size(), saved.claims().stream().map(PreparedClaim::key).toList());
+            store.save(List.of());
+            return;
+        }
+        for (PreparedClaim c : saved.claims()) {
             ReserveResult r = ledger.reserve(c.placement());
             if (r instanceof ReserveResult.Refused f) {
                 // kept, so that its unprepare still finds it; its GPUs are no longer what they were
                 LOG.error("prepared claim {} ({}) cannot be reserved again: {}", c.key(), c.uid(), f.summary());
             }
             byUid.put(c.uid(), c);
-            if (!Files.exists(cdi.file(c.uid()))) {
-                writeSpec(c, false);
-            }
         }
-        removeOrphanSpecs();
+        published();
         LOG.info("{} prepared claim(s) restored", byUid.size());
     }
 
@@ -100,92 +184,150 @@ final class PreparedClaims {
      * @param plan the claim with its placement and devices (CDI ids not yet set)
      * @return the claim as prepared, its devices with their CDI ids
      * @throws RefusedException when the ledger refuses the placement
+     * @throws io.qgpu.api.InvalidValueException when the sharing back end refuses it
+     * @throws Exception        when a side effect cannot be made to hold (nothing is left of the claim)
      */
-    synchronized PreparedClaim prepare(PreparedClaim plan) throws RefusedException {
+    synchronized PreparedClaim prepare(PreparedClaim plan) throws Exception {
         PreparedClaim done = byUid.get(plan.uid());
         if (done != null) {
             return done;
         }
-        ReserveResult r = ledger.reserve(plan.placement());
-        if (r instanceof ReserveResult.Refused f) {
-            throw new RefusedException("does not fit: " + f.summary());
-        }
-        PreparedClaim prepared;
-        try {
-            prepared = writeSpec(plan, true);
-            byUid.put(prepared.uid(), prepared);
+        String uid = plan.uid();
+        try (NodeTransaction tx = NodeTransaction.begin("prepare claim " + plan.key() + " (" + uid + ")")) {
+            PlacementEdits.Edits e = edits.edits(plan.placement(), uid);
+            if (ledger.reserve(plan.placement()) instanceof ReserveResult.Refused f) {
+                throw new RefusedException("does not fit: " + f.summary());
+            }
+            tx.undo("release the reservation", () -> ledger.release(uid));
+            PreparedClaim prepared = withCdiIds(plan);
+            byUid.put(uid, prepared);
+            published();
+            tx.undo("forget the claim", () -> {
+                byUid.remove(uid);
+                published();
+            });
             store.save(List.copyOf(byUid.values()));
-        } catch (RuntimeException e) {
-            byUid.remove(plan.uid());
-            ledger.release(plan.uid());
-            cdi.delete(plan.uid());
-            throw e;
+            tx.undo("save the claims without it", () -> {
+                byUid.remove(uid);
+                published();
+                store.save(List.copyOf(byUid.values()));
+            });
+            NodeReconciler r = reconciler();
+            List<Path> fresh = fresh(e);
+            if (cacheDirectories.isPresent()) {
+                tx.undo("remove its directories", () -> r.removeNow(cacheDirectories.get(), fresh));
+                r.removeNow(cacheDirectories.get(), fresh);   // a directory of the claim's starts empty
+                r.ensureNow(cacheDirectories.get(), fresh);
+            }
+            r.ensureNow(sharedDirectories, sharedOf(e));
+            tx.undo("remove its CDI spec", () -> r.removeNow(cdiSpecs, List.of(uid)));
+            r.ensureNow(cdiSpecs, List.of(uid));
+            tx.commit();
+            return prepared;
         }
-        return prepared;
     }
 
     /**
-     * Unprepares a claim: releases its share, saves, removes its CDI spec.
+     * Unprepares a claim: releases its share and saves; then removes its CDI spec and directories (what cannot be
+     * removed now is left to the reconciler's next passes).
      *
      * @return whether it was prepared
      */
     synchronized boolean unprepare(String uid) {
-        PreparedClaim c = byUid.remove(uid);
+        PreparedClaim c = byUid.get(uid);
         if (c == null) {
             return false;
         }
-        ledger.release(uid);
-        try {
+        try (NodeTransaction tx = NodeTransaction.begin("unprepare claim " + c.key() + " (" + uid + ")")) {
+            byUid.remove(uid);
+            published();
+            tx.undo("keep the claim", () -> {
+                byUid.put(uid, c);
+                published();
+            });
+            ledger.release(uid);
+            tx.undo("reserve it again", () -> ledger.reserve(c.placement()));
             store.save(List.copyOf(byUid.values()));
-        } catch (RuntimeException e) {
-            byUid.put(uid, c);
-            ledger.reserve(c.placement());
-            throw e;
+            tx.commit();
         }
-        cdi.delete(uid);
+        NodeReconciler r = reconciler();
+        r.removeNow(cdiSpecs, List.of(uid));
+        cacheDirectories.ifPresent(d -> r.removeNow(d, freshOf(c)));
+        r.trigger();
         return true;
     }
 
-    /**
-     * Writes the claim's CDI spec: the placement's common edits once (with the node's sharing back end's, the
-     * claim's uid naming its container), each device's GPU edits per device.
-     *
-     * @param createHostDirectories whether to create the back end's host directories first (at prepare; not at a
-     *                              restore, where a fresh one would be emptied under a running container)
-     */
-    private PreparedClaim writeSpec(PreparedClaim c, boolean createHostDirectories) {
-        PlacementEdits.Edits e = edits.edits(c.placement(), c.uid());
-        if (createHostDirectories) {
-            e.createHostDirectories();
-        }
-        List<CdiSpecs.Device> specDevices = new ArrayList<>();
-        for (PreparedClaim.Device d : c.devices()) {
-            ContainerEdits own = e.perGpu().getOrDefault(d.gpuUuid(), ContainerEdits.EMPTY);
-            specDevices.add(new CdiSpecs.Device(DriverNames.cdiDeviceName(c.uid(), d.device()), own));
-        }
-        List<String> ids = cdi.write(c.uid(), e.common(), specDevices);
-        List<PreparedClaim.Device> withIds = new ArrayList<>();
-        for (int i = 0; i < c.devices().size(); i++) {
-            withIds.add(c.devices().get(i).withCdiIds(List.of(ids.get(i))));
-        }
-        return c.withDevices(withIds);
+    // ------------------------------------------------------------------------------- what the reconciler reads
+
+    private void published() {
+        snapshot = Map.copyOf(byUid);
     }
 
-    private void removeOrphanSpecs() {
-        String prefix = CdiSpecs.KIND.replace('/', '-') + "_";
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(cdi.root(), prefix + "*.json")) {
-            for (Path f : files) {
-                String name = f.getFileName().toString();
-                String uid = name.substring(prefix.length(), name.length() - ".json".length());
-                if (!byUid.containsKey(uid)) {
-                    LOG.info("removing CDI spec {} of a claim that was never answered", f);
-                    Files.deleteIfExists(f);
-                }
-            }
-        } catch (java.nio.file.NoSuchFileException e) {
-            // no CDI root yet: nothing to remove
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list the CDI root " + cdi.root() + ": " + e.getMessage(), e);
+    private Set<String> uids() {
+        return new LinkedHashSet<>(snapshot.keySet());
+    }
+
+    private Set<Path> freshDirectories() {
+        Set<Path> out = new LinkedHashSet<>();
+        for (PreparedClaim c : snapshot.values()) {
+            out.addAll(freshOf(c));
         }
+        return out;
+    }
+
+    private Set<String> sharedDirectoryPaths() {
+        Set<String> out = new LinkedHashSet<>();
+        for (PreparedClaim c : snapshot.values()) {
+            out.addAll(sharedOf(editsOf(c)));
+        }
+        return out;
+    }
+
+    private static List<String> sharedOf(PlacementEdits.Edits e) {
+        return e.hostDirectories().stream().filter(d -> !d.fresh()).map(SharingEdits.HostDirectory::path).toList();
+    }
+
+    private List<Path> freshOf(PreparedClaim c) {
+        return fresh(editsOf(c));
+    }
+
+    private static List<Path> fresh(PlacementEdits.Edits e) {
+        return e.hostDirectories().stream().filter(SharingEdits.HostDirectory::fresh).map(d -> Path.of(d.path())).toList();
+    }
+
+    private PlacementEdits.Edits editsOf(PreparedClaim c) {
+        return edits.edits(c.placement(), c.uid());
+    }
+
+    /** The reconciler's step: the claim's spec as it must be, written when missing or different. */
+    private void ensureSpec(String uid) throws IOException {
+        PreparedClaim c = snapshot.get(uid);
+        if (c == null) {
+            return;   // unprepared meanwhile: the next pass removes the spec
+        }
+        PlacementEdits.Edits e = editsOf(c);
+        if (cdi.ensure(uid, e.common(), specDevices(c, e))) {
+            LOG.info("CDI spec of claim {} ({}) written", c.key(), uid);
+        }
+    }
+
+    /**
+     * The spec's devices: each device's GPU edits, named for the claim and device.
+     */
+    private static List<CdiSpecs.Device> specDevices(PreparedClaim c, PlacementEdits.Edits e) {
+        List<CdiSpecs.Device> out = new ArrayList<>();
+        for (PreparedClaim.Device d : c.devices()) {
+            ContainerEdits own = e.perGpu().getOrDefault(d.gpuUuid(), ContainerEdits.EMPTY);
+            out.add(new CdiSpecs.Device(DriverNames.cdiDeviceName(c.uid(), d.device()), own));
+        }
+        return out;
+    }
+
+    private PreparedClaim withCdiIds(PreparedClaim c) {
+        List<PreparedClaim.Device> withIds = new ArrayList<>();
+        for (PreparedClaim.Device d : c.devices()) {
+            withIds.add(d.withCdiIds(List.of(CdiSpecs.qualifiedName(DriverNames.cdiDeviceName(c.uid(), d.device())))));
+        }
+        return c.withDevices(withIds);
     }
 }

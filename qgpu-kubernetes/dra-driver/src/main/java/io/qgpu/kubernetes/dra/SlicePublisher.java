@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.qgpu.api.Health;
+import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import java.util.LinkedHashMap;
@@ -24,21 +25,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes the node's GPUs as one {@code resource.k8s.io/v1} ResourceSlice through the API server:
- * driver {@value DriverNames#DRIVER}, {@code nodeName} and pool name = the node, one slice in the pool
- * (complete), one device per healthy GPU named {@code gpu-<index>} with attributes {@code uuid},
- * {@code productName}, {@code index}, {@code minor}, {@code computeCapability} (a version such as
- * {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), capacity
+ * The node's GPUs as one {@code resource.k8s.io/v1} ResourceSlice on the API server, as a {@link NodeResource} of
+ * the driver's reconciler (key: the slice's name): driver {@value DriverNames#DRIVER}, {@code nodeName} and pool
+ * name = the node, one slice in the pool (complete), one device per healthy GPU named {@code gpu-<index>} with
+ * attributes {@code uuid}, {@code productName}, {@code index}, {@code minor}, {@code computeCapability} (a
+ * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), capacity
  * {@value DriverNames#CAPACITY_MEMORY} (the GPU's total memory as NVML reports it, in bytes) and
  * {@value DriverNames#CAPACITY_CORES} (100), and {@code allowMultipleAllocations: true}.
  *
- * <p>On {@link #start()} it removes every other slice of this driver and node (a previous run's, under
- * another name) and writes its own, so a restart leaves exactly one. A GPU that turns unhealthy is taken
- * out of the slice, and put back when healthy; each change publishes the pool with a higher generation.
+ * <p>Desired: this driver's one slice ({@link DriverNames#sliceName}); present: every slice of this driver and
+ * node on the API server, so one left by an earlier run under another name is removed. {@link #ensure} reads
+ * the slice from the API server and writes it (create or update) when it is missing or its devices are not
+ * those of the healthy GPUs now; the pool's generation grows with every change of the devices, and starts
+ * above any generation this node's slices had. A GPU that turns unhealthy ({@link #setHealth}) is taken out and
+ * put back when healthy: the change is recorded here and published by the reconciler's next pass, which the
+ * caller triggers; a write that fails (the API server down for longer than the client's retries, a 4xx, a
+ * conflict) is retried by the reconciler with back-off until the slice is right.
  *
  * <p>Thread safety: thread-safe (serialised on this object).
  */
-final class SlicePublisher {
+final class SlicePublisher implements NodeResource<String> {
     private static final Logger LOG = LoggerFactory.getLogger(SlicePublisher.class);
 
     private final KubernetesClient client;
@@ -46,6 +52,8 @@ final class SlicePublisher {
     private final NodeGpus gpus;
     private final Set<String> unhealthy = new LinkedHashSet<>();
     private long generation;
+    /** The device names of the last slice this driver wrote, or null when it wrote none yet. */
+    private List<String> published;
 
     SlicePublisher(KubernetesClient client, String node, NodeGpus gpus) {
         this.client = client;
@@ -53,52 +61,106 @@ final class SlicePublisher {
         this.gpus = gpus;
     }
 
-    /** Removes other slices of this driver and node, and publishes. */
-    synchronized void start() {
-        String mine = DriverNames.sliceName(node);
+    @Override
+    public String kind() {
+        return "resource-slice";
+    }
+
+    @Override
+    public Set<String> desired() {
+        return Set.of(DriverNames.sliceName(node));
+    }
+
+    /** The names of this driver's slices of this node on the API server; raises their generations' floor. */
+    @Override
+    public synchronized Set<String> present() {
+        Set<String> out = new LinkedHashSet<>();
         for (ResourceSlice s : client.resources(ResourceSlice.class).list().getItems()) {
             if (s.getSpec() == null || !DriverNames.DRIVER.equals(s.getSpec().getDriver()) || !node.equals(s.getSpec().getNodeName())) {
                 continue;
             }
-            if (s.getSpec().getPool() != null && s.getSpec().getPool().getGeneration() != null) {
-                generation = Math.max(generation, s.getSpec().getPool().getGeneration());
-            }
-            if (!mine.equals(s.getMetadata().getName())) {
-                LOG.info("removing ResourceSlice {}, left by an earlier run on this node", s.getMetadata().getName());
-                client.resources(ResourceSlice.class).withName(s.getMetadata().getName()).delete();
-            }
+            generation = Math.max(generation, generationOf(s));
+            out.add(s.getMetadata().getName());
         }
-        publish();
+        return out;
     }
 
-    /** Takes a GPU out of the slice (unhealthy) or puts it back (healthy); republishes on a change. */
-    synchronized void setHealth(String uuid, Health health) {
+    /** Publishes the slice when the API server's differs from the healthy GPUs now. */
+    @Override
+    public synchronized void ensure(String name) {
+        ResourceSlice want = build(generation);
+        ResourceSlice have = client.resources(ResourceSlice.class).withName(name).get();
+        if (have != null) {
+            generation = Math.max(generation, generationOf(have));
+            if (have.getSpec() != null && sameDevices(have, want) && DriverNames.DRIVER.equals(have.getSpec().getDriver())
+                    && node.equals(have.getSpec().getNodeName())) {
+                published = names(want);
+                return;
+            }
+        }
+        long next = generation + 1;
+        ResourceSlice s = build(next);
+        if (have != null) {
+            s.getMetadata().setResourceVersion(have.getMetadata().getResourceVersion());
+        }
+        client.resources(ResourceSlice.class).resource(s).createOr(NonDeletingOperation::update);
+        generation = next;
+        published = names(s);
+        LOG.info("published ResourceSlice {}: {} device(s), pool generation {}", name, s.getSpec().getDevices().size(), generation);
+    }
+
+    /** Deletes a slice of this driver and node left under another name. */
+    @Override
+    public void remove(String name) {
+        LOG.info("removing ResourceSlice {}, left by an earlier run on this node", name);
+        client.resources(ResourceSlice.class).withName(name).delete();
+    }
+
+    /**
+     * Records a GPU's health: an unhealthy GPU is left out of the slice from the next pass on, a healthy one put
+     * back.
+     *
+     * @return whether the slice's devices change (the caller triggers a pass)
+     */
+    synchronized boolean setHealth(String uuid, Health health) {
         boolean changed = health == Health.HEALTHY ? unhealthy.remove(uuid) : unhealthy.add(uuid);
         if (changed && gpus.byUuid(uuid).isPresent()) {
-            LOG.info("GPU {} is {}: publishing the slice again", uuid, health);
-            publish();
+            LOG.info("GPU {} is {}: the slice is published again", uuid, health);
+            return true;
         }
+        return false;
     }
 
-    /** The slice as last published. */
+    /** The slice as it should be now. */
     synchronized ResourceSlice slice() {
-        return build();
+        return build(generation);
     }
 
-    private void publish() {
-        generation++;
-        ResourceSlice s = build();
-        client.resources(ResourceSlice.class).resource(s).createOr(NonDeletingOperation::update);
-        LOG.info("published ResourceSlice {}: {} device(s), pool generation {}", s.getMetadata().getName(),
-                s.getSpec().getDevices().size(), generation);
+    /** The devices of the last slice written or found right, null before the first. */
+    synchronized List<String> published() {
+        return published == null ? null : List.copyOf(published);
     }
 
-    private ResourceSlice build() {
+    private static long generationOf(ResourceSlice s) {
+        return s.getSpec() != null && s.getSpec().getPool() != null && s.getSpec().getPool().getGeneration() != null
+                ? s.getSpec().getPool().getGeneration() : 0L;
+    }
+
+    private static List<String> names(ResourceSlice s) {
+        return s.getSpec().getDevices().stream().map(Device::getName).toList();
+    }
+
+    private static boolean sameDevices(ResourceSlice have, ResourceSlice want) {
+        return java.util.Objects.equals(have.getSpec().getDevices(), want.getSpec().getDevices())
+                && have.getSpec().getPool() != null && java.util.Objects.equals(have.getSpec().getPool().getName(), want.getSpec().getPool().getName());
+    }
+
+    private ResourceSlice build(long gen) {
         List<Device> devices = gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).map(SlicePublisher::device).toList();
         return new ResourceSliceBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(DriverNames.sliceName(node)).build())
                 .withNewSpec().withDriver(DriverNames.DRIVER).withNodeName(node)
-                .withNewPool().withName(node).withGeneration(generation).withResourceSliceCount(1L).endPool()
+                .withNewPool().withName(node).withGeneration(gen).withResourceSliceCount(1L).endPool()
                 .withDevices(devices).endSpec().build();
     }
 

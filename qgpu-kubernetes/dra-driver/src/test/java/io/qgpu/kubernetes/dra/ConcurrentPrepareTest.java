@@ -96,7 +96,7 @@ class ConcurrentPrepareTest extends DriverTestBase {
         }
 
         @Override
-        public Optional<List<PreparedClaim>> load() {
+        public Optional<ClaimStore.Saved> load() {
             return real.load();
         }
     }

@@ -74,6 +74,14 @@ class SliceTest extends DriverTestBase {
         assertEquals("node-a-gpu.qgpu.io", s1.getMetadata().getName());
         assertTrue(s1.getSpec().getPool().getGeneration() > 4, "the pool's generation grows past the old slice's");
         first.close();
+        // a restart that finds the slice right leaves it as it is (same generation: nothing changed for the scheduler)
+        DraDriver second = start("t4x4");
+        assertEquals(s1, only());
+        second.close();
+        // one edited behind the driver's back (a device removed) is put right, with a higher generation
+        ResourceSlice edited = only();
+        edited.getSpec().getDevices().remove(3);
+        client.resources(ResourceSlice.class).resource(edited).update();
         start("t4x4");
         ResourceSlice s2 = only();
         assertEquals(4, s2.getSpec().getDevices().size());
