@@ -17,13 +17,27 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs and supervises one MPS control daemon per shared GPU. {@link #share} names the GPUs that should have
- * one: the supervisor starts a daemon for each new GPU (or adopts one that already answers, after a restart
- * of the node agent) and quits the daemons of GPUs no longer named. {@link #tick()} does what is due at the
- * ticker's time: a health check of each running daemon every {@link Settings#healthEvery()}, and the restart
- * of a daemon that failed its check or its start after a back-off. The back-off starts at
- * {@link Settings#initialBackoff()} and doubles with each consecutive failure up to
- * {@link Settings#maxBackoff()}; a daemon that stayed healthy for {@link Settings#stableAfter()} starts
- * again from the initial back-off. {@link #close()} quits every daemon.
+ * one: for each GPU not yet supervised the supervisor adopts a daemon that already answers (after a restart
+ * of the node agent) or else starts one; it quits the daemons of GPUs no longer named. {@link #tick()} does
+ * what is due at the ticker's time:
+ * <ul>
+ *   <li>a running daemon is checked ({@link MpsControl#healthy}) every {@link Settings#healthEvery()}; one
+ *       that does not answer goes to {@link State#BACKING_OFF}, as does a GPU whose start fails or whose new
+ *       daemon does not answer;</li>
+ *   <li>when a GPU's back-off is over, the supervisor checks it again before it restarts anything. A daemon
+ *       that answers now (it was only slow or busy) is adopted: {@link State#RUNNING} again, no start, no
+ *       quit. Otherwise the supervisor sends {@code quit} (best effort: it fails when no daemon runs or when
+ *       the daemon is hung; the failure is logged at info and changes nothing) and then starts a daemon. If
+ *       that start fails (the real program refuses {@code -d} while a daemon that did not take the
+ *       {@code quit} still lives) or the new daemon does not answer, the GPU backs off again.</li>
+ * </ul>
+ * So the supervisor never starts a daemon while the GPU's daemon answers, and a hung daemon that answers
+ * nothing is not joined by a second one: the starts fail and the waits grow until it goes. The back-off
+ * starts at {@link Settings#initialBackoff()} and doubles with each consecutive failure up to
+ * {@link Settings#maxBackoff()}; a daemon that stayed healthy for {@link Settings#stableAfter()} since its
+ * start or adoption starts again from the initial back-off. Every wait is counted from the ticker's time
+ * when the command that decided it returned, so a slow command (one that runs until its timeout) does not
+ * use the wait up. {@link #close()} quits every daemon.
  *
  * <p>Time comes only from the {@link Ticker}; the supervisor never sleeps. A deployment calls {@link #tick()}
  * periodically ({@link #tickEvery}); tests advance a manual ticker and call it themselves.
@@ -50,7 +64,7 @@ public final class MpsSupervisor implements AutoCloseable {
      * @param healthEvery    how often a running daemon is checked
      * @param initialBackoff the wait before the first restart after a failure
      * @param maxBackoff     the longest wait between restarts
-     * @param stableAfter    a daemon healthy this long since its start counts its next failure as the first
+     * @param stableAfter    a daemon healthy this long since its start or adoption counts its next failure as the first
      *
      * <p>Thread safety: immutable.
      */
@@ -82,7 +96,10 @@ public final class MpsSupervisor implements AutoCloseable {
     public enum State {
         /** Started and answering; checked every {@link Settings#healthEvery()}. */
         RUNNING,
-        /** Failed a check or a start; restarted at {@link DaemonStatus#nextActionAtNanos()}. */
+        /**
+         * Failed a check or a start; at {@link DaemonStatus#nextActionAtNanos()} adopted if it answers again,
+         * else sent {@code quit} and started.
+         */
         BACKING_OFF
     }
 
@@ -93,7 +110,8 @@ public final class MpsSupervisor implements AutoCloseable {
      * @param state               running or backing off
      * @param starts              how many times the supervisor started it ({@code -d}), failed starts included
      * @param consecutiveFailures failures since it last counted as stable
-     * @param nextActionAtNanos   ticker time of the next health check (running) or restart (backing off)
+     * @param nextActionAtNanos   ticker time of the next health check (running) or of the check and restart
+     *                            that end the back-off (backing off)
      *
      * <p>Thread safety: immutable.
      */
@@ -126,8 +144,10 @@ public final class MpsSupervisor implements AutoCloseable {
     }
 
     /**
-     * Makes these GPUs the shared ones: starts (or adopts) a daemon for each GPU not yet supervised, quits the
-     * daemons of supervised GPUs not in the set. A start that fails is retried after the back-off.
+     * Makes these GPUs the shared ones: for each GPU not yet supervised adopts its daemon if one answers, else
+     * starts one; quits the daemons of supervised GPUs not in the set. A start that fails, or a daemon that
+     * starts but does not answer, backs off and is handled by {@link #tick()} when the back-off is over
+     * (adopted if it answers then, else quit and started).
      *
      * @throws IllegalStateException after {@link #close()}
      */
@@ -141,40 +161,42 @@ public final class MpsSupervisor implements AutoCloseable {
                 quit(daemons.remove(gpu));
             }
         }
-        long now = ticker.read();
         for (String gpu : wanted) {
             if (!daemons.containsKey(gpu)) {
                 Daemon d = new Daemon(gpu);
                 daemons.put(gpu, d);
                 if (control.healthy(gpu)) {
                     LOG.info("MPS control daemon of GPU {} already answers: supervising it", gpu);
-                    running(d, now);
+                    running(d, ticker.read());
                 } else {
-                    start(d, now);
+                    start(d);
                 }
             }
         }
     }
 
-    /** Does what is due now: health checks of running daemons, restarts of failed ones whose back-off is over. */
+    /**
+     * Does what is due now: health checks of running daemons; for each GPU whose back-off is over, adoption of
+     * its daemon if it answers again, else {@code quit} and a start. Whether a GPU is due is decided at the
+     * ticker's time when its turn comes.
+     */
     public synchronized void tick() {
         if (closed) {
             return;
         }
-        long now = ticker.read();
         for (Daemon d : daemons.values()) {
-            if (now - d.nextAt < 0) {
+            if (ticker.read() - d.nextAt < 0) {
                 continue;
             }
             if (d.state == State.RUNNING) {
                 if (control.healthy(d.gpu)) {
-                    d.nextAt = now + settings.healthEvery().toNanos();
+                    d.nextAt = ticker.read() + settings.healthEvery().toNanos();
                 } else {
                     LOG.warn("MPS control daemon of GPU {} does not answer", d.gpu);
-                    failed(d, now);
+                    failed(d, ticker.read());
                 }
             } else {
-                start(d, now);
+                adoptOrRestart(d);
             }
         }
     }
@@ -213,21 +235,42 @@ public final class MpsSupervisor implements AutoCloseable {
         daemons.clear();
     }
 
-    private void start(Daemon d, long now) {
+    /**
+     * The end of a back-off: a daemon that answers again is adopted; otherwise it is asked to quit (it may be
+     * hung, or long gone) and a new one is started, since the program refuses {@code -d} while one lives.
+     */
+    private void adoptOrRestart(Daemon d) {
+        if (control.healthy(d.gpu)) {
+            LOG.info("MPS control daemon of GPU {} answers again after {} consecutive failure(s): adopting it, no restart",
+                    d.gpu, d.failures);
+            running(d, ticker.read());
+            return;
+        }
+        try {
+            control.quit(d.gpu);
+            LOG.info("MPS control daemon of GPU {} did not answer but took quit; starting a new one", d.gpu);
+        } catch (IOException e) {
+            LOG.info("quit to the MPS control daemon of GPU {} before its restart failed (none may run): {}",
+                    d.gpu, e.getMessage());
+        }
+        start(d);
+    }
+
+    private void start(Daemon d) {
         d.starts++;
         try {
             control.start(d.gpu);
         } catch (IOException e) {
             LOG.warn("starting the MPS control daemon of GPU {} failed: {}", d.gpu, e.getMessage());
-            failed(d, now);
+            failed(d, ticker.read());
             return;
         }
         if (control.healthy(d.gpu)) {
             LOG.info("MPS control daemon of GPU {} started", d.gpu);
-            running(d, now);
+            running(d, ticker.read());
         } else {
             LOG.warn("MPS control daemon of GPU {} started but does not answer", d.gpu);
-            failed(d, now);
+            failed(d, ticker.read());
         }
     }
 

@@ -5,8 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * A fake {@code nvidia-cuda-mps-control} the tests write into a temporary directory. It records every call
@@ -17,9 +23,26 @@ import java.util.Optional;
  * {@code get_server_list} succeeds while the daemon process lives, {@code quit} ends it; without a live
  * daemon every command fails (exit 1), as the real tool does when it cannot reach its daemon. Public (in the
  * node module's test jar) for the agents' tests.
+ *
+ * <p>Two modes, each switched on by a marker file in the GPU's pipe directory (read at every call, so a test
+ * switches them between calls with the static helpers):
+ * <ul>
+ *   <li>{@value #SILENT_FILE} ({@link #makeSilent}, {@link #clearSilent}): the daemon is hung. It stays
+ *       alive, so a second {@code -d} still fails, but every command to it ({@code get_server_list},
+ *       {@code quit}) fails with exit 1, as an unresponsive daemon's do; {@code quit} leaves it running.</li>
+ *   <li>{@value #SLOW_FILE} ({@link #makeSlow}, {@link #clearSlow}): the file holds a number of seconds (as
+ *       {@code sleep(1)} takes it, fractions allowed); every call, {@code -d} included, sleeps that long
+ *       after it is recorded and before it answers, as a slow daemon's commands do. Past
+ *       {@link ProcessMpsControl}'s timeout the call is killed and counts as failed.</li>
+ * </ul>
  */
 public final class FakeMpsControlScript {
     static final String PID_FILE = "nvidia-cuda-mps-control.pid";
+    /** The marker file (in the GPU's pipe directory) that makes its daemon silent (hung). */
+    public static final String SILENT_FILE = "silent";
+    /** The marker file (in the GPU's pipe directory) that makes every call slow; its content: seconds. */
+    public static final String SLOW_FILE = "slow";
+    private static final String DAEMON_SECONDS = "100000";
 
     /** The script. */
     public final Path binary;
@@ -45,16 +68,22 @@ public final class FakeMpsControlScript {
                 "  s=$(awk '{print $3}' \"/proc/$(cat \"$pidfile\")/stat\" 2>/dev/null)",
                 "  [ -n \"$s\" ] && [ \"$s\" != Z ]",
                 "}",
+                "slow_down() {",
+                "  [ -f \"$pipe/" + SLOW_FILE + "\" ] && sleep \"$(cat \"$pipe/" + SLOW_FILE + "\")\"",
+                "}",
                 "if [ \"$1\" = \"-d\" ]; then",
                 "  echo \"start visible=${CUDA_VISIBLE_DEVICES:-} pipe=${CUDA_MPS_PIPE_DIRECTORY:-} log=${CUDA_MPS_LOG_DIRECTORY:-}\" >> \"$RECORD\"",
+                "  slow_down",
                 "  if alive; then echo 'An instance of this daemon is already running'; exit 1; fi",
-                "  sleep 100000 </dev/null >/dev/null 2>&1 &",
+                "  sleep " + DAEMON_SECONDS + " </dev/null >/dev/null 2>&1 &",
                 "  echo $! > \"$pidfile\"",
                 "  exit 0",
                 "fi",
                 "read -r cmd",
                 "echo \"command $cmd visible=${CUDA_VISIBLE_DEVICES:-} pipe=${CUDA_MPS_PIPE_DIRECTORY:-} log=${CUDA_MPS_LOG_DIRECTORY:-}\" >> \"$RECORD\"",
+                "slow_down",
                 "if alive; then",
+                "  if [ -f \"$pipe/" + SILENT_FILE + "\" ]; then echo 'the MPS control daemon does not answer' >&2; exit 1; fi",
                 "  case \"$cmd\" in",
                 "    quit) kill \"$(cat \"$pidfile\")\"; rm -f \"$pidfile\" ;;",
                 "  esac",
@@ -80,6 +109,62 @@ public final class FakeMpsControlScript {
             return Optional.empty();
         }
         return Optional.of(Long.parseLong(Files.readString(f).trim()));
+    }
+
+    /**
+     * The pids of every running fake daemon of the GPU, found in {@code /proc} (a {@code sleep} of the daemon's
+     * length whose environment names the GPU's pipe directory), whatever its pid file says: a check that the
+     * GPU never has two daemons. Processes that cannot be read (another user's, or gone meanwhile) are skipped.
+     */
+    public static List<Long> liveDaemons(MpsLayout layout, String gpu) throws IOException {
+        byte[] cmdline = ("sleep\0" + DAEMON_SECONDS + "\0").getBytes(StandardCharsets.US_ASCII);
+        String env = "CUDA_MPS_PIPE_DIRECTORY=" + layout.pipeDir(gpu);
+        List<Long> pids = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                try {
+                    if (Arrays.equals(cmdline, Files.readAllBytes(proc.resolve("cmdline")))
+                            && List.of(Files.readString(proc.resolve("environ"), StandardCharsets.ISO_8859_1).split("\0")).contains(env)
+                            && running(Long.parseLong(name))) {
+                        pids.add(Long.parseLong(name));
+                    }
+                } catch (IOException e) {
+                    // not ours to read, or it went away
+                }
+            }
+        }
+        Collections.sort(pids);
+        return pids;
+    }
+
+    /** Makes the GPU's fake daemon silent: alive, but every command to it fails (exit 1). */
+    public static void makeSilent(MpsLayout layout, String gpu) throws IOException {
+        Files.createDirectories(layout.pipeDir(gpu));
+        Files.writeString(layout.pipeDir(gpu).resolve(SILENT_FILE), "");
+    }
+
+    /** Makes the GPU's fake daemon answer again (removes the {@value #SILENT_FILE} marker). */
+    public static void clearSilent(MpsLayout layout, String gpu) throws IOException {
+        Files.deleteIfExists(layout.pipeDir(gpu).resolve(SILENT_FILE));
+    }
+
+    /** Makes every call for the GPU sleep this long (millisecond precision) before it answers. */
+    public static void makeSlow(MpsLayout layout, String gpu, Duration d) throws IOException {
+        if (d.isNegative()) {
+            throw new IllegalArgumentException("slow = " + d + ": must not be negative");
+        }
+        long ms = d.toMillis();
+        Files.createDirectories(layout.pipeDir(gpu));
+        Files.writeString(layout.pipeDir(gpu).resolve(SLOW_FILE), String.format(Locale.ROOT, "%d.%03d%n", ms / 1000, ms % 1000));
+    }
+
+    /** Makes the GPU's calls answer at once again (removes the {@value #SLOW_FILE} marker). */
+    public static void clearSlow(MpsLayout layout, String gpu) throws IOException {
+        Files.deleteIfExists(layout.pipeDir(gpu).resolve(SLOW_FILE));
     }
 
     /** Whether a process runs (exists and is not a zombie), by the same rule as the fake. */

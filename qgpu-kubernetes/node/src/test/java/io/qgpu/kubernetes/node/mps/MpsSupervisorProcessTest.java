@@ -84,6 +84,7 @@ class MpsSupervisorProcessTest {
         long first = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
 
         FakeMpsControlScript.crash(first);
+        int callsBefore = fake.calls().size();
         supervisor.tick(); // not yet time for a health check
         assertEquals(MpsSupervisor.State.RUNNING, supervisor.status().get(GPU_A).state());
 
@@ -108,6 +109,100 @@ class MpsSupervisorProcessTest {
         assertEquals(List.of(start(GPU_A), start(GPU_A)), starts);
         long second = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
         assertTrue(second != first && FakeMpsControlScript.running(second), "a new daemon runs");
+        // the failed check; at the end of the back-off a check, a quit (that fails: no daemon), the start, its check
+        List<String> calls = fake.calls();
+        assertEquals(List.of(command("get_server_list", GPU_A), command("get_server_list", GPU_A), command("quit", GPU_A),
+                start(GPU_A), command("get_server_list", GPU_A)), calls.subList(callsBefore, calls.size()));
+        assertEquals(List.of(second), FakeMpsControlScript.liveDaemons(layout, GPU_A));
+    }
+
+    /**
+     * The bug this supervisor once had: the daemon misses one check (the fake's {@code silent} marker) and
+     * answers again by the end of the back-off. The supervisor adopts that same daemon; it does not run a
+     * second {@code -d} (which the program refuses while the daemon lives) and sends no {@code quit}.
+     */
+    @Test
+    void adoptsTheSameDaemonAfterItMissedOneCheck() throws Exception {
+        supervisor.share(Set.of(GPU_A));
+        long pid = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+
+        FakeMpsControlScript.makeSilent(layout, GPU_A);
+        ticker.advance(Duration.ofSeconds(5));
+        supervisor.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, supervisor.status().get(GPU_A).state());
+
+        FakeMpsControlScript.clearSilent(layout, GPU_A);
+        ticker.advance(Duration.ofSeconds(1));
+        supervisor.tick();
+        MpsSupervisor.DaemonStatus s = supervisor.status().get(GPU_A);
+        assertEquals(MpsSupervisor.State.RUNNING, s.state(), "adopted: " + fake.calls());
+        assertEquals(1, s.starts());
+        assertEquals(List.of(start(GPU_A)), fake.calls().stream().filter(c -> c.startsWith("start ")).toList(), "no second start");
+        assertFalse(fake.calls().contains(command("quit", GPU_A)), "no quit");
+        assertEquals(pid, FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow());
+        assertEquals(List.of(pid), FakeMpsControlScript.liveDaemons(layout, GPU_A));
+    }
+
+    /**
+     * The same with a daemon that was slow once: its health check runs past {@link ProcessMpsControl}'s
+     * timeout (1 s here; the fake's {@code slow} marker makes the command take 5 s) and is killed. When the
+     * back-off is over it answers in time and is adopted. Real time: the one timeout.
+     */
+    @Test
+    void adoptsTheSameDaemonAfterOneCheckTimedOut() throws Exception {
+        MpsSupervisor quick = new MpsSupervisor(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(1)), SETTINGS, ticker);
+        quick.share(Set.of(GPU_A));
+        long pid = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+
+        FakeMpsControlScript.makeSlow(layout, GPU_A, Duration.ofSeconds(5));
+        ticker.advance(Duration.ofSeconds(5));
+        quick.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, quick.status().get(GPU_A).state(), "the check timed out");
+
+        FakeMpsControlScript.clearSlow(layout, GPU_A);
+        ticker.advance(Duration.ofSeconds(1));
+        quick.tick();
+        assertEquals(MpsSupervisor.State.RUNNING, quick.status().get(GPU_A).state(), "adopted: " + fake.calls());
+        assertEquals(1, quick.status().get(GPU_A).starts());
+        assertEquals(1, fake.calls().stream().filter(c -> c.startsWith("start ")).count(), "no second start");
+        assertEquals(List.of(pid), FakeMpsControlScript.liveDaemons(layout, GPU_A));
+    }
+
+    /**
+     * A hung daemon (the {@code silent} marker stays): every retry checks, sends {@code quit} (refused) and
+     * runs {@code -d} (refused: the daemon lives), with waits of 1, 2, 4, 8, 8 s; the GPU never has a second
+     * daemon (its pid file names the first, and {@code /proc} holds no other). When it answers again it is
+     * adopted.
+     */
+    @Test
+    void aDaemonThatNeverAnswersAgainIsNotJoinedByASecond() throws Exception {
+        supervisor.share(Set.of(GPU_A));
+        long pid = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+        FakeMpsControlScript.makeSilent(layout, GPU_A);
+        ticker.advance(Duration.ofSeconds(5));
+        supervisor.tick();
+
+        for (long wait : List.of(1L, 2L, 4L, 8L, 8L)) {
+            MpsSupervisor.DaemonStatus s = supervisor.status().get(GPU_A);
+            assertEquals(MpsSupervisor.State.BACKING_OFF, s.state());
+            assertEquals(Duration.ofSeconds(wait).toNanos(), s.nextActionAtNanos() - ticker.read());
+            ticker.advance(Duration.ofSeconds(wait));
+            int before = fake.calls().size();
+            supervisor.tick();
+            List<String> calls = fake.calls();
+            assertEquals(List.of(command("get_server_list", GPU_A), command("quit", GPU_A), start(GPU_A)),
+                    calls.subList(before, calls.size()), "after a wait of " + wait + " s");
+            assertEquals(pid, FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow(), "the pid file names the first daemon");
+            assertEquals(List.of(pid), FakeMpsControlScript.liveDaemons(layout, GPU_A), "one daemon runs");
+        }
+        assertEquals(6, supervisor.status().get(GPU_A).starts());
+        assertEquals(MpsSupervisor.State.BACKING_OFF, supervisor.status().get(GPU_A).state());
+
+        FakeMpsControlScript.clearSilent(layout, GPU_A);
+        ticker.advance(Duration.ofSeconds(8));
+        supervisor.tick();
+        assertEquals(MpsSupervisor.State.RUNNING, supervisor.status().get(GPU_A).state());
+        assertEquals(List.of(pid), FakeMpsControlScript.liveDaemons(layout, GPU_A));
     }
 
     @Test

@@ -18,35 +18,69 @@ class MpsSupervisorTest {
     private static final MpsSupervisor.Settings SETTINGS = new MpsSupervisor.Settings(
             Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(8), Duration.ofSeconds(60));
 
-    /** A daemon per GPU that is alive or not; starts can be made to fail. */
+    /**
+     * A daemon per GPU, as harsh as {@code nvidia-cuda-mps-control}: {@code start} fails ("An instance of this
+     * daemon is already running") while the GPU's daemon is alive, {@code quit} fails when none is. A daemon
+     * can be made {@link #silent} (alive, but {@code healthy} is false and {@code quit} fails: a hung daemon);
+     * starts can be made to fail, or to leave no daemon (it dies at once); and every command can be made
+     * {@link #slow}: it moves the test's ticker on by that much before it answers, as a command that takes that
+     * long. {@link #calls} records starts and quits; {@link #log} every command with its outcome.
+     */
     static final class FakeControl implements MpsControl {
+        static final String ALREADY_RUNNING = "An instance of this daemon is already running";
+
         final Set<String> alive = new HashSet<>();
+        final Set<String> silent = new HashSet<>();
         final List<String> calls = new ArrayList<>();
+        final List<String> log = new ArrayList<>();
+        private final ManualTicker ticker;
+        Duration slow = Duration.ZERO;
         boolean failStarts;
         boolean startButDie;
+
+        FakeControl(ManualTicker ticker) {
+            this.ticker = ticker;
+        }
 
         @Override
         public void start(String gpu) throws IOException {
             calls.add("start " + gpu);
+            ticker.advance(slow);
+            if (alive.contains(gpu)) {
+                log.add("start " + gpu + ": already running");
+                throw new IOException(ALREADY_RUNNING);
+            }
             if (failStarts) {
+                log.add("start " + gpu + ": failed");
                 throw new IOException("exited 1");
             }
             if (!startButDie) {
                 alive.add(gpu);
             }
+            log.add("start " + gpu + ": ok");
         }
 
         @Override
         public boolean healthy(String gpu) {
-            return alive.contains(gpu);
+            ticker.advance(slow);
+            boolean answers = alive.contains(gpu) && !silent.contains(gpu);
+            log.add("healthy " + gpu + ": " + answers);
+            return answers;
         }
 
         @Override
         public void quit(String gpu) throws IOException {
             calls.add("quit " + gpu);
-            if (!alive.remove(gpu)) {
-                throw new IOException("no daemon");
+            ticker.advance(slow);
+            if (silent.contains(gpu) && alive.contains(gpu)) {
+                log.add("quit " + gpu + ": no answer");
+                throw new IOException("the MPS control daemon does not answer");
             }
+            if (!alive.remove(gpu)) {
+                log.add("quit " + gpu + ": no daemon");
+                throw new IOException("Cannot find MPS control daemon process");
+            }
+            log.add("quit " + gpu + ": ok");
         }
 
         long starts() {
@@ -55,7 +89,7 @@ class MpsSupervisorTest {
     }
 
     private final ManualTicker ticker = new ManualTicker();
-    private final FakeControl control = new FakeControl();
+    private final FakeControl control = new FakeControl(ticker);
     private final MpsSupervisor s = new MpsSupervisor(control, SETTINGS, ticker);
 
     /** Ticks every 100 ms of ticker time for this long; the times (ms from the first tick) at which starts happened. */
@@ -127,6 +161,125 @@ class MpsSupervisorTest {
         assertEquals(Duration.ofSeconds(1).toNanos(), s.status().get(GPU).nextActionAtNanos() - ticker.read());
         assertEquals(1, s.status().get(GPU).consecutiveFailures());
         assertEquals(4, s.status().get(GPU).starts());
+    }
+
+    /**
+     * The bug this supervisor once had: a daemon that misses one check (silent for one tick) and answers
+     * again by the end of the back-off is adopted, not started a second time (the program would refuse the
+     * start, and the GPU would back off for ever).
+     */
+    @Test
+    void aDaemonThatMissesOneCheckIsAdoptedWhenTheBackoffIsOver() {
+        s.share(List.of(GPU));
+        control.silent.add(GPU);
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, s.status().get(GPU).state());
+
+        control.silent.remove(GPU);
+        ticker.advance(Duration.ofSeconds(1));
+        control.log.clear();
+        s.tick();
+        MpsSupervisor.DaemonStatus st = s.status().get(GPU);
+        assertEquals(MpsSupervisor.State.RUNNING, st.state(), "adopted: " + control.log);
+        assertEquals(1, st.starts());
+        assertEquals(List.of("start " + GPU), control.calls, "no start and no quit after the first start");
+        assertEquals(List.of("healthy " + GPU + ": true"), control.log);
+        assertEquals(ticker.read() + Duration.ofSeconds(5).toNanos(), st.nextActionAtNanos(), "checked again after healthEvery");
+
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+        assertEquals(MpsSupervisor.State.RUNNING, s.status().get(GPU).state(), "supervised as before");
+        assertEquals(1, control.starts());
+    }
+
+    @Test
+    void aDeadDaemonIsStillRestartedAfterAQuitThatFails() {
+        s.share(List.of(GPU));
+        control.alive.remove(GPU); // it died
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, s.status().get(GPU).state());
+
+        ticker.advance(Duration.ofSeconds(1));
+        control.log.clear();
+        s.tick();
+        assertEquals(List.of("healthy " + GPU + ": false", "quit " + GPU + ": no daemon", "start " + GPU + ": ok",
+                "healthy " + GPU + ": true"), control.log);
+        assertEquals(MpsSupervisor.State.RUNNING, s.status().get(GPU).state());
+        assertEquals(2, s.status().get(GPU).starts());
+    }
+
+    /**
+     * A hung daemon (alive, answers nothing, takes no quit) is never joined by a second one: each retry
+     * checks, sends quit (refused), tries a start (refused, the daemon still lives) and backs off longer.
+     * Once it is gone, the next retry starts a new one.
+     */
+    @Test
+    void aDaemonThatNeverAnswersAgainIsNotJoinedByASecond() {
+        s.share(List.of(GPU));
+        control.silent.add(GPU);
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+
+        List<Long> waits = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            long wait = s.status().get(GPU).nextActionAtNanos() - ticker.read();
+            waits.add(Duration.ofNanos(wait).toMillis());
+            ticker.advance(Duration.ofNanos(wait - 1_000_000));
+            control.log.clear();
+            s.tick();
+            assertEquals(List.of(), control.log, "nothing before the back-off is over, retry " + (i + 1));
+            ticker.advance(Duration.ofMillis(1));
+            s.tick();
+            assertEquals(List.of("healthy " + GPU + ": false", "quit " + GPU + ": no answer", "start " + GPU + ": already running"),
+                    control.log, "retry " + (i + 1));
+            assertEquals(MpsSupervisor.State.BACKING_OFF, s.status().get(GPU).state());
+            assertEquals(Set.of(GPU), control.alive, "the hung daemon, and no other");
+        }
+        assertEquals(List.of(1000L, 2000L, 4000L, 8000L, 8000L, 8000L), waits);
+        assertEquals(7, s.status().get(GPU).starts());
+        assertEquals(7, s.status().get(GPU).consecutiveFailures());
+
+        control.silent.remove(GPU);
+        control.alive.remove(GPU); // killed by hand
+        ticker.advance(Duration.ofSeconds(8));
+        s.tick();
+        assertEquals(MpsSupervisor.State.RUNNING, s.status().get(GPU).state());
+        assertEquals(8, s.status().get(GPU).starts());
+    }
+
+    /**
+     * Slow commands (3 s of ticker time each, as one that runs into its timeout) do not use the waits up: a
+     * wait counts from when the command that failed returned, so a hung daemon still gets 1, 2, 4, 8, 8 s
+     * between the end of one try and the start of the next.
+     */
+    @Test
+    void slowCommandsDoNotUseTheBackoffUp() {
+        s.share(List.of(GPU));
+        control.silent.add(GPU);
+        control.slow = Duration.ofSeconds(3);
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick(); // the check takes 3 s and fails
+        assertEquals(Duration.ofSeconds(1).toNanos(), s.status().get(GPU).nextActionAtNanos() - ticker.read());
+
+        for (long expected : List.of(2L, 4L, 8L, 8L)) {
+            ticker.advance(Duration.ofNanos(s.status().get(GPU).nextActionAtNanos() - ticker.read()));
+            long before = ticker.read();
+            s.tick();
+            assertEquals(Duration.ofSeconds(9).toNanos(), ticker.read() - before, "check, quit and start, 3 s each");
+            assertEquals(Duration.ofSeconds(expected).toNanos(), s.status().get(GPU).nextActionAtNanos() - ticker.read(),
+                    "the wait after a try of 9 s");
+        }
+        assertEquals(5, s.status().get(GPU).starts());
+
+        control.silent.remove(GPU); // answers again, slowly
+        ticker.advance(Duration.ofNanos(s.status().get(GPU).nextActionAtNanos() - ticker.read()));
+        s.tick();
+        MpsSupervisor.DaemonStatus st = s.status().get(GPU);
+        assertEquals(MpsSupervisor.State.RUNNING, st.state());
+        assertEquals(5, st.starts(), "adopted, not started");
+        assertEquals(Duration.ofSeconds(5).toNanos(), st.nextActionAtNanos() - ticker.read());
     }
 
     @Test
