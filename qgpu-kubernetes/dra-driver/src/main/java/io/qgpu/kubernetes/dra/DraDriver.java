@@ -121,7 +121,7 @@ public final class DraDriver implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-            opened.add("reconcile timer", timer::shutdownNow);
+            opened.add("reconcile timer", () -> stop(timer));
             opened.add("reconciler", reconciler);
             reconciler.start(timer);
             GpuHealth health = opened.add("GPU health watch", GpuHealth.start(nvml, (uuid, h) -> {
@@ -150,7 +150,7 @@ public final class DraDriver implements AutoCloseable {
             ScheduledExecutorService healthTimer = AgentStartup.timer("qgpu-dra-driver-health", health, c.recoveryCheckEvery(),
                     mps, c.sharing().mpsTickEvery());
             if (healthTimer != null) {
-                opened.add("health timer", healthTimer::shutdownNow);
+                opened.add("health timer", () -> stop(healthTimer));
             }
             LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DriverNames.DRIVER, c.nodeName(),
                     gpus.all().size(), claims.all().size(), sharing.backend().wireName());
@@ -158,6 +158,14 @@ public final class DraDriver implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             opened.closeAfterFailure(e);
             throw e;
+        }
+    }
+
+    /** Stops a timer and waits (at most 5 s) until its thread has ended. */
+    private static void stop(ScheduledExecutorService timer) throws InterruptedException {
+        timer.shutdownNow();
+        if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
+            LOG.warn("a timer of the driver did not stop within 5 s");
         }
     }
 

@@ -168,6 +168,11 @@ final class PreparedClaims {
         LOG.info("{} prepared claim(s) restored", byUid.size());
     }
 
+    /** The tenants the ledger holds (each a claim's uid); the chaos test checks them against the claims. */
+    synchronized List<String> ledgerTenants() {
+        return ledger.placements().stream().map(io.qgpu.api.Placement::tenantId).toList();
+    }
+
     /** The prepared claim with this uid. */
     synchronized Optional<PreparedClaim> get(String uid) {
         return Optional.ofNullable(byUid.get(uid));
