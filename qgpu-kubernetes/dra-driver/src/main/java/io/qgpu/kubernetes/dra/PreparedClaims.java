@@ -11,7 +11,6 @@ import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
 import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
 import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -83,9 +82,10 @@ final class PreparedClaims {
         this.cdi = cdi;
         this.edits = edits;
         this.cdiSpecs = NodeResource.of("cdi-spec", this::uids, cdi::transientIds, this::ensureSpec, cdi::delete);
-        this.cacheDirectories = cacheRoot.map(root -> new OwnedDirectories("hami-core-cache", root, this::freshDirectories));
+        this.cacheDirectories = cacheRoot.map(root -> new OwnedDirectories("hami-core-cache", root, this::freshDirectories,
+                SharingEdits.HostDirectory.ANY_UID));
         this.sharedDirectories = NodeResource.of("shared-directory", this::sharedDirectoryPaths, Set::of,
-                p -> Files.createDirectories(Path.of(p)), p -> { });
+                p -> new SharingEdits.HostDirectory(p, false).create(), p -> { });
     }
 
     /** Without a sharing back end's directories. */

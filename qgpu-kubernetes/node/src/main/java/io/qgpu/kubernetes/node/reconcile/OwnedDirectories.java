@@ -37,16 +37,29 @@ public final class OwnedDirectories implements NodeResource<Path> {
     private final String kind;
     private final Path root;
     private final Supplier<Set<Path>> desired;
+    private final Set<java.nio.file.attribute.PosixFilePermission> mode;
 
     /**
+     * Directories made with the process umask's mode.
+     *
      * @param kind    names the resource in reports
      * @param root    the agent's own root (absolute)
      * @param desired the directories wanted now, each a direct child of {@code root}
      */
     public OwnedDirectories(String kind, Path root, Supplier<Set<Path>> desired) {
+        this(kind, root, desired, Set.of());
+    }
+
+    /**
+     * Directories made with this mode, set explicitly after creating them (the umask does not apply).
+     *
+     * @param mode the permissions of a directory {@link #ensure} creates; empty: the umask's
+     */
+    public OwnedDirectories(String kind, Path root, Supplier<Set<Path>> desired, Set<java.nio.file.attribute.PosixFilePermission> mode) {
         this.kind = Objects.requireNonNull(kind, "kind");
         this.root = Objects.requireNonNull(root, "root").toAbsolutePath().normalize();
         this.desired = Objects.requireNonNull(desired, "desired");
+        this.mode = Set.copyOf(mode);
     }
 
     /** The root. */
@@ -91,6 +104,9 @@ public final class OwnedDirectories implements NodeResource<Path> {
         if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
             try {
                 Files.createDirectories(d);
+                if (!mode.isEmpty()) {
+                    Files.setPosixFilePermissions(d, mode);
+                }
             } catch (IOException e) {
                 throw new IOException(kind + ": cannot create " + d + ": " + e.getMessage(), e);
             }

@@ -54,16 +54,26 @@ public record SharingEdits(ContainerEdits edits, List<HostDirectory> hostDirecto
             }
         }
 
+        /** Read, write and search for every uid: a container's processes run as any user (HAMi makes its directories so). */
+        public static final java.util.Set<java.nio.file.attribute.PosixFilePermission> ANY_UID =
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx");
+
         /**
          * Creates the directory (and its parents) when missing; a fresh one is emptied of the regular files a
-         * previous container left in it.
+         * previous container left in it. A fresh directory, and a shared one this call creates, is made
+         * {@code rwxrwxrwx} explicitly (whatever the agent's umask), so that a container running as any uid can
+         * create its files there; a shared directory that exists already keeps its mode.
          *
          * @throws IOException naming the directory when it cannot be created or emptied
          */
         public void create() throws IOException {
             Path dir = Path.of(path);
             try {
+                boolean existed = Files.isDirectory(dir);
                 Files.createDirectories(dir);
+                if (fresh || !existed) {
+                    Files.setPosixFilePermissions(dir, ANY_UID);
+                }
                 if (fresh) {
                     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
                         for (Path f : files) {
