@@ -6,6 +6,7 @@ import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.mps.MpsDaemons;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The whole DRA driver on a node: discovers the GPUs through NVML, builds the ledger, restores the prepared
- * claims (the desired state), brings the node into line with it through one {@link NodeReconciler} (the
- * HAMi-core directories, the CDI specs, the ResourceSlice), watches GPU health, sweeps stale claims, and serves
+ * claims (the desired state), brings the node into line with it through one {@link NodeReconciler} (with
+ * {@code --sharing mps} the MPS daemons, with {@code --sharing hami-core} its directories, the CDI specs, the
+ * ResourceSlice), watches GPU health, sweeps stale claims, and serves
  * the kubelet (DRA services, then registration).
  *
  * <p>Start-up opens each part in that order and records it the moment it is open ({@link OpenedResources});
@@ -102,13 +104,15 @@ public final class DraDriver implements AutoCloseable {
                     new CdiSpecs(c.cdiRoot()), new PlacementEdits(gpus.minors(), sharing),
                     sharing.backend() == SharingBackend.HAMI_CORE ? Optional.of(c.sharing().hamiCoreCacheRoot()) : Optional.empty());
             MpsSupervisor mps = c.sharing().supervisor(c.ticker()).orElse(null);
-            if (mps != null) {
-                opened.add("MPS supervisor", mps);
-                mps.share(gpus.minors().keySet());
-            }
             claims.restore();
             SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus);
-            List<NodeResource<?>> resources = new ArrayList<>(claims.resources());
+            List<NodeResource<?>> resources = new ArrayList<>();
+            if (mps != null) {
+                // any GPU may take shared claims: each gets its daemon before the driver serves
+                opened.add("MPS supervisor", mps);
+                resources.add(new MpsDaemons(mps, () -> gpus.minors().keySet()));
+            }
+            resources.addAll(claims.resources());
             resources.add(slices);
             NodeReconciler reconciler = new NodeReconciler("qgpu-dra-driver", resources, c.reconcile(), c.ticker());
             claims.attach(reconciler);
