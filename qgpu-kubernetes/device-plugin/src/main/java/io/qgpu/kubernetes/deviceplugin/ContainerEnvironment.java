@@ -6,6 +6,21 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.ContainerAllocateResponse;
 import io.qgpu.kubernetes.deviceplugin.v1beta1.DeviceSpec;
 import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
+import io.qgpu.kubernetes.node.sharing.SharingEdits;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a container gets for an {@link Allocation}: the placement's container edits as the node agents'
@@ -20,9 +35,17 @@ import io.qgpu.kubernetes.node.PlacementEdits;
  * {@code A-Z a-z 0-9 . _ -} as {@code _}: the kubelet hands an id out again only once its container is gone,
  * and the directory is emptied before the container starts.
  *
- * <p>Thread safety: immutable.
+ * <p>Inside an {@code Allocate} ({@link #response(Allocation, NodeTransaction)}) every host directory the answer
+ * creates is removed again when the allocation is rolled back: the topmost directory of its path that did not
+ * exist before. A directory that existed before is emptied as a fresh one is (its container is gone) and kept.
+ * The directories of the live allocations directly under the back end's own root
+ * ({@link #ownedDirectories}) are the desired state of the plugin's reconciler, which removes the others.
+ *
+ * <p>Thread safety: immutable; the directories are created under the pool's lock.
  */
 public final class ContainerEnvironment {
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerEnvironment.class);
+
     private final PlacementEdits mapping;
 
     /** @param mapping the placement's container edits */
@@ -50,8 +73,31 @@ public final class ContainerEnvironment {
     }
 
     /**
+     * The host directories the live allocations' answers name directly under {@code root} (HAMi-core's
+     * per-container cache directories under {@code --hami-core-cache-root}): the directories the plugin's
+     * reconciler keeps there. An allocation the back end refuses by now names none.
+     */
+    public Set<Path> ownedDirectories(Collection<Allocation> live, Path root) {
+        Path r = root.toAbsolutePath().normalize();
+        Set<Path> out = new LinkedHashSet<>();
+        for (Allocation a : live) {
+            try {
+                for (SharingEdits.HostDirectory d : placementEdits(a).hostDirectories()) {
+                    Path p = Path.of(d.path()).toAbsolutePath().normalize();
+                    if (r.equals(p.getParent())) {
+                        out.add(p);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("the directories of {} cannot be named: {}", a.deviceIds(), e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /**
      * The kubelet's answer for one container; the host directories its sharing back end needs are created
-     * first.
+     * first (without a transaction to take them back).
      *
      * @throws PluginException {@code FAILED_PRECONDITION} when the back end refuses the placement,
      *                         {@code INTERNAL} when a host directory cannot be created
@@ -60,9 +106,38 @@ public final class ContainerEnvironment {
         PlacementEdits.Edits pe = placementEdits(a);
         try {
             pe.createHostDirectories();
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             throw new PluginException(Status.Code.INTERNAL, e.getMessage(), e);
         }
+        return response(a, pe);
+    }
+
+    /**
+     * The kubelet's answer for one container inside an {@code Allocate}'s transaction: the host directories
+     * its sharing back end needs are created first, each registering on {@code tx}, before it is created, the
+     * removal of the topmost directory of its path that did not exist (so a creation that fails half-way is
+     * taken back too).
+     *
+     * @throws PluginException {@code FAILED_PRECONDITION} when the back end refuses the placement,
+     *                         {@code INTERNAL} when a host directory cannot be created
+     */
+    public ContainerAllocateResponse response(Allocation a, NodeTransaction tx) {
+        PlacementEdits.Edits pe = placementEdits(a);
+        for (SharingEdits.HostDirectory d : pe.hostDirectories()) {
+            Path top = topmostMissing(Path.of(d.path()));
+            if (top != null) {
+                tx.undo("remove host directory " + top, () -> removeTree(top));
+            }
+            try {
+                d.create();
+            } catch (IOException e) {
+                throw new PluginException(Status.Code.INTERNAL, e.getMessage(), e);
+            }
+        }
+        return response(a, pe);
+    }
+
+    private ContainerAllocateResponse response(Allocation a, PlacementEdits.Edits pe) {
         ContainerEdits e = pe.all().withEnv(Names.ENV_VIRTUAL_DEVICES, String.join(",", a.deviceIds()));
         ContainerAllocateResponse.Builder r = ContainerAllocateResponse.newBuilder();
         r.putAllEnvs(e.env());
@@ -75,5 +150,49 @@ public final class ContainerEnvironment {
         }
         r.putAllAnnotations(e.annotations());
         return r.build();
+    }
+
+    /** The topmost directory of {@code p}'s path (itself included) that does not exist; null when it exists. */
+    private static Path topmostMissing(Path p) {
+        Path abs = p.toAbsolutePath().normalize();
+        if (Files.exists(abs, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        Path top = abs;
+        for (Path up = abs.getParent(); up != null && !Files.exists(up, LinkOption.NOFOLLOW_LINKS); up = up.getParent()) {
+            top = up;
+        }
+        return top;
+    }
+
+    /** Deletes a directory tree without following links; nothing when it is gone. */
+    static void removeTree(Path p) {
+        try {
+            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                Files.deleteIfExists(p);
+                return;
+            }
+            Files.walkFileTree(p, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                    if (exc != null) {
+                        throw exc;
+                    }
+                    Files.deleteIfExists(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove " + p + ": " + e.getMessage(), e);
+        }
     }
 }

@@ -33,6 +33,12 @@ import org.slf4j.LoggerFactory;
  * status with a message naming the field and the value ({@link PluginException}); anything
  * unexpected is answered {@code INTERNAL}. No request can stop the plugin.
  *
+ * <p>{@code Allocate} computes each container's answer inside the pool's transaction
+ * ({@link VirtualDevicePool#allocate(List, VirtualDevicePool.Answer)}), so an answer the sharing back end refuses,
+ * or a host directory that cannot be created, takes the whole call back; after every {@code Allocate}, answered
+ * or refused, it calls {@code afterAllocate} (the plugin triggers its reconciler there). {@code ListAndWatch}
+ * subscribes to the pool's device list until the kubelet cancels the stream.
+ *
  * <p>Thread safety: thread-safe (the pool serialises).
  */
 public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
@@ -44,10 +50,20 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
 
     private final VirtualDevicePool pool;
     private final ContainerEnvironment environment;
+    private final Runnable afterAllocate;
 
+    /** A service that does nothing after an {@code Allocate}. */
     public DevicePluginService(VirtualDevicePool pool, ContainerEnvironment environment) {
+        this(pool, environment, () -> { });
+    }
+
+    /**
+     * @param afterAllocate called after every {@code Allocate}, answered or refused; must not block
+     */
+    public DevicePluginService(VirtualDevicePool pool, ContainerEnvironment environment, Runnable afterAllocate) {
         this.pool = pool;
         this.environment = environment;
+        this.afterAllocate = java.util.Objects.requireNonNull(afterAllocate, "afterAllocate");
     }
 
     @Override
@@ -59,20 +75,12 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
     public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
         ServerCallStreamObserver<ListAndWatchResponse> stream = (ServerCallStreamObserver<ListAndWatchResponse>) out;
         AtomicReference<AutoCloseable> handle = new AtomicReference<>();
-        stream.setOnCancelHandler(() -> {
-            try {
-                AutoCloseable h = handle.getAndSet(() -> { });
-                if (h != null) {
-                    h.close();
-                }
-            } catch (Exception e) {
-                LOG.debug("closing a ListAndWatch subscription failed", e);
-            }
-        });
+        stream.setOnCancelHandler(() -> unsubscribe(handle));
         // the pool calls its listeners one at a time under its lock: no further ordering needed here
         AutoCloseable h = pool.subscribe(devices -> {
             if (stream.isCancelled()) {
-                throw new IllegalStateException("ListAndWatch stream cancelled");
+                unsubscribe(handle);   // the kubelet went away: nothing more to send
+                return;
             }
             stream.onNext(list(devices));
         });
@@ -82,6 +90,18 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
             } catch (Exception e) {
                 LOG.debug("closing a ListAndWatch subscription failed", e);
             }
+        }
+    }
+
+    /** Closes the subscription in {@code handle}, or makes sure it is closed once it is set. */
+    private static void unsubscribe(AtomicReference<AutoCloseable> handle) {
+        try {
+            AutoCloseable h = handle.getAndSet(() -> { });
+            if (h != null) {
+                h.close();
+            }
+        } catch (Exception e) {
+            LOG.debug("closing a ListAndWatch subscription failed", e);
         }
     }
 
@@ -111,8 +131,13 @@ public final class DevicePluginService extends DevicePluginGrpc.DevicePluginImpl
                 containers.add(List.copyOf(c.getDevicesIdsList()));
             }
             AllocateResponse.Builder r = AllocateResponse.newBuilder();
-            // the answers are computed within the allocation: one the sharing back end refuses takes it all back
-            pool.allocate(containers, a -> r.addContainerResponses(environment.response(a)));
+            // the answers are computed within the allocation's transaction: one the sharing back end refuses,
+            // or whose host directories cannot be created, takes it all back, directories included
+            try {
+                pool.allocate(containers, (a, tx) -> r.addContainerResponses(environment.response(a, tx)));
+            } finally {
+                afterAllocate.run();
+            }
             return r.build();
         });
     }

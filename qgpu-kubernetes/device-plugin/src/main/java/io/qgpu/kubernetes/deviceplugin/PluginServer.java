@@ -71,18 +71,27 @@ public final class PluginServer implements AutoCloseable {
         this.service = service;
     }
 
-    /** Serves, starts watching the directory, and registers if the kubelet is up. */
+    /**
+     * Serves, starts watching the directory, and registers if the kubelet is up. When a step fails, what
+     * it opened (event loops, the directory watch, the server and its socket file) is closed before the
+     * exception is thrown.
+     */
     public synchronized PluginServer start() throws IOException {
         if (!Files.isDirectory(dir)) {
             throw new IOException("device plugin directory " + dir + " does not exist");
         }
-        sockets = UnixSockets.open("qgpu-device-plugin");
-        watcher = dir.getFileSystem().newWatchService();
-        dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
-        serve();
-        watchThread = new Thread(this::watch, "qgpu-device-plugin-watch");
-        watchThread.setDaemon(true);
-        watchThread.start();
+        try {
+            sockets = UnixSockets.open("qgpu-device-plugin");
+            watcher = dir.getFileSystem().newWatchService();
+            dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
+            serve();
+            watchThread = new Thread(this::watch, "qgpu-device-plugin-watch");
+            watchThread.setDaemon(true);
+            watchThread.start();
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
         if (Files.exists(kubeletSocket)) {
             register();
         } else {

@@ -9,6 +9,7 @@ import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
 import io.qgpu.core.placement.GangPlacer;
 import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -60,11 +61,15 @@ final class Replicas {
      * (its home GPU where that GPU has a replica left), and as the container's placement its distinct
      * GPUs with the replicas' memory summed on each.
      *
+     * <p>The release of the replicas is registered on {@code tx} the moment they are reserved, so a refusal
+     * here or any later failure of the transaction takes them back.
+     *
      * @throws PluginException {@code RESOURCE_EXHAUSTED} when the replicas do not fit on the node, or fit
      *                         only with more replicas on some GPU than on another (a container's memory
-     *                         limit is the same on each of its GPUs); nothing stays reserved then
+     *                         limit is the same on each of its GPUs); nothing stays reserved then, once
+     *                         {@code tx} is rolled back
      */
-    Allocation allocate(String tenant, List<String> req, String nodeName) {
+    Allocation allocate(String tenant, List<String> req, String nodeName, NodeTransaction tx) {
         Gang g = gang(tenant, req.size(), Selectors.none());
         GangPlacer placer = new GangPlacer(engine);
         GangResult r = placer.place(g);
@@ -72,11 +77,11 @@ final class Replicas {
             throw new PluginException(Status.Code.RESOURCE_EXHAUSTED, "devices " + req + ": " + req.size()
                     + " replica(s) of " + slotMemoryBytes + " bytes do not fit on node " + nodeName + ": " + u.summary());
         }
+        tx.undo("release the replicas of " + tenant, () -> placer.release(g));
         List<Placement> replicas = ((GangResult.Placed) r).placements();
         Map<String, Integer> perGpu = new LinkedHashMap<>();
         replicas.forEach(p -> perGpu.merge(p.gpuUuids().get(0), 1, Integer::sum));
         if (new HashSet<>(perGpu.values()).size() != 1) {
-            placer.release(g);
             throw new PluginException(Status.Code.RESOURCE_EXHAUSTED, "devices " + req + ": the " + req.size()
                     + " replica(s) fit on node " + nodeName + " only unevenly " + perGpu
                     + ", and a container's memory limit is the same on each of its GPUs");

@@ -11,8 +11,10 @@ import io.qgpu.api.QgpuException;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Validate;
 import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.ledger.ReconcileReport;
 import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.core.placement.PlacementEngine;
+import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -23,7 +25,9 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,14 +52,57 @@ import org.slf4j.LoggerFactory;
  * List<Allocation> got = pool.allocate(List.of(List.of("GPU-...::0", "GPU-...::0")));
  * }</pre>
  *
+ * <p><b>One transaction per {@code Allocate}.</b> {@link #allocate(List, Answer)} runs as one
+ * {@link NodeTransaction}: every step registers its undo the moment it has succeeded, and the transaction is
+ * committed right before the answer is returned. A call that fails at any step (a container that cannot be
+ * placed, an answer the sharing back end refuses, a host directory that cannot be created, the state that
+ * cannot be saved, a decision mark that cannot be set) undoes, newest first: the pods' decision marks
+ * ({@link PodDecisions#withdrawn}), the saved state (saved again as it was before the call), the host
+ * directories the answer created, each new allocation's record and ledger reservation, and the allocations
+ * released because their ids were handed out again (recorded and reserved again, in their old order). So the
+ * ledger, the allocations, the state file and the node's directories are as before the call, and a retry is
+ * judged against the same state. What an undo cannot take back is logged and left to the plugin's
+ * reconciler.
+ *
+ * <p><b>Invariant</b> (held between calls): the ledger holds exactly the reservations of the live
+ * allocations ({@link Allocation#reservations()}), except an extender's placement that the ledger refuses,
+ * which is applied anyway (logged); {@link #ensureSaved()} brings the state file to the live allocations
+ * when a save failed or its outcome is unknown; every subscriber of the device list has been sent the
+ * current list, or is sent it by {@link #sendCurrentList}.
+ *
  * <p>An id the kubelet hands out again belongs to a container that is gone (the kubelet only hands
  * out free ids), so its old allocation is released first.
  *
- * <p>Thread safety: thread-safe; every method is serialised on the pool. Listeners are called under
- * that lock, in order, and must not block.
+ * <p>Thread safety: thread-safe; every method that reads or changes the allocations, the ledger or the
+ * store is serialised on the pool ({@link #locked} runs a caller's step under the same lock). Subscribers are
+ * called under that lock, in subscription order, and must not block.
  */
 public final class VirtualDevicePool {
     private static final Logger LOG = LoggerFactory.getLogger(VirtualDevicePool.class);
+
+    /**
+     * Computes one container's answer inside the allocation's transaction.
+     *
+     * <p>Thread safety: called under the pool's lock.
+     */
+    @FunctionalInterface
+    public interface Answer {
+        /**
+         * Computes the answer for {@code allocation}; registers on {@code tx} the undo of every side effect
+         * it has (a host directory it created). Throwing takes the whole allocation back.
+         */
+        void accept(Allocation allocation, NodeTransaction tx);
+    }
+
+    /** One ListAndWatch subscriber and the last list it was sent. */
+    private static final class Subscriber {
+        final Consumer<List<VirtualDevice>> listener;
+        List<VirtualDevice> sent;   // guarded by the pool; null: not sent, or the last send failed
+
+        Subscriber(Consumer<List<VirtualDevice>> listener) {
+            this.listener = listener;
+        }
+    }
 
     private final Node node;
     private final Ledger ledger;
@@ -70,7 +117,10 @@ public final class VirtualDevicePool {
     /** Live allocations by tenant id, and the tenant holding each bound id. */
     private final Map<String, Allocation> allocations = new LinkedHashMap<>();
     private final Map<String, String> tenantOfId = new HashMap<>();
-    private final List<Consumer<List<VirtualDevice>>> listeners = new CopyOnWriteArrayList<>();
+    /** What the store holds as far as the pool knows; null when unknown (a save failed or was never made). */
+    private List<Allocation> saved;
+    private final Map<Long, Subscriber> subscribers = new ConcurrentSkipListMap<>();
+    private final AtomicLong nextSubscriber = new AtomicLong();
 
     /**
      * @param node            this machine's GPUs (discovery's node)
@@ -120,22 +170,63 @@ public final class VirtualDevicePool {
         return List.copyOf(out);
     }
 
+    /** The ledger behind the pool (for tests). */
+    Ledger ledger() {
+        return ledger;
+    }
+
     /** The live allocations, oldest first. */
     public synchronized List<Allocation> allocations() {
         return List.copyOf(allocations.values());
     }
 
     /**
-     * Calls {@code listener} with the full device list now and after every change, until the returned
-     * handle is closed.
+     * Runs {@code step} under the pool's lock, so that no {@code Allocate}, restore or health change runs
+     * meanwhile (the reconciler re-checks what it removes this way).
      */
-    public synchronized AutoCloseable subscribe(Consumer<List<VirtualDevice>> listener) {
-        listeners.add(listener);
-        listener.accept(devices());
-        return () -> listeners.remove(listener);
+    public synchronized <T> T locked(Callable<T> step) throws Exception {
+        return step.call();
     }
 
-    /** Records a GPU's health (from NVML) and tells the listeners; unknown GPUs are ignored. */
+    /**
+     * Calls {@code listener} with the full device list now and after every change, until the returned
+     * handle is closed. A call that throws is logged; the listener stays subscribed and is sent the list
+     * again by {@link #sendCurrentList} (the plugin's reconciler).
+     */
+    public synchronized AutoCloseable subscribe(Consumer<List<VirtualDevice>> listener) {
+        long id = nextSubscriber.incrementAndGet();
+        Subscriber s = new Subscriber(Validate.notNull("listener", listener));
+        subscribers.put(id, s);
+        send(id, s, devices());
+        return () -> subscribers.remove(id);
+    }
+
+    /** The ids of the device list's subscribers now. */
+    public Set<Long> subscribers() {
+        return Set.copyOf(subscribers.keySet());
+    }
+
+    /**
+     * Sends the subscriber the current device list unless it was sent exactly that list last; nothing when
+     * it is no longer subscribed. Idempotent.
+     *
+     * @throws RuntimeException what the subscriber threw (it stays subscribed and is tried again)
+     */
+    public synchronized void sendCurrentList(long subscriber) {
+        Subscriber s = subscribers.get(subscriber);
+        if (s == null) {
+            return;
+        }
+        List<VirtualDevice> now = devices();
+        if (now.equals(s.sent)) {
+            return;
+        }
+        s.sent = null;
+        s.listener.accept(now);
+        s.sent = now;
+    }
+
+    /** Records a GPU's health (from NVML) and tells the subscribers; unknown GPUs are ignored. */
     public synchronized void setHealth(String gpuUuid, Health h) {
         if (!gpus.containsKey(gpuUuid) || health.get(gpuUuid) == h) {
             return;
@@ -155,15 +246,18 @@ public final class VirtualDevicePool {
 
     /**
      * Rebuilds the allocations from the state file (nothing when there is none) and reserves their
-     * placements again. An allocation whose ids or GPUs this node no longer has is dropped with a
-     * warning.
+     * placements again, also on a GPU that is unhealthy by now. An allocation whose ids or GPUs this node no
+     * longer has, or whose ids another saved allocation holds, is dropped with a warning (and the state file
+     * brought in line by {@link #ensureSaved()}).
      *
      * @return how many allocations were restored
      */
     public synchronized int restore() {
-        List<Allocation> saved = stateFile.load(node.name()).orElse(List.of());
+        List<Allocation> loaded = stateFile.load(node.name()).orElse(List.of());
+        saved = loaded;
         int n = 0;
-        for (Allocation a : saved) {
+        boolean refused = false;
+        for (Allocation a : loaded) {
             List<String> unknown = new ArrayList<>();
             a.deviceIds().stream().filter(id -> !ids.contains(id)).forEach(unknown::add);
             a.gpus().stream().filter(g -> !gpus.containsKey(g)).forEach(unknown::add);
@@ -172,15 +266,33 @@ public final class VirtualDevicePool {
                         a.tenantId(), unknown);
                 continue;
             }
-            a.reservations().forEach(this::reserve);
+            refused |= !reserveHeld(a.reservations());
             record(a);
             n++;
+        }
+        if (refused) {
+            reconcileLedger();
         }
         if (n > 0) {
             LOG.info("restored {} allocation(s) from {}", n, stateFile);
             changed();
         }
         return n;
+    }
+
+    /**
+     * Saves the live allocations unless the store is known to hold exactly them (the last save succeeded and
+     * nothing changed since). Idempotent; the plugin's reconciler calls it, so a save that failed while an
+     * {@code Allocate} was rolled back is made good.
+     *
+     * @throws RuntimeException when the store cannot save them
+     */
+    public synchronized void ensureSaved() {
+        List<Allocation> now = List.copyOf(allocations.values());
+        if (!now.equals(saved)) {
+            save(now);
+            LOG.info("{}: saved again to hold the {} live allocation(s)", stateFile, now.size());
+        }
     }
 
     /**
@@ -195,15 +307,27 @@ public final class VirtualDevicePool {
      * @throws PluginException with the status to answer
      */
     public synchronized List<Allocation> allocate(List<List<String>> containers) {
-        return allocate(containers, a -> { });
+        return allocate(containers, (a, tx) -> { });
     }
 
     /**
-     * As {@link #allocate(List)}, with {@code answer} called for each container's allocation before it is
-     * recorded; when it throws, everything is taken back as for any other failure (the device plugin computes
-     * the container's answer there, which a sharing back end may refuse).
+     * As {@link #allocate(List, Answer)}, with an answer that has no side effect to undo.
      */
-    public synchronized List<Allocation> allocate(List<List<String>> containers, java.util.function.Consumer<Allocation> answer) {
+    public synchronized List<Allocation> allocate(List<List<String>> containers, Consumer<Allocation> answer) {
+        return allocate(containers, (a, tx) -> answer.accept(a));
+    }
+
+    /**
+     * As {@link #allocate(List)}, with {@code answer} called for each container's allocation, inside the
+     * transaction, before it is recorded (the device plugin computes the container's answer there, which a
+     * sharing back end may refuse, and creates the host directories the answer names). When anything
+     * throws, every step of the call is undone, newest first (see the class comment).
+     *
+     * @throws PluginException with the status to answer: the step's own, or {@code INTERNAL} for anything
+     *                         unexpected (a state file that cannot be written); an undo that failed is
+     *                         suppressed in it
+     */
+    public synchronized List<Allocation> allocate(List<List<String>> containers, Answer answer) {
         if (containers.isEmpty()) {
             throw PluginException.invalid("AllocateRequest.container_requests", "[]", "must name at least one container");
         }
@@ -221,58 +345,40 @@ public final class VirtualDevicePool {
                 }
             }
         }
-        // ids handed out again: their containers are gone
-        List<Allocation> released = new ArrayList<>();
-        for (String id : seen) {
-            String tenant = tenantOfId.get(id);
-            if (tenant != null) {
-                Allocation old = drop(tenant);
-                released.add(old);
-                LOG.info("{} handed out again: released the allocation of {}", id, tenant);
-            }
-        }
+        List<Allocation> before = List.copyOf(allocations.values());
         List<Allocation> done = new ArrayList<>();
         Map<Allocation, PodDecisions.PendingPod> fromPods = new LinkedHashMap<>();
-        List<PodDecisions.PendingPod> marked = new ArrayList<>();
-        try {
+        try (NodeTransaction tx = NodeTransaction.begin("Allocate " + containers)) {
+            // ids handed out again: their containers are gone
+            for (String id : seen) {
+                String tenant = tenantOfId.get(id);
+                if (tenant != null) {
+                    int at = new ArrayList<>(allocations.keySet()).indexOf(tenant);
+                    Allocation old = drop(tenant);
+                    tx.undo("give " + tenant + " its allocation back", () -> reinstate(old, at));
+                    LOG.info("{} handed out again: released the allocation of {}", id, tenant);
+                }
+            }
             for (List<String> req : containers) {
-                Allocation a = allocateOne(req, fromPods);
-                answer.accept(a);
+                Allocation a = allocateOne(req, fromPods, tx);   // registers the release of what it reserved
+                answer.accept(a, tx);
                 record(a);
+                tx.undo("forget the allocation of " + a.tenantId(), () -> forget(a));
                 done.add(a);
             }
-            save();
+            // registered first: a save that throws may have replaced the file all the same
+            tx.undo("save the state as it was before the call", () -> save(before));
+            save(List.copyOf(allocations.values()));
+            List<PodDecisions.PendingPod> marked = new ArrayList<>();
+            tx.undo("take back the pods' marks", () -> withdraw(marked));
             for (Map.Entry<Allocation, PodDecisions.PendingPod> e : fromPods.entrySet()) {
                 marked.add(e.getValue());   // before the call: a mark that fails may still have been written
                 decisions.applied(e.getValue(), e.getKey().deviceIds());
             }
+            tx.commit();
+        } catch (PluginException e) {
+            throw e;
         } catch (RuntimeException e) {
-            for (PodDecisions.PendingPod pod : marked) {
-                try {
-                    decisions.withdrawn(pod);
-                } catch (RuntimeException again) {
-                    LOG.error("pod {}: the allocation failed, but its mark {} could not be taken back: {}", pod.key(),
-                            Names.ALLOCATED, again.getMessage());
-                    e.addSuppressed(again);
-                }
-            }
-            for (Allocation a : done) {
-                drop(a.tenantId());
-            }
-            for (Allocation a : released) {
-                a.reservations().forEach(this::reserve);
-                record(a);
-            }
-            if (!fromPods.isEmpty() || !done.isEmpty()) {
-                try {
-                    save();
-                } catch (RuntimeException again) {
-                    e.addSuppressed(again);
-                }
-            }
-            if (e instanceof PluginException) {
-                throw e;
-            }
             throw new PluginException(Status.Code.INTERNAL, "allocation of " + containers + " failed: " + e.getMessage(), e);
         }
         for (Map.Entry<Allocation, PodDecisions.PendingPod> e : fromPods.entrySet()) {
@@ -321,7 +427,7 @@ public final class VirtualDevicePool {
         }
     }
 
-    private Allocation allocateOne(List<String> req, Map<Allocation, PodDecisions.PendingPod> fromPods) {
+    private Allocation allocateOne(List<String> req, Map<Allocation, PodDecisions.PendingPod> fromPods, NodeTransaction tx) {
         Set<String> taken = new java.util.HashSet<>();
         fromPods.values().forEach(pod -> taken.add(pod.key()));
         Optional<PodDecisions.PendingPod> pending = decisions.pending(req.size()).stream()
@@ -343,20 +449,23 @@ public final class VirtualDevicePool {
                 throw new PluginException(Status.Code.FAILED_PRECONDITION, "pod " + pod.key() + ": tenant " + p.tenantId()
                         + " already holds devices " + allocations.get(p.tenantId()).deviceIds());
             }
-            reserve(p);
+            if (reserveOnce(p)) {
+                tx.undo("release " + p.tenantId(), () -> engine.release(p.tenantId()));
+            }
             Allocation a = new Allocation(req, bind(req, p.gpuUuids()), p, Optional.of(pod.key()));
             fromPods.put(a, pod);
             return a;
         }
-        return place(req);
+        return place(req, tx);
     }
 
     /**
      * The plugin's own decision: a slot-sized claim, on the ids' home GPUs if they can take it, else
      * anywhere; when no {@code req.size()} distinct GPUs can take one, one replica per id spread and
-     * stacked evenly over the GPUs ({@link Replicas}).
+     * stacked evenly over the GPUs ({@link Replicas}). What the engine commits is released by {@code tx}'s
+     * rollback.
      */
-    private Allocation place(List<String> req) {
+    private Allocation place(List<String> req, NodeTransaction tx) {
         String tenant = "devices/" + new TreeSet<>(req).first();
         Set<String> homes = new LinkedHashSet<>();
         req.forEach(id -> homes.add(VirtualDevice.homeOf(id)));
@@ -366,15 +475,17 @@ public final class VirtualDevicePool {
             homes.forEach(s::includeUuid);
             PlacementResult r = engine.place(b.selectors(s.build()).build());
             if (r instanceof PlacementResult.Placed placed) {
+                tx.undo("release " + tenant, () -> engine.release(tenant));
                 return new Allocation(req, bind(req, placed.placement().gpuUuids()), placed.placement(), Optional.empty());
             }
         }
         PlacementResult r = engine.place(b.selectors(Selectors.none()).build());
         if (r instanceof PlacementResult.Placed placed) {
+            tx.undo("release " + tenant, () -> engine.release(tenant));
             return new Allocation(req, bind(req, placed.placement().gpuUuids()), placed.placement(), Optional.empty());
         }
         if (req.size() > 1) {
-            return new Replicas(engine, slotMemoryBytes).allocate(tenant, req, node.name());
+            return new Replicas(engine, slotMemoryBytes).allocate(tenant, req, node.name(), tx);
         }
         throw new PluginException(Status.Code.RESOURCE_EXHAUSTED, "devices " + req + ": no " + req.size()
                 + " healthy GPU(s) of node " + node.name() + " can take " + slotMemoryBytes + " bytes each: "
@@ -400,14 +511,45 @@ public final class VirtualDevicePool {
         return out;
     }
 
-    private void reserve(Placement p) {
+    /** Reserves a placement in the ledger; a refusal is logged (the placement is applied all the same). */
+    private boolean reserveOnce(Placement p) {
         try {
             ReserveResult r = ledger.reserve(p);
             if (r instanceof ReserveResult.Refused refused) {
                 LOG.warn("placement of {} applied although this node's ledger refuses it: {}", p.tenantId(), refused.summary());
+                return false;
             }
+            return true;
         } catch (QgpuException e) {
             LOG.warn("placement of {} applied although this node's ledger refuses it: {}", p.tenantId(), e.getMessage());
+            return false;
+        }
+    }
+
+    /** Reserves placements held before (restored, or given back); false when the ledger refused any. */
+    private boolean reserveHeld(List<Placement> ps) {
+        boolean all = true;
+        for (Placement p : ps) {
+            try {
+                all &= ledger.reserve(p) instanceof ReserveResult.Reserved;
+            } catch (QgpuException e) {
+                all = false;
+            }
+        }
+        return all;
+    }
+
+    /**
+     * Rebuilds the ledger's reservations from the live allocations, on the GPUs as they are (a GPU that
+     * turned unhealthy keeps the tenants it had): for an allocation held before that the ledger no longer
+     * admits as a new reservation.
+     */
+    private void reconcileLedger() {
+        List<Placement> all = new ArrayList<>();
+        allocations.values().forEach(a -> all.addAll(a.reservations()));
+        ReconcileReport report = ledger.reconcile(all);
+        for (ReconcileReport.Difference d : report.of(ReconcileReport.Kind.REFUSED)) {
+            LOG.warn("placement of {} applied although this node's ledger refuses it: {}", d.tenant(), d.reasons());
         }
     }
 
@@ -416,26 +558,76 @@ public final class VirtualDevicePool {
         a.deviceIds().forEach(id -> tenantOfId.put(id, a.tenantId()));
     }
 
+    /** Takes a recorded allocation out of the records (its reservations are the caller's). */
+    private void forget(Allocation a) {
+        if (allocations.remove(a.tenantId(), a)) {
+            a.deviceIds().forEach(id -> tenantOfId.remove(id, a.tenantId()));
+        }
+    }
+
+    /** Releases an allocation: its reservations and its record. */
     private Allocation drop(String tenant) {
-        Allocation a = allocations.remove(tenant);
-        a.deviceIds().forEach(tenantOfId::remove);
+        Allocation a = allocations.get(tenant);
         a.reservations().forEach(r -> engine.release(r.tenantId()));
+        forget(a);
         return a;
     }
 
-    private void save() {
-        stateFile.save(node.name(), List.copyOf(allocations.values()));
+    /** The undo of {@link #drop}: records the allocation again at its old position and reserves it again. */
+    private void reinstate(Allocation a, int position) {
+        List<Allocation> order = new ArrayList<>(allocations.values());
+        order.add(Math.max(0, Math.min(position, order.size())), a);
+        allocations.clear();
+        order.forEach(x -> allocations.put(x.tenantId(), x));
+        a.deviceIds().forEach(id -> tenantOfId.put(id, a.tenantId()));
+        if (!reserveHeld(a.reservations())) {
+            reconcileLedger();   // a GPU turned unhealthy since: the tenant it had stays
+        }
     }
 
+    /** Takes back the marks of these pods, oldest first; every one is attempted. */
+    private void withdraw(List<PodDecisions.PendingPod> marked) {
+        RuntimeException failed = null;
+        for (PodDecisions.PendingPod pod : marked) {
+            try {
+                decisions.withdrawn(pod);
+            } catch (RuntimeException again) {
+                LOG.error("pod {}: the allocation failed, but its mark {} could not be taken back: {}", pod.key(),
+                        Names.ALLOCATED, again.getMessage());
+                if (failed == null) {
+                    failed = new IllegalStateException("the mark " + Names.ALLOCATED + " of pod " + pod.key()
+                            + " could not be taken back: " + again.getMessage(), again);
+                } else {
+                    failed.addSuppressed(again);
+                }
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    private void save(List<Allocation> list) {
+        saved = null;   // unknown until the store says it kept them
+        stateFile.save(node.name(), list);
+        saved = list;
+    }
+
+    /** Sends every subscriber the current list; one that throws is logged and sent it again by the reconciler. */
     private void changed() {
         List<VirtualDevice> now = devices();
-        for (Consumer<List<VirtualDevice>> l : listeners) {
-            try {
-                l.accept(now);
-            } catch (RuntimeException e) {
-                LOG.warn("device list listener failed; removed", e);
-                listeners.remove(l);
-            }
+        for (Map.Entry<Long, Subscriber> e : subscribers.entrySet()) {
+            send(e.getKey(), e.getValue(), now);
+        }
+    }
+
+    private void send(long id, Subscriber s, List<VirtualDevice> now) {
+        try {
+            s.sent = null;
+            s.listener.accept(now);
+            s.sent = now;
+        } catch (RuntimeException e) {
+            LOG.warn("device list subscriber {} failed; the list is sent again by the reconciler: {}", id, e.getMessage());
         }
     }
 }

@@ -58,6 +58,7 @@ abstract class PluginTestBase {
                 .withNode("node-a")
                 .withStateFile(state)
                 .withRecovery(RECOVER_AFTER, Duration.ZERO, clock::get)
+                .withReconcileEvery(Duration.ZERO)   // deterministic: the tests call reconciler().reconcile()
                 .withDecisions(decisions);
     }
 
