@@ -6,16 +6,14 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.ContainerAllocateResponse;
 import io.qgpu.kubernetes.deviceplugin.v1beta1.DeviceSpec;
 import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
 import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
 import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -165,32 +163,10 @@ public final class ContainerEnvironment {
         return top;
     }
 
-    /** Deletes a directory tree without following links; nothing when it is gone. */
+    /** Deletes a directory tree without following links ({@link OwnedDirectories#deleteTree}); nothing when it is gone. */
     static void removeTree(Path p) {
         try {
-            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-                return;
-            }
-            if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-                Files.deleteIfExists(p);
-                return;
-            }
-            Files.walkFileTree(p, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                    if (exc != null) {
-                        throw exc;
-                    }
-                    Files.deleteIfExists(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
+            OwnedDirectories.deleteTree(p);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove " + p + ": " + e.getMessage(), e);
         }

@@ -11,7 +11,9 @@ import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.kubernetes.node.reconcile.OpenedResources;
+import io.qgpu.kubernetes.node.mps.MpsDaemons;
 import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
+import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import io.qgpu.kubernetes.node.sharing.NodeSharing;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
@@ -189,7 +191,7 @@ public final class DevicePlugin implements AutoCloseable {
         if (backend == SharingBackend.HAMI_CORE) {
             Path root = c.sharing().hamiCoreCacheRoot();
             OwnedDirectories dirs = new OwnedDirectories(HAMI_CORE_CACHE, root,
-                    () -> environment.ownedDirectories(pool.allocations(), root));
+                    () -> environment.ownedDirectories(pool.allocations(), root), SharingEdits.HostDirectory.ANY_UID);
             out.add(NodeResource.of(HAMI_CORE_CACHE, dirs::desired, dirs::present, dirs::ensure,
                     dir -> pool.locked(() -> {
                         // re-checked under the pool's lock: an Allocate may have created it since the pass began
@@ -201,18 +203,7 @@ public final class DevicePlugin implements AutoCloseable {
         }
         if (mps != null) {
             Set<String> shared = Set.copyOf(new LinkedHashSet<>(gpus));
-            out.add(NodeResource.of(MPS_DAEMONS, () -> shared, () -> mps.status().keySet(),
-                    gpu -> {
-                        if (!mps.status().containsKey(gpu)) {
-                            mps.share(gpus);   // starts (or adopts) the missing daemons only
-                        }
-                    },
-                    gpu -> {
-                        Set<String> keep = new LinkedHashSet<>(mps.status().keySet());
-                        if (keep.remove(gpu)) {
-                            mps.share(keep);   // quits that GPU's daemon only
-                        }
-                    }));
+            out.add(new MpsDaemons(mps, () -> shared));
         }
         out.add(NodeResource.<Long>of(DEVICE_LIST, pool::subscribers, pool::subscribers, pool::sendCurrentList, id -> { }));
         String state = c.stateFile().toAbsolutePath().toString();

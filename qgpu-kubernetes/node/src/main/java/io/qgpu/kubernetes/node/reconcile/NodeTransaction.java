@@ -26,6 +26,11 @@ import org.slf4j.LoggerFactory;
  * }                                                       // not committed: undone, newest first
  * }</pre>
  *
+ * <p>A step that may change something and still throw (a save that wrote the file and then failed to force
+ * it, a mark written before the API server's answer was lost) registers its undo <em>before</em> it runs, so
+ * that the undo also covers its half-done case; a step that either fully happens or not at all registers it
+ * after.
+ *
  * <p>An undo that throws is logged; the others still run, and the failures reach the caller as an
  * {@link UndoFailedException} from {@link #close()}, which a try-with-resources block adds as suppressed to the
  * exception that stopped the transaction. What an undo could not take back is left to the agent's

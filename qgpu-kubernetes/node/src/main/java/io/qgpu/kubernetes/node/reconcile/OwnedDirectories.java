@@ -123,8 +123,13 @@ public final class OwnedDirectories implements NodeResource<Path> {
         }
     }
 
-    /** Deletes a file, a link or a directory tree without following links; nothing when it is gone. */
-    static void deleteTree(Path p) throws IOException {
+    /**
+     * Deletes a file, a link or a directory tree without following links; nothing when it is gone. The one way
+     * the node agents remove a directory they made.
+     *
+     * @throws IOException when a part of it cannot be deleted (what could be is gone)
+     */
+    public static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
