@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.deviceplugin;
 
 import io.grpc.stub.StreamObserver;
 import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.Node;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.core.ledger.Ledger;
@@ -79,7 +80,7 @@ public class AllocateBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         Path run = Files.createTempDirectory(Files.createDirectories(Path.of(dir)).toAbsolutePath(), "run");
-        Node.Builder nb = Node.builder("node-a");
+        Node.Builder nb = Node.builder("node-a").defaultLink(new GpuLink.NvLink(18));
         Map<String, Integer> minors = new LinkedHashMap<>();
         for (int g = 0; g < 8; g++) {
             nb.gpu(GpuDevice.builder("GPU-" + g).index(g).model("H100").memoryGiB(80).build());

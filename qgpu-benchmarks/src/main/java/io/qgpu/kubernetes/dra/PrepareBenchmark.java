@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.dra;
 
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
@@ -62,7 +63,7 @@ public class PrepareBenchmark {
     public void setUp() throws Exception {
         Path root = Files.createDirectories(Path.of(dir)).toAbsolutePath();
         Path run = Files.createTempDirectory(root, "run");
-        Node.Builder nb = Node.builder("node-a");
+        Node.Builder nb = Node.builder("node-a").defaultLink(new GpuLink.NvLink(18));
         Map<String, Integer> minors = new LinkedHashMap<>();
         for (int g = 0; g < 8; g++) {
             nb.gpu(GpuDevice.builder("GPU-" + g).index(g).model("H100").memoryGiB(80).build());

@@ -11,6 +11,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.ManagedChannel;
 import io.qgpu.kubernetes.dra.pluginregistration.PluginInfo;
 import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
+import io.qgpu.kubernetes.node.mps.FakeMpsControlScript;
+import io.qgpu.kubernetes.node.mps.MpsLayout;
+import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.io.IOException;
@@ -123,6 +126,10 @@ class DriverChaosTest extends DriverTestBase {
     final class Run {
         final Random rnd;
         final Function<ClaimStore, ClaimStore> storeWrap;
+        /** With {@code --sharing mps} (the fake {@code nvidia-cuda-mps-control}) and daemon deaths; else hami-core. */
+        final boolean mps;
+        FakeMpsControlScript fakeMps;
+        MpsLayout layout;
         final KubernetesClient client = api.client();
         final Map<String, String> prepared = new TreeMap<>();     // uid -> name: what the kubelet was told is prepared
         final Set<String> exclusive = new TreeSet<>();
@@ -136,14 +143,34 @@ class DriverChaosTest extends DriverTestBase {
         int names;
 
         Run(long seed, Function<ClaimStore, ClaimStore> storeWrap) {
-            this.rnd = new Random(seed);
-            this.storeWrap = storeWrap;
+            this(seed, storeWrap, false);
         }
 
-        DriverConfig config() {
-            return DriverTestBase_config().withSharing(SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library",
-                    lib.toString(), "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", tmp.resolve("lock").toString())))
-                    .withReconcile(SETTINGS, Duration.ZERO).withBootId(Optional.of("boot-1"));
+        Run(long seed, Function<ClaimStore, ClaimStore> storeWrap, boolean mps) {
+            this.rnd = new Random(seed);
+            this.storeWrap = storeWrap;
+            this.mps = mps;
+        }
+
+        DriverConfig config() throws IOException {
+            SharingOptions sharing;
+            if (mps) {
+                if (fakeMps == null) {
+                    fakeMps = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
+                    layout = new MpsLayout(tmp.resolve("mps"));
+                }
+                sharing = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
+                        fakeMps.binary.toString())).withMpsTickEvery(Duration.ZERO);
+            } else {
+                sharing = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                        "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", tmp.resolve("lock").toString()));
+            }
+            return DriverTestBase_config().withSharing(sharing).withReconcile(SETTINGS, Duration.ZERO).withBootId(Optional.of("boot-1"));
+        }
+
+        /** The GPUs' UUIDs, in slice order. */
+        List<String> gpuUuids() {
+            return d.slices().slice().getSpec().getDevices().stream().map(x -> x.getAttributes().get("uuid").getString()).toList();
         }
 
         void start() throws IOException {
@@ -254,6 +281,14 @@ class DriverChaosTest extends DriverTestBase {
                 } finally {
                     api.up();
                 }
+            } else if (mps && op < 90) {
+                // a daemon dies (SIGKILL); the supervisor notices at its next check and starts another
+                List<String> uuids = List.copyOf(d.mps().orElseThrow().status().keySet());
+                String gpu = uuids.get(rnd.nextInt(uuids.size()));
+                long pid = FakeMpsControlScript.liveDaemons(layout, gpu).get(0);
+                FakeMpsControlScript.crash(pid);
+                log.add(i + " MPS daemon of " + gpu + " killed");
+                seen("daemon death");
             } else if (op < 93) {
                 stop();
                 start();
@@ -303,6 +338,15 @@ class DriverChaosTest extends DriverTestBase {
 
         /** The node converges and every record agrees with what the kubelet was told. */
         void check(int i) throws Exception {
+            if (mps) {
+                // the supervisor's checks and restarts run on its own schedule: let it catch up
+                MpsSupervisor sup = d.mps().orElseThrow();
+                for (int t = 0; t < 10 && sup.status().values().stream().anyMatch(x -> x.state() != MpsSupervisor.State.RUNNING
+                        || !alive(x.gpuUuid())); t++) {
+                    clock.addAndGet(Duration.ofSeconds(61).toNanos());
+                    sup.tick();
+                }
+            }
             NodeReconciler.Report r = d.reconciler().reconcileNow();
             String at = "after step " + i + ": " + log.get(log.size() - 1);
             assertTrue(r.converged(), at + ": " + r.failures());
@@ -314,11 +358,29 @@ class DriverChaosTest extends DriverTestBase {
                     .map(PreparedClaim::uid)), at + ": the state file");
             assertEquals(want.stream().map(u -> "qgpu.io-gpu_" + u + ".json").collect(Collectors.toCollection(TreeSet::new)),
                     new TreeSet<>(list(cdi)), at + ": the CDI specs");
-            assertEquals(want.stream().filter(u -> !exclusive.contains(u)).collect(Collectors.toCollection(TreeSet::new)),
+            assertEquals(mps ? Set.of() : want.stream().filter(u -> !exclusive.contains(u)).collect(Collectors.toCollection(TreeSet::new)),
                     new TreeSet<>(list(cacheRoot)), at + ": the cache directories");
+            if (mps) {
+                for (String gpu : gpuUuidsAll()) {
+                    assertEquals(1, FakeMpsControlScript.liveDaemons(layout, gpu).size(), at + ": one live MPS daemon on " + gpu);
+                }
+            }
             ResourceSlice s = client.resources(ResourceSlice.class).withName("node-a-gpu.qgpu.io").get();
             assertEquals(d.slices().slice().getSpec().getDevices().stream().map(Device::getName).toList(),
                     s.getSpec().getDevices().stream().map(Device::getName).toList(), at + ": the published slice");
+        }
+
+        boolean alive(String gpu) {
+            try {
+                return FakeMpsControlScript.liveDaemons(layout, gpu).size() == 1;
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        /** Every GPU of the node (the supervisor shares them all), healthy or not. */
+        Set<String> gpuUuidsAll() {
+            return d.mps().orElseThrow().status().keySet();
         }
 
         void run() throws Exception {
@@ -333,7 +395,15 @@ class DriverChaosTest extends DriverTestBase {
                     check(i);
                 }
             } finally {
+                List<String> gpus = mps ? List.copyOf(gpuUuidsAll()) : List.of();
                 stop();
+                if (mps) {
+                    for (String gpu : gpus) {
+                        for (long pid : FakeMpsControlScript.liveDaemons(layout, gpu)) {
+                            FakeMpsControlScript.crash(pid);
+                        }
+                    }
+                }
             }
         }
     }
@@ -416,6 +486,13 @@ class DriverChaosTest extends DriverTestBase {
                 "refused prepare", "restart", "sweep of stale claims", "unprepare", "xid"),
                 kinds.keySet().stream().filter(k -> !k.equals("sweep") && !k.equals("recovery check")).collect(Collectors.toSet()),
                 kinds.toString());
+    }
+
+    @Test
+    void underMpsWithDaemonDeathsTooTheNodeConverges() throws Exception {
+        Run r = new Run(4, s -> s, true);
+        r.run();
+        assertTrue(r.kinds.containsKey("daemon death") && r.kinds.containsKey("restart") && r.kinds.containsKey("prepare"), r.kinds.toString());
     }
 
     @Test

@@ -19,9 +19,13 @@ import java.util.Optional;
  * change-triggered pass). Prints one line per round.
  *
  * <pre>
- * ./mvnw -B -q -pl qgpu-kubernetes/dra-driver test-compile exec:java -Dexec.classpathScope=test \
+ * ./mvnw -B -q -pl qgpu-kubernetes/dra-driver -am test-compile
+ * ./mvnw -B -q -pl qgpu-kubernetes/dra-driver exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=io.qgpu.kubernetes.dra.SliceRecoveryMeasure -Dexec.args="2 10 30" \
  *     -Dqgpu.fakeNvml.dir=qgpu-kubernetes/dra-driver/target/fake-nvml
+ * </pre>
+ * (two runs: {@code exec.args} would also reach the build's own {@code exec} step that compiles the fake NVML)
+ * <pre>
  * </pre>
  */
 public final class SliceRecoveryMeasure {
