@@ -1,8 +1,7 @@
 package io.qgpu.kubernetes.deviceplugin;
 
 import io.grpc.stub.StreamObserver;
-import io.qgpu.api.GpuDevice;
-import io.qgpu.api.GpuLink;
+import io.qgpu.benchmarks.AgentNode;
 import io.qgpu.api.Node;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.core.ledger.Ledger;
@@ -13,7 +12,6 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.ContainerAllocateRequest;
 import io.qgpu.kubernetes.node.PlacementEdits;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -80,13 +78,8 @@ public class AllocateBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         Path run = Files.createTempDirectory(Files.createDirectories(Path.of(dir)).toAbsolutePath(), "run");
-        Node.Builder nb = Node.builder("node-a").defaultLink(new GpuLink.NvLink(18));
-        Map<String, Integer> minors = new LinkedHashMap<>();
-        for (int g = 0; g < 8; g++) {
-            nb.gpu(GpuDevice.builder("GPU-" + g).index(g).model("H100").memoryGiB(80).build());
-            minors.put("GPU-" + g, g);
-        }
-        Node node = nb.build();
+        Node node = AgentNode.h100x8("node-a");
+        Map<String, Integer> minors = AgentNode.minors(node);
         Ledger ledger = Ledger.create(List.of(node));
         PlacementEngine engine = PlacementEngine.builder(ledger).policies(PlacementPolicy.BINPACK, PlacementPolicy.SPREAD).build();
         VirtualDevicePool pool = new VirtualDevicePool(node, ledger, engine, PodDecisions.none(), new StateFile(run.resolve("state.json")),

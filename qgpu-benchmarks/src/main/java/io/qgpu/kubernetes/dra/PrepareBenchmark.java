@@ -1,8 +1,7 @@
 package io.qgpu.kubernetes.dra;
 
 import io.qgpu.api.Claim;
-import io.qgpu.api.GpuDevice;
-import io.qgpu.api.GpuLink;
+import io.qgpu.benchmarks.AgentNode;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
@@ -11,7 +10,6 @@ import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.PlacementEdits;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,13 +61,9 @@ public class PrepareBenchmark {
     public void setUp() throws Exception {
         Path root = Files.createDirectories(Path.of(dir)).toAbsolutePath();
         Path run = Files.createTempDirectory(root, "run");
-        Node.Builder nb = Node.builder("node-a").defaultLink(new GpuLink.NvLink(18));
-        Map<String, Integer> minors = new LinkedHashMap<>();
-        for (int g = 0; g < 8; g++) {
-            nb.gpu(GpuDevice.builder("GPU-" + g).index(g).model("H100").memoryGiB(80).build());
-            minors.put("GPU-" + g, g);
-        }
-        Ledger ledger = Ledger.create(List.of(nb.build()));
+        Node node = AgentNode.h100x8("node-a");
+        Map<String, Integer> minors = AgentNode.minors(node);
+        Ledger ledger = Ledger.create(List.of(node));
         claims = new PreparedClaims(ledger, new DriverStateFile(run.resolve("state.json"), "node-a"), new CdiSpecs(run.resolve("cdi")),
                 new PlacementEdits(minors));
         claims.restore();
