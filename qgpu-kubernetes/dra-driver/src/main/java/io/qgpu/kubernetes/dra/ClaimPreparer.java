@@ -58,6 +58,7 @@ final class ClaimPreparer {
     private final NodeGpus gpus;
     private final PreparedClaims claims;
     private final GranularityRules rules;
+    private final ClaimContainers containers;
 
     ClaimPreparer(KubernetesClient client, String node, NodeGpus gpus, PreparedClaims claims, GranularityRules rules) {
         this.client = client;
@@ -65,6 +66,7 @@ final class ClaimPreparer {
         this.node = node;
         this.gpus = gpus;
         this.claims = claims;
+        this.containers = new ClaimContainers(client, claims.sharingBackend());
     }
 
     /** Prepares each claim; one answer per distinct uid, in request order. */
@@ -101,7 +103,9 @@ final class ClaimPreparer {
             return new Outcome.Prepared(done.get());
         }
         try {
-            PreparedClaim prepared = claims.prepare(plan(ref));
+            PreparedClaim plan = plan(ref);
+            // the containers that use the claim may refuse it (issue 38 item 3: ClaimContainers)
+            PreparedClaim prepared = claims.prepare(plan, containers.admission(plan));
             LOG.info("{} prepared: {}", what, prepared.placement().environment());
             return new Outcome.Prepared(prepared);
         } catch (PreparedClaims.RefusedException | IllegalArgumentException | QgpuException e) {

@@ -9,10 +9,12 @@ import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
 import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -33,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * create the claim's fresh directories and write its spec (through the reconciler, so the answer comes only once
  * they hold), answer. Anything that fails undoes all of it: no reservation, saved claim, directory or spec
  * outlives a failed answer. A prepare of a claim already prepared answers the same devices and reserves nothing
- * more. {@link #unprepare} releases and saves, then removes the claim's spec and directory (what cannot be
+ * more. A prepare may carry an {@link Admission}, checked under this object's lock against the claims prepared
+ * then, before anything is reserved ({@link ClaimContainers}: a container gets one claim of this driver). {@link #unprepare} releases and saves, then removes the claim's spec and directory (what cannot be
  * removed now is removed by a later pass). {@link #restore()} rebuilds the reservations after a restart;
  * writing back missing specs and removing those of claims the store does not hold (left by a crash between
  * writing and saving, or by claims from before a reboot) is the reconciler's first pass.
@@ -100,6 +103,28 @@ final class PreparedClaims {
         RefusedException(String message) {
             super(message);
         }
+    }
+
+    /**
+     * A rule that may refuse a claim given the claims prepared on the node, checked by {@link #prepare(PreparedClaim,
+     * Admission)} under this object's lock, before anything of the claim is reserved: two prepares at once see each
+     * other (ClaimContainers: a container gets one claim of this driver).
+     */
+    @FunctionalInterface
+    interface Admission {
+        /** Admits every claim. */
+        Admission ANY = prepared -> { };
+
+        /**
+         * @param prepared the claims prepared now, by uid (read-only)
+         * @throws RefusedException saying why the claim is refused
+         */
+        void admit(Map<String, PreparedClaim> prepared) throws RefusedException;
+    }
+
+    /** The node's sharing back end ({@code --sharing}). */
+    SharingBackend sharingBackend() {
+        return edits.sharing().backend();
     }
 
     /** The node resources that follow from the prepared claims, in the order the reconciler ensures them. */
@@ -193,10 +218,24 @@ final class PreparedClaims {
      * @throws Exception        when a side effect cannot be made to hold (nothing is left of the claim)
      */
     synchronized PreparedClaim prepare(PreparedClaim plan) throws Exception {
+        return prepare(plan, Admission.ANY);
+    }
+
+    /**
+     * As {@link #prepare(PreparedClaim)}, once {@code admission} admits the claim (it is not asked for a claim
+     * prepared already: that one gets the same answer again).
+     *
+     * @param plan      the claim with its placement and devices (CDI ids not yet set)
+     * @param admission checked under this object's lock against the claims prepared now, before anything is reserved
+     * @throws RefusedException when the admission or the ledger refuses the claim (nothing of it is kept)
+     * @throws Exception        as {@link #prepare(PreparedClaim)}
+     */
+    synchronized PreparedClaim prepare(PreparedClaim plan, Admission admission) throws Exception {
         PreparedClaim done = byUid.get(plan.uid());
         if (done != null) {
             return done;
         }
+        admission.admit(Collections.unmodifiableMap(byUid));
         String uid = plan.uid();
         try (NodeTransaction tx = NodeTransaction.begin("prepare claim " + plan.key() + " (" + uid + ")")) {
             PlacementEdits.Edits e = edits.edits(plan.placement(), uid);

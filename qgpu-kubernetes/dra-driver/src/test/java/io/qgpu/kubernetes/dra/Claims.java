@@ -1,10 +1,13 @@
 package io.qgpu.kubernetes.dra;
 
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReference;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +45,29 @@ final class Claims {
     /** The whole device on node-a, without consumedCapacity. */
     static DeviceRequestAllocationResult whole(String device) {
         return result("gpu", "node-a", device, null, null, null);
+    }
+
+    /** The whole device of another driver on node-a. */
+    static DeviceRequestAllocationResult ofDriver(String driver, String device) {
+        return new DeviceRequestAllocationResultBuilder().withRequest("dev").withDriver(driver).withPool("node-a").withDevice(device)
+                .build();
+    }
+
+    /** A {@code status.reservedFor} entry for a pod (by name and uid). */
+    static ResourceClaimConsumerReference pod(String name, String uid) {
+        return new ResourceClaimConsumerReferenceBuilder().withApiGroup("").withResource("pods").withName(name).withUid(uid).build();
+    }
+
+    /** Sets the claim's {@code status.reservedFor} to these pods, as the scheduler does before the kubelet prepares it. */
+    static void reserveFor(KubernetesClient client, String name, Pod... pods) {
+        reserveFor(client, name, List.of(pods).stream().map(p -> pod(p.getMetadata().getName(), p.getMetadata().getUid())).toList());
+    }
+
+    /** Sets the claim's {@code status.reservedFor} to these consumers. */
+    static void reserveFor(KubernetesClient client, String name, List<ResourceClaimConsumerReference> consumers) {
+        ResourceClaim rc = client.resources(ResourceClaim.class).inNamespace(NS).withName(name).get();
+        rc.getStatus().setReservedFor(consumers);
+        client.resources(ResourceClaim.class).inNamespace(NS).resource(rc).updateStatus();
     }
 
     /** Creates an allocated claim and returns its uid. */

@@ -52,6 +52,12 @@ class DeployFilesTest extends DriverTestBase {
         assertTrue(role.getRules().stream().anyMatch(r -> r.getResources().contains("resourceslices")
                 && r.getVerbs().containsAll(List.of("list", "create", "update", "delete"))));
         assertTrue(role.getRules().stream().anyMatch(r -> r.getResources().contains("resourceclaims") && r.getVerbs().contains("get")));
+        // the pods in a claim's status.reservedFor, read at prepare to find the containers that use it: get, nothing more
+        List<List<String>> podVerbs = role.getRules().stream().filter(r -> r.getResources().contains("pods")).map(r -> {
+            assertEquals(List.of(""), r.getApiGroups(), "pods are in the core group");
+            return r.getVerbs();
+        }).toList();
+        assertEquals(List.of(List.of("get")), podVerbs);
 
         DeviceClass dc = (DeviceClass) load("deviceclass.yaml").get(0);
         assertEquals("gpu.qgpu.io", dc.getMetadata().getName());
