@@ -8,7 +8,9 @@ import java.util.Optional;
 /**
  * Reads an allocation result's {@code consumedCapacity} (Kubernetes quantities such as {@code 30Gi},
  * {@code 1G} or plain bytes, parsed by fabric8's {@link Quantity}) into what qgpu reserves: memory in
- * bytes and compute in percent. Nothing is rounded: a fraction of a byte or of a percent is refused.
+ * bytes and compute in percent. Nothing is rounded: a fraction of a byte or of a percent is refused. The
+ * {@value DriverNames#CAPACITY_TENANTS} entry (absent from allocations made against a slice that did not publish
+ * it) must be exactly 1: every allocation is one tenant of its GPU.
  *
  * <p>Thread safety: stateless.
  */
@@ -29,7 +31,8 @@ final class Capacities {
      * The result's consumption; empty when it has no {@code consumedCapacity} (the whole GPU).
      *
      * @param at where the map is, for messages ({@code status.allocation.devices.results[0].consumedCapacity})
-     * @throws IllegalArgumentException naming the entry and its value when it is missing, unknown or not a whole number
+     * @throws IllegalArgumentException naming the entry and its value when it is missing, unknown or not a whole number,
+     *                                  or when {@code tenants} is there and not 1
      */
     static Optional<Consumed> of(String at, Map<String, Quantity> consumed) {
         if (consumed == null || consumed.isEmpty()) {
@@ -37,15 +40,19 @@ final class Capacities {
         }
         Quantity memory = null;
         Quantity cores = null;
+        Quantity tenants = null;
         for (Map.Entry<String, Quantity> e : consumed.entrySet()) {
             String name = local(e.getKey());
             if (DriverNames.CAPACITY_MEMORY.equals(name)) {
                 memory = e.getValue();
             } else if (DriverNames.CAPACITY_CORES.equals(name)) {
                 cores = e.getValue();
+            } else if (DriverNames.CAPACITY_TENANTS.equals(name)) {
+                tenants = e.getValue();
             } else {
-                throw new IllegalArgumentException(at + "[" + e.getKey() + "] = " + e.getValue()
-                        + ": " + DriverNames.DRIVER + " publishes only " + DriverNames.CAPACITY_MEMORY + " and " + DriverNames.CAPACITY_CORES);
+                throw new IllegalArgumentException(at + "[" + e.getKey() + "] = " + e.getValue() + ": " + DriverNames.DRIVER
+                        + " publishes only " + DriverNames.CAPACITY_MEMORY + ", " + DriverNames.CAPACITY_CORES + " and "
+                        + DriverNames.CAPACITY_TENANTS);
             }
         }
         if (memory == null) {
@@ -56,6 +63,12 @@ final class Capacities {
         }
         long bytes = whole(at + "[" + DriverNames.CAPACITY_MEMORY + "]", memory, Long.MAX_VALUE);
         long percent = whole(at + "[" + DriverNames.CAPACITY_CORES + "]", cores, 100);
+        if (tenants != null) {
+            String t = at + "[" + DriverNames.CAPACITY_TENANTS + "]";
+            if (whole(t, tenants, Long.MAX_VALUE) != 1) {
+                throw new IllegalArgumentException(t + " = " + tenants + ": an allocation is exactly one tenant of its GPU (must be 1)");
+            }
+        }
         return Optional.of(new Consumed(bytes, (int) percent));
     }
 

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Placement;
+import io.qgpu.api.PriorityClass;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Slice;
 import java.util.ArrayList;
@@ -27,10 +28,17 @@ import org.slf4j.LoggerFactory;
  * own answer: a claim that fails gets an error and the others are prepared all the same.
  *
  * <p>The placement: tenant id = the claim's uid; one slice per allocated GPU. A result without
- * {@code consumedCapacity}, or one that consumes the device's whole published capacity, is the whole GPU
- * (an exclusive claim); otherwise memory and cores are the consumed {@code memory} and {@code cores}
- * (compute request = limit = cores). qgpu gives a claim one and the same slice on each of its GPUs, so the
- * results of one claim must consume the same, on distinct GPUs.
+ * {@code consumedCapacity}, or one that consumes the device's whole published capacity ({@link PublishedCapacity}:
+ * the memory rounded down to the rules' unit, or NVML's, and 100 cores), is the whole GPU (an exclusive claim);
+ * otherwise memory and cores are the consumed {@code memory} and {@code cores} (compute request = cores). A
+ * consumption off the rules' grid is refused with the reason, never rounded; {@code tenants}, where consumed, must
+ * be 1. qgpu gives a claim one and the same slice on each of its GPUs, so the results of one claim must consume
+ * the same, on distinct GPUs.
+ *
+ * <p>The claim's {@link GpuConfigs GpuConfig} (the allocation's opaque configuration for this driver) sets the
+ * placement's priority (default {@code offline}) and compute limit (default: the cores; at least the cores, at
+ * most 100, on the rules' compute grid; only 100 for a whole GPU); every result of the claim must get the same.
+ * A configuration that is not valid refuses the claim, naming the field and the value.
  *
  * <p>Thread safety: thread-safe (API reads run in parallel; {@link PreparedClaims} serialises the rest).
  */
@@ -120,6 +128,30 @@ final class ClaimPreparer {
         }
     }
 
+    /**
+     * The compute limit: the GpuConfig's, else the consumed cores. A whole-GPU claim has only 100; a share's
+     * limit is at least its cores, at most 100, and on the rules' compute grid.
+     */
+    private int computeLimit(GpuConfigs.Effective config, boolean whole, int cores) {
+        if (config.computeLimit().isEmpty()) {
+            return cores;
+        }
+        GpuConfigs.Setting<Integer> set = config.computeLimit().get();
+        int v = set.value();
+        if (whole && v != PublishedCapacity.ALL_CORES) {
+            throw new IllegalArgumentException(set.at() + " = " + v + ": a whole-GPU claim has compute limit 100");
+        }
+        if (v < cores || v > PublishedCapacity.ALL_CORES) {
+            throw new IllegalArgumentException(set.at() + " = " + v + ": must be at least the consumed cores (" + cores
+                    + ") and at most 100");
+        }
+        if (v % rules.computeUnit() != 0) {
+            throw new IllegalArgumentException(set.at() + " = " + v + ": must be a multiple of " + rules.computeUnit()
+                    + " under the " + rules.name() + " rules");
+        }
+        return v;
+    }
+
     /** The claim's placement and devices, or IllegalArgumentException saying what is wrong with it. */
     private PreparedClaim plan(ClaimRef ref) {
         ResourceClaim rc = client.resources(ResourceClaim.class).inNamespace(ref.namespace()).withName(ref.name()).get();
@@ -136,10 +168,12 @@ final class ClaimPreparer {
             throw new IllegalArgumentException("is not allocated (status.allocation is empty)");
         }
         List<DeviceRequestAllocationResult> results = allocation.getDevices().getResults();
+        GpuConfigs configs = GpuConfigs.of(allocation.getDevices().getConfig());
         List<PreparedClaim.Device> devices = new ArrayList<>();
-        List<Slice> slices = new ArrayList<>();
+        List<NodeGpus.Gpu> onGpus = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         Optional<Capacities.Consumed> shape = Optional.empty();
+        GpuConfigs.Effective config = GpuConfigs.Effective.NONE;
         for (int i = 0; i < (results == null ? 0 : results.size()); i++) {
             DeviceRequestAllocationResult r = results.get(i);
             if (!DriverNames.DRIVER.equals(r.getDriver())) {
@@ -156,26 +190,42 @@ final class ClaimPreparer {
                 throw new IllegalArgumentException(at + ".device = " + r.getDevice()
                         + ": a second share of one GPU in one claim (qgpu gives a claim one slice per GPU)");
             }
+            PublishedCapacity published = PublishedCapacity.of(rules, gpu);
             Optional<Capacities.Consumed> c = Capacities.of(at + ".consumedCapacity", r.getConsumedCapacity())
-                    .filter(x -> !(x.memoryBytes() == gpu.memoryBytes() && x.cores() == 100));
+                    .filter(x -> !published.isWhole(x));
+            if (c.isPresent()) {
+                String off = published.offGrid(c.get(), rules);
+                if (off != null) {
+                    throw new IllegalArgumentException(at + ".consumedCapacity = " + r.getConsumedCapacity() + ": " + off);
+                }
+            }
             if (!devices.isEmpty() && !shape.equals(c)) {
                 throw new IllegalArgumentException(at + ".consumedCapacity = " + r.getConsumedCapacity()
                         + ": differs from the claim's first result (qgpu gives a claim the same slice on each GPU)");
             }
+            GpuConfigs.Effective e = configs.forRequest(r.getRequest());
+            if (!devices.isEmpty() && !e.sameValues(config)) {
+                throw new IllegalArgumentException(at + ".request = " + r.getRequest() + ": its " + GpuConfigs.KIND + " ("
+                        + e.describe() + ") differs from the claim's first result's (" + config.describe()
+                        + "); qgpu gives a claim one priority and one compute limit");
+            }
             shape = c;
-            slices.add(c.map(x -> new Slice(gpu.uuid(), x.memoryBytes(), x.cores(), x.cores()))
-                    .orElseGet(() -> new Slice(gpu.uuid(), gpu.device().memoryBytes(), 100, 100)));
+            config = e;
+            onGpus.add(gpu);
             devices.add(new PreparedClaim.Device(List.of(r.getRequest()), r.getPool(), r.getDevice(),
                     Optional.ofNullable(r.getShareID()), gpu.uuid(), List.of()));
         }
         if (devices.isEmpty()) {
             throw new IllegalArgumentException("has no device of driver " + DriverNames.DRIVER + " in its allocation");
         }
-        Claim.Builder b = Claim.builder(uid).gpus(devices.size());
+        int cores = shape.map(Capacities.Consumed::cores).orElse(PublishedCapacity.ALL_CORES);
+        int limit = computeLimit(config, shape.isEmpty(), cores);
+        Claim.Builder b = Claim.builder(uid).gpus(devices.size())
+                .priority(config.priority().map(GpuConfigs.Setting::value).orElse(PriorityClass.OFFLINE));
         if (shape.isEmpty()) {
             b.exclusive();
         } else {
-            b.memoryBytes(shape.get().memoryBytes()).compute(shape.get().cores(), shape.get().cores());
+            b.memoryBytes(shape.get().memoryBytes()).compute(cores, limit);
         }
         Claim claim = b.build();
         try {
@@ -184,6 +234,9 @@ final class ClaimPreparer {
             throw new IllegalArgumentException("consumedCapacity " + results.get(0).getConsumedCapacity()
                     + " is refused by qgpu's granularity rules, never rounded: " + e.getMessage());
         }
+        Optional<Capacities.Consumed> share = shape;
+        List<Slice> slices = onGpus.stream().map(g -> share.map(x -> new Slice(g.uuid(), x.memoryBytes(), cores, limit))
+                .orElseGet(() -> new Slice(g.uuid(), g.device().memoryBytes(), 100, 100))).toList();
         return new PreparedClaim(uid, ref.namespace(), ref.name(), new Placement(claim, node, slices), devices);
     }
 }

@@ -105,7 +105,7 @@ public final class DraDriver implements AutoCloseable {
                     sharing.backend() == SharingBackend.HAMI_CORE ? Optional.of(c.sharing().hamiCoreCacheRoot()) : Optional.empty());
             MpsSupervisor mps = c.sharing().supervisor(c.ticker()).orElse(null);
             claims.restore();
-            SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus);
+            SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus, c.rules());
             List<NodeResource<?>> resources = new ArrayList<>();
             if (mps != null) {
                 // any GPU may take shared claims: each gets its daemon before the driver serves

@@ -22,6 +22,8 @@ public final class DriverNames {
     public static final String CAPACITY_MEMORY = "memory";
     /** Capacity of a device: its compute in percent of one GPU (100). */
     public static final String CAPACITY_CORES = "cores";
+    /** Capacity of a device: how many claims it may hold under the granularity rules; each allocation consumes 1. */
+    public static final String CAPACITY_TENANTS = "tenants";
     /** The kubelet's registrar directory. */
     public static final String DEFAULT_REGISTRAR_DIR = "/var/lib/kubelet/plugins_registry";
     /** The kubelet's plugins directory. */

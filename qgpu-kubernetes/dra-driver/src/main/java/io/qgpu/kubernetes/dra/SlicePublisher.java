@@ -1,17 +1,15 @@
 package io.qgpu.kubernetes.dra;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttributeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacityBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Health;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
@@ -29,9 +27,11 @@ import org.slf4j.LoggerFactory;
  * the driver's reconciler (key: the slice's name): driver {@value DriverNames#DRIVER}, {@code nodeName} and pool
  * name = the node, one slice in the pool (complete), one device per healthy GPU named {@code gpu-<index>} with
  * attributes {@code uuid}, {@code productName}, {@code index}, {@code minor}, {@code computeCapability} (a
- * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), capacity
- * {@value DriverNames#CAPACITY_MEMORY} (the GPU's total memory as NVML reports it, in bytes) and
- * {@value DriverNames#CAPACITY_CORES} (100), and {@code allowMultipleAllocations: true}.
+ * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), the capacities
+ * {@value DriverNames#CAPACITY_MEMORY} (bytes, rounded down to the rules' memory unit),
+ * {@value DriverNames#CAPACITY_CORES} (100) and {@value DriverNames#CAPACITY_TENANTS} (the rules' tenant limit),
+ * each with a {@code requestPolicy} derived from the node's granularity rules ({@link PublishedCapacity}), and
+ * {@code allowMultipleAllocations: true}.
  *
  * <p>Desired: this driver's one slice ({@link DriverNames#sliceName}); present: every slice of this driver and
  * node on the API server, so one left by an earlier run under another name is removed. {@link #ensure} reads
@@ -50,15 +50,20 @@ final class SlicePublisher implements NodeResource<String> {
     private final KubernetesClient client;
     private final String node;
     private final NodeGpus gpus;
+    private final GranularityRules rules;
     private final Set<String> unhealthy = new LinkedHashSet<>();
     private long generation;
     /** The device names of the last slice this driver wrote, or null when it wrote none yet. */
     private List<String> published;
 
-    SlicePublisher(KubernetesClient client, String node, NodeGpus gpus) {
+    /**
+     * @param rules the node's granularity rules ({@code --rules}): the capacities' request policies follow from them
+     */
+    SlicePublisher(KubernetesClient client, String node, NodeGpus gpus, GranularityRules rules) {
         this.client = client;
         this.node = node;
         this.gpus = gpus;
+        this.rules = rules;
     }
 
     @Override
@@ -156,7 +161,7 @@ final class SlicePublisher implements NodeResource<String> {
     }
 
     private ResourceSlice build(long gen) {
-        List<Device> devices = gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).map(SlicePublisher::device).toList();
+        List<Device> devices = gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).map(this::device).toList();
         return new ResourceSliceBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(DriverNames.sliceName(node)).build())
                 .withNewSpec().withDriver(DriverNames.DRIVER).withNodeName(node)
@@ -164,7 +169,7 @@ final class SlicePublisher implements NodeResource<String> {
                 .withDevices(devices).endSpec().build();
     }
 
-    private static Device device(NodeGpus.Gpu g) {
+    private Device device(NodeGpus.Gpu g) {
         NvmlDeviceInfo d = g.info();
         Map<String, DeviceAttribute> attrs = new LinkedHashMap<>();
         attrs.put("uuid", new DeviceAttributeBuilder().withString(d.uuid()).build());
@@ -179,10 +184,7 @@ final class SlicePublisher implements NodeResource<String> {
         if (g.device().numaNode() >= 0) {
             attrs.put("numaNode", new DeviceAttributeBuilder().withInt((long) g.device().numaNode()).build());
         }
-        Map<String, DeviceCapacity> capacity = new LinkedHashMap<>();
-        capacity.put(DriverNames.CAPACITY_MEMORY, new DeviceCapacityBuilder().withValue(new Quantity(Long.toString(g.memoryBytes()))).build());
-        capacity.put(DriverNames.CAPACITY_CORES, new DeviceCapacityBuilder().withValue(new Quantity("100")).build());
-        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(capacity)
+        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(PublishedCapacity.of(rules, g).toSlice())
                 .withAllowMultipleAllocations(true).build();
     }
 }

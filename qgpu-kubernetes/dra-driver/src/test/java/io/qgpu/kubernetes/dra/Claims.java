@@ -2,6 +2,8 @@ package io.qgpu.kubernetes.dra;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfiguration;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfigurationBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
@@ -70,13 +72,56 @@ final class Claims {
         client.resources(ResourceClaim.class).inNamespace(NS).resource(rc).updateStatus();
     }
 
+    /** A result of this driver on node-a with any {@code consumedCapacity} (as the scheduler wrote it). */
+    static DeviceRequestAllocationResult consumed(String request, String device, Map<String, Quantity> consumedCapacity) {
+        return consumed(request, device, consumedCapacity, null);
+    }
+
+    /** The same with a share id (null: none). */
+    static DeviceRequestAllocationResult consumed(String request, String device, Map<String, Quantity> consumedCapacity, String shareId) {
+        DeviceRequestAllocationResultBuilder b = new DeviceRequestAllocationResultBuilder().withRequest(request).withDriver(DriverNames.DRIVER)
+                .withPool("node-a").withDevice(device).withConsumedCapacity(new LinkedHashMap<>(consumedCapacity));
+        if (shareId != null) {
+            b.withShareID(shareId);
+        }
+        return b.build();
+    }
+
     /** Creates an allocated claim and returns its uid. */
     static String allocated(KubernetesClient client, String name, DeviceRequestAllocationResult... results) {
+        return allocated(client, name, List.of(), results);
+    }
+
+    /** Creates an allocated claim whose allocation carries this configuration ({@code status.allocation.devices.config}). */
+    static String allocated(KubernetesClient client, String name, List<DeviceAllocationConfiguration> config,
+                            DeviceRequestAllocationResult... results) {
         ResourceClaim rc = new ResourceClaimBuilder().withNewMetadata().withNamespace(NS).withName(name).endMetadata()
                 .withNewSpec().endSpec()
-                .withNewStatus().withNewAllocation().withNewDevices().withResults(List.of(results)).endDevices().endAllocation()
-                .endStatus().build();
+                .withNewStatus().withNewAllocation().withNewDevices().withResults(List.of(results)).withConfig(config).endDevices()
+                .endAllocation().endStatus().build();
         return create(client, rc);
+    }
+
+    /** A configuration entry: opaque parameters for {@code driver}, from {@code FromClass} or {@code FromClaim}. */
+    static DeviceAllocationConfiguration config(String source, List<String> requests, String driver, Object parameters) {
+        return new DeviceAllocationConfigurationBuilder().withSource(source).withRequests(requests).withNewOpaque()
+                .withDriver(driver).withParameters(parameters).endOpaque().build();
+    }
+
+    /** A GpuConfig of this driver for all requests: apiVersion and kind, then these fields (in order). */
+    static DeviceAllocationConfiguration gpuConfig(String source, Object... fields) {
+        return gpuConfig(source, List.of(), fields);
+    }
+
+    /** A GpuConfig of this driver for these requests: apiVersion and kind, then these fields (name, value, ...). */
+    static DeviceAllocationConfiguration gpuConfig(String source, List<String> requests, Object... fields) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("apiVersion", "gpu.qgpu.io/v1alpha1");
+        p.put("kind", "GpuConfig");
+        for (int i = 0; i + 1 < fields.length; i += 2) {
+            p.put((String) fields[i], fields[i + 1]);
+        }
+        return config(source, requests, DriverNames.DRIVER, p);
     }
 
     /** Creates a claim without allocation and returns its uid. */

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfiguration;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClaimConfiguration;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequest;
@@ -26,8 +28,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Item 6: the deploy files parse as the objects they claim to be, the DaemonSet's flags are the driver's,
- * and each example template, allocated as the scheduler allocates it (its capacity requests consumed,
- * else the device's whole capacity), is prepared into the container environment the README shows.
+ * and each example template, allocated as the scheduler allocates it (its capacity requests rounded up to the
+ * published request policies, else each capacity's default: {@link SchedulerModel}; its configuration copied
+ * into the allocation with source FromClaim), is prepared into the container environment the README shows.
  */
 class DeployFilesTest extends DriverTestBase {
     static final Path DEPLOY = Path.of(System.getProperty("qgpu.dra.deploy", "deploy"));
@@ -73,7 +76,8 @@ class DeployFilesTest extends DriverTestBase {
         for (HasMetadata o : load("resourceclaimtemplates.yaml")) {
             templates.put(o.getMetadata().getName(), (ResourceClaimTemplate) o);
         }
-        assertEquals(List.of("qgpu-whole-gpu", "qgpu-share-10gi-30", "qgpu-two-gpus"), List.copyOf(templates.keySet()));
+        assertEquals(List.of("qgpu-whole-gpu", "qgpu-share-10gi-30", "qgpu-two-gpus", "qgpu-online-share"),
+                List.copyOf(templates.keySet()));
 
         Map<String, String> whole = prepare(stub, slice, templates.get("qgpu-whole-gpu"), 0);
         assertEquals("100", whole.get("QGPU_COMPUTE_LIMIT"));
@@ -87,6 +91,12 @@ class DeployFilesTest extends DriverTestBase {
 
         Map<String, String> two = prepare(stub, slice, templates.get("qgpu-two-gpus"), 2);
         assertEquals(2, two.get("NVIDIA_VISIBLE_DEVICES").split(",").length);
+
+        Map<String, String> online = prepare(stub, slice, templates.get("qgpu-online-share"), 4);
+        assertEquals(Long.toString(10L << 30), online.get("QGPU_MEMORY_LIMIT_BYTES"));
+        assertEquals("30", online.get("QGPU_COMPUTE_REQUEST"));
+        assertEquals("60", online.get("QGPU_COMPUTE_LIMIT"));
+        assertEquals("online", online.get("QGPU_PRIORITY"));
     }
 
     /** Allocates the template's claim on consecutive devices from {@code first}, prepares it, returns its environment. */
@@ -96,18 +106,21 @@ class DeployFilesTest extends DriverTestBase {
         assertEquals("gpu.qgpu.io", req.getDeviceClassName());
         int count = req.getCount() == null ? 1 : req.getCount().intValue();
         List<DeviceRequestAllocationResult> results = new ArrayList<>();
+        SchedulerModel scheduler = new SchedulerModel();
         for (int i = 0; i < count; i++) {
             var device = slice.getSpec().getDevices().get(first + i);
             Map<String, Quantity> requested = req.getCapacity() == null ? Map.of() : req.getCapacity().getRequests();
-            String memory = requested.containsKey("memory") ? requested.get("memory").toString()
-                    : device.getCapacity().get("memory").getValue().toString();
-            String cores = requested.containsKey("cores") ? requested.get("cores").toString()
-                    : device.getCapacity().get("cores").getValue().toString();
-            results.add(Claims.result(t.getSpec().getSpec().getDevices().getRequests().get(0).getName(), "node-a", device.getName(),
-                    memory, cores, "aaaaaaaa-0000-0000-0000-00000000000" + i));
+            Map<String, Quantity> consumed = scheduler.allocate(device, requested).orElseThrow();
+            results.add(Claims.consumed(t.getSpec().getSpec().getDevices().getRequests().get(0).getName(), device.getName(), consumed,
+                    "aaaaaaaa-0000-0000-0000-00000000000" + i));
+        }
+        List<DeviceAllocationConfiguration> config = new ArrayList<>();
+        List<DeviceClaimConfiguration> fromClaim = t.getSpec().getSpec().getDevices().getConfig();
+        for (DeviceClaimConfiguration c : fromClaim == null ? List.<DeviceClaimConfiguration>of() : fromClaim) {
+            config.add(Claims.config("FromClaim", c.getRequests(), c.getOpaque().getDriver(), c.getOpaque().getParameters()));
         }
         String name = t.getMetadata().getName() + "-claim";
-        String uid = Claims.allocated(client, name, results.toArray(DeviceRequestAllocationResult[]::new));
+        String uid = Claims.allocated(client, name, config, results.toArray(DeviceRequestAllocationResult[]::new));
         NodePrepareResourceResponse r = Kubelet.prepare(stub, Kubelet.claim(Claims.NS, name, uid)).getClaimsOrThrow(uid);
         assertEquals("", r.getError());
         JsonNode spec = new ObjectMapper().readTree(cdi.resolve("qgpu.io-gpu_" + uid + ".json").toFile());

@@ -117,7 +117,7 @@ class SharingTest extends DriverTestBase {
         assertEquals("/tmp/nvidia-mps", env.get("CUDA_MPS_PIPE_DIRECTORY"));
         assertEquals("0=30720M", env.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
         assertEquals("30", env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
-        assertEquals("1", env.get("CUDA_MPS_CLIENT_PRIORITY"), "DRA claims are offline: below normal");
+        assertEquals("1", env.get("CUDA_MPS_CLIENT_PRIORITY"), "a DRA claim without a GpuConfig is offline: below normal");
         JsonNode mount = spec.at("/containerEdits/mounts/0");
         assertEquals(layout.pipeDir(gpus.get(0)).toString(), mount.get("hostPath").asText());
         assertEquals("/tmp/nvidia-mps", mount.get("containerPath").asText());
@@ -138,6 +138,27 @@ class SharingTest extends DriverTestBase {
         assertTrue(error.contains("slices.size = 2") && error.contains("cannot use MPS"), error);
         assertFalse(Files.exists(cdi.resolve("qgpu.io-gpu_" + two + ".json")), "no spec for a refused claim");
         assertTrue(d.claims().get(two).isEmpty());
+    }
+
+    @Test
+    void mpsClientPriorityAndThreadPercentageFollowTheClaimsGpuConfig() throws Exception {
+        startMps();
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String online = Claims.allocated(client, "online", List.of(Claims.gpuConfig("FromClaim", "priority", "online", "computeLimit", 70)),
+                Claims.share("gpu-0", "8Gi", "40", null));
+        assertEquals("", prepare(stub, "online", online).getError());
+        Map<String, String> env = env(spec(online));
+        assertEquals("online", env.get("QGPU_PRIORITY"));
+        assertEquals("0", env.get("CUDA_MPS_CLIENT_PRIORITY"), "online work: normal priority");
+        assertEquals("40", env.get("QGPU_COMPUTE_REQUEST"));
+        assertEquals("70", env.get("QGPU_COMPUTE_LIMIT"));
+        assertEquals("70", env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "MPS enforces the limit");
+
+        String offline = Claims.allocated(client, "offline", List.of(Claims.gpuConfig("FromClass", "priority", "offline")),
+                Claims.share("gpu-0", "8Gi", "40", null));
+        assertEquals("", prepare(stub, "offline", offline).getError());
+        assertEquals("1", env(spec(offline)).get("CUDA_MPS_CLIENT_PRIORITY"), "offline work: below normal");
+        assertEquals("40", env(spec(offline)).get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
     }
 
     @Test

@@ -7,11 +7,16 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
+import io.qgpu.api.GranularityRules;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
-/** Item 3: the node's ResourceSlice on the API server. */
+/** Item 3: the node's ResourceSlice on the API server; issue 38 item 5: its capacities' request policies. */
 class SliceTest extends DriverTestBase {
 
     ResourceSlice only() {
@@ -58,6 +63,38 @@ class SliceTest extends DriverTestBase {
         assertEquals(Quantity.getAmountInBytes(new Quantity("80Gi")), Quantity.getAmountInBytes(d.getCapacity().get("memory").getValue()));
         assertEquals(new Quantity("100"), d.getCapacity().get("cores").getValue());
         assertEquals(Boolean.TRUE, d.getAllowMultipleAllocations());
+    }
+
+    /**
+     * Each preset on the fake machines (whole GiB of memory, so rounding down to any preset's unit keeps it): memory
+     * with {@code validRange} from the smallest share to the whole in the rules' memory unit, default the whole;
+     * cores 100 in the rules' compute step, default 100; tenants the rules' limit, each allocation consuming 1; all
+     * of it acceptable to the API server.
+     */
+    @ParameterizedTest
+    @CsvSource({
+            "qgpu, dgx-h100, 80, 1073741824, 5, 16",
+            "qgpu, t4x4, 16, 1073741824, 5, 4",
+            "qgpu, x86-numa, 48, 1073741824, 5, 12",
+            "hami, dgx-h100, 80, 1048576, 1, 10",
+            "hami, t4x4, 16, 1048576, 1, 10",
+            "gpu-manager, dgx-h100, 80, 268435456, 1, 100",
+            "gpu-manager, t4x4, 16, 268435456, 1, 100"})
+    void eachPresetPublishesItsGridAsRequestPolicies(String preset, String machine, long gib, long memoryUnit, int computeStep,
+                                                     int tenants) throws Exception {
+        DraDriver d = DraDriver.start(config(machine).withRules(GranularityRules.preset(preset)), client);
+        open.add(d);
+        List<Device> devices = only().getSpec().getDevices();
+        assertTrue(devices.size() >= 4, devices.toString());
+        for (Device dev : devices) {
+            Map<String, DeviceCapacity> c = dev.getCapacity();
+            assertEquals(List.of("memory", "cores", "tenants"), List.copyOf(c.keySet()));
+            PublishedCapacityTest.range(c.get("memory"), gib << 30, memoryUnit, memoryUnit);
+            PublishedCapacityTest.range(c.get("cores"), 100, computeStep, computeStep);
+            PublishedCapacityTest.fixed(c.get("tenants"), tenants, 1);
+            assertEquals(Boolean.TRUE, dev.getAllowMultipleAllocations());
+            assertEquals(List.of(), SchedulerModel.refusedByApiServer(dev), dev.getName());
+        }
     }
 
     @Test

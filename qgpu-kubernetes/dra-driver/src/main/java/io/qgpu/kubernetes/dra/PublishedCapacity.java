@@ -1,0 +1,146 @@
+package io.qgpu.kubernetes.dra;
+
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicy;
+import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicyBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacityBuilder;
+import io.qgpu.api.GranularityRules;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A GPU's capacities as the driver publishes them in its ResourceSlice, with the {@code requestPolicy} that makes
+ * kube-scheduler round every request up to the node's granularity rules ({@code --rules}) at allocation, so that
+ * no allocation it makes is one the driver refuses at prepare.
+ *
+ * <p>For a GPU that can be shared under the rules:
+ * <ul>
+ *   <li>{@value DriverNames#CAPACITY_MEMORY}: the GPU's memory rounded <em>down</em> to the rules' memory unit
+ *       ({@link GranularityRules#memoryUnitBytes()}), in bytes; {@code validRange} from the smallest share (the
+ *       rules' minimum memory rounded up to the unit, at least one unit) to the whole capacity in steps of one
+ *       unit; {@code default} the whole capacity, so a request without a memory entry still takes the whole
+ *       GPU's memory;</li>
+ *   <li>{@value DriverNames#CAPACITY_CORES}: 100 (percent); {@code validRange} from the rules' compute step to
+ *       100 in steps of it ({@link GranularityRules#computeUnit()}); {@code default} 100;</li>
+ *   <li>{@value DriverNames#CAPACITY_TENANTS}: how many claims the GPU may hold under the rules
+ *       ({@link GranularityRules#maxTenants}); {@code validValues: [1]}, {@code default} 1: every allocation
+ *       consumes exactly one, whatever it asks for, so no allocator can put more claims on the GPU.</li>
+ * </ul>
+ * The API server accepts a {@code validRange} only with a {@code default} in it that lies on the grid
+ * ({@code default = min + n * step}) and with {@code min + step} within the capacity: both hold because the
+ * capacity, the minimum and the step are all multiples of the memory unit (of the compute step for cores).
+ *
+ * <p><b>A GPU that cannot be shared under the rules.</b> The rule above is impossible when the rounded memory
+ * holds fewer than two steps from the smallest share ({@code min + step > capacity}: a GPU below 2 GiB under
+ * {@code qgpu}, below 2 MiB under {@code hami}, below 512 MiB under {@code gpu-manager}), or when the compute step
+ * is above 50 (a custom rule: {@code cores} would have a single valid value). Such a GPU is published as a whole
+ * device only ({@link #shareable()} false): {@code memory} is its memory as NVML reports it with
+ * {@code validValues: [memory]}, {@code cores} 100 with {@code validValues: [100]}, {@code tenants} 1 with
+ * {@code validValues: [1]}; every allocation of it consumes the whole of it, and prepare gives it whole.
+ *
+ * @param memoryBytes    the {@code memory} capacity published (bytes)
+ * @param totalBytes     the GPU's memory as NVML reports it (bytes)
+ * @param shareable      whether shares of the GPU can be allocated (else only the whole GPU)
+ * @param minMemoryBytes the smallest share's memory ({@code validRange.min}); the capacity when not shareable
+ * @param memoryStep     the memory grid ({@code validRange.step}); the capacity when not shareable
+ * @param minCores       the smallest compute ({@code validRange.min}); 100 when not shareable
+ * @param coresStep      the compute grid ({@code validRange.step}); 100 when not shareable
+ * @param tenants        the {@code tenants} capacity
+ *
+ * <p>Thread safety: immutable.
+ */
+record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, long minMemoryBytes, long memoryStep,
+                         int minCores, int coresStep, int tenants) {
+    /** A GPU's compute in percent. */
+    static final int ALL_CORES = 100;
+
+    /**
+     * The capacities of a GPU under these rules.
+     *
+     * @param rules       the node's granularity rules
+     * @param totalBytes  the GPU's memory as NVML reports it
+     * @param maxTenants  how many claims the rules let the GPU hold ({@link GranularityRules#maxTenants})
+     */
+    static PublishedCapacity of(GranularityRules rules, long totalBytes, int maxTenants) {
+        if (totalBytes <= 0) {
+            throw new IllegalArgumentException("GPU memory " + totalBytes + " must be positive");
+        }
+        long unit = rules.memoryUnitBytes();
+        long rounded = totalBytes / unit * unit;
+        long min = Math.max(unit, ceil(rules.minMemoryBytes(), unit));
+        int cu = rules.computeUnit();
+        boolean memoryShares = rounded >= min && rounded - min >= unit;
+        boolean coreShares = 2 * cu <= ALL_CORES;
+        if (!memoryShares || !coreShares) {
+            return new PublishedCapacity(totalBytes, totalBytes, false, totalBytes, totalBytes, ALL_CORES, ALL_CORES, 1);
+        }
+        return new PublishedCapacity(rounded, totalBytes, true, min, unit, cu, cu, Math.max(1, maxTenants));
+    }
+
+    /** The capacities of a published GPU under these rules. */
+    static PublishedCapacity of(GranularityRules rules, NodeGpus.Gpu gpu) {
+        return of(rules, gpu.memoryBytes(), rules.maxTenants(gpu.device()));
+    }
+
+    private static long ceil(long v, long unit) {
+        return (v + unit - 1) / unit * unit;
+    }
+
+    /** The device's {@code capacity} map: {@code memory}, {@code cores}, {@code tenants}, each with its request policy. */
+    Map<String, DeviceCapacity> toSlice() {
+        Map<String, DeviceCapacity> out = new LinkedHashMap<>();
+        if (shareable) {
+            out.put(DriverNames.CAPACITY_MEMORY, range(memoryBytes, minMemoryBytes, memoryStep));
+            out.put(DriverNames.CAPACITY_CORES, range(ALL_CORES, minCores, coresStep));
+        } else {
+            out.put(DriverNames.CAPACITY_MEMORY, fixed(memoryBytes, memoryBytes));
+            out.put(DriverNames.CAPACITY_CORES, fixed(ALL_CORES, ALL_CORES));
+        }
+        out.put(DriverNames.CAPACITY_TENANTS, fixed(tenants, 1));
+        return out;
+    }
+
+    /** Whether a result consuming this is the whole GPU: all of the published memory (or NVML's) and all cores. */
+    boolean isWhole(Capacities.Consumed c) {
+        return c.cores() == ALL_CORES && (c.memoryBytes() == memoryBytes || c.memoryBytes() == totalBytes);
+    }
+
+    /**
+     * Why a share consuming this is not one the published policy lets the scheduler allocate, or null when it
+     * is: on a GPU published whole only, anything but the whole; on a shareable one, fewer cores than the smallest
+     * share or more memory than the capacity. (Memory below the smallest share or off the memory unit, and cores
+     * off the compute step, are the granularity rules' to refuse: {@link GranularityRules#validate}.)
+     */
+    String offGrid(Capacities.Consumed c, GranularityRules rules) {
+        if (!shareable) {
+            return "this GPU is published whole only (its memory, " + totalBytes + " bytes, holds fewer than two shares under the "
+                    + rules.name() + " rules, or the compute step " + rules.computeUnit() + " allows one): a result must consume "
+                    + DriverNames.CAPACITY_MEMORY + " " + memoryBytes + " and " + DriverNames.CAPACITY_CORES + " 100";
+        }
+        if (c.cores() < minCores) {
+            return DriverNames.CAPACITY_CORES + " " + c.cores() + " is below the smallest share's " + minCores + " under the "
+                    + rules.name() + " rules";
+        }
+        if (c.memoryBytes() > memoryBytes) {
+            return DriverNames.CAPACITY_MEMORY + " " + c.memoryBytes() + " is more than the published capacity " + memoryBytes;
+        }
+        return null;
+    }
+
+    private static DeviceCapacity range(long value, long min, long step) {
+        CapacityRequestPolicy p = new CapacityRequestPolicyBuilder().withDefault(q(value))
+                .withNewValidRange().withMin(q(min)).withMax(q(value)).withStep(q(step)).endValidRange().build();
+        return new DeviceCapacityBuilder().withValue(q(value)).withRequestPolicy(p).build();
+    }
+
+    private static DeviceCapacity fixed(long value, long only) {
+        CapacityRequestPolicy p = new CapacityRequestPolicyBuilder().withDefault(q(only)).withValidValues(List.of(q(only))).build();
+        return new DeviceCapacityBuilder().withValue(q(value)).withRequestPolicy(p).build();
+    }
+
+    private static Quantity q(long v) {
+        return new Quantity(Long.toString(v));
+    }
+}
