@@ -61,7 +61,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * ClaimContainers containers = new ClaimContainers(client, SharingBackend.HAMI_CORE);
- * PreparedClaim done = claims.prepare(plan, containers.admission(plan));   // RefusedException names pods and containers
+ * PreparedClaim done = claims.prepare(plan, containers.admission(rc, plan));   // RefusedException names pods and containers
  * }</pre>
  *
  * <p>Thread safety: thread-safe (immutable; the API reads run on the caller's thread).
@@ -117,34 +117,12 @@ final class ClaimContainers {
     }
 
     /**
-     * Reads the claim again (for its {@code status.reservedFor}), then as {@link #admission(ResourceClaim, PreparedClaim)}.
-     *
-     * @param plan the claim as {@link ClaimPreparer} planned it
-     * @throws PreparedClaims.RefusedException when the claim, its pods or its containers' other claims cannot be
-     *                                         read, the claim is gone or has another uid now, or rule 1 refuses it
-     */
-    PreparedClaims.Admission admission(PreparedClaim plan) throws PreparedClaims.RefusedException {
-        ResourceClaim rc;
-        try {
-            rc = client.resources(ResourceClaim.class).inNamespace(plan.namespace()).withName(plan.name()).get();
-        } catch (KubernetesClientException e) {
-            throw new PreparedClaims.RefusedException("cannot be read again from the API server for its status.reservedFor ("
-                    + apiError(e) + "): it is not prepared without knowing its containers; the kubelet retries");
-        }
-        if (rc == null || !plan.uid().equals(rc.getMetadata().getUid())) {
-            throw new PreparedClaims.RefusedException("metadata.uid = " + (rc == null ? "(none)" : rc.getMetadata().getUid())
-                    + ": the ResourceClaim was deleted while it was being prepared");
-        }
-        return admission(rc, plan);
-    }
-
-    /**
      * Finds the containers that use the claim and applies rule 1 now; returns rule 2, to be checked against the
      * prepared claims under {@link PreparedClaims}' lock.
      *
      * @param rc   the ResourceClaim as read from the API server
      * @param plan the claim as planned (its placement says whether it is exclusive)
-     * @throws PreparedClaims.RefusedException as {@link #admission(PreparedClaim)}
+     * @throws PreparedClaims.RefusedException naming the pods and containers, or the API error that kept them unread
      */
     PreparedClaims.Admission admission(ResourceClaim rc, PreparedClaim plan) throws PreparedClaims.RefusedException {
         List<User> users = users(rc);

@@ -111,9 +111,10 @@ final class ClaimPreparer {
             return new Outcome.Prepared(done.get());
         }
         try {
-            PreparedClaim plan = plan(ref);
-            // the containers that use the claim may refuse it (issue 38 item 3: ClaimContainers)
-            PreparedClaim prepared = claims.prepare(plan, containers.admission(plan));
+            ResourceClaim rc = client.resources(ResourceClaim.class).inNamespace(ref.namespace()).withName(ref.name()).get();
+            PreparedClaim plan = plan(ref, rc);
+            // the containers that use the claim may refuse it (issue 38 item 3: ClaimContainers), from the same read
+            PreparedClaim prepared = claims.prepare(plan, containers.admission(rc, plan));
             LOG.info("{} prepared: {}", what, prepared.placement().environment());
             return new Outcome.Prepared(prepared);
         } catch (PreparedClaims.RefusedException | IllegalArgumentException | QgpuException e) {
@@ -153,8 +154,7 @@ final class ClaimPreparer {
     }
 
     /** The claim's placement and devices, or IllegalArgumentException saying what is wrong with it. */
-    private PreparedClaim plan(ClaimRef ref) {
-        ResourceClaim rc = client.resources(ResourceClaim.class).inNamespace(ref.namespace()).withName(ref.name()).get();
+    private PreparedClaim plan(ClaimRef ref, ResourceClaim rc) {
         if (rc == null) {
             throw new IllegalArgumentException("no such ResourceClaim");
         }
