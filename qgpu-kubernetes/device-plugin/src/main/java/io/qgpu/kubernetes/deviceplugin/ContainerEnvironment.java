@@ -94,8 +94,29 @@ public final class ContainerEnvironment {
     }
 
     /**
-     * The kubelet's answer for one container; the host directories its sharing back end needs are created
-     * first (without a transaction to take them back).
+     * The host paths the live allocations' containers share (HAMi-core's lock directory and its {@code ld.so.preload}
+     * file): what the plugin's reconciler makes hold again when one goes missing. An allocation the back end
+     * refuses by now names none.
+     */
+    public Set<SharingEdits.HostPath> sharedPaths(Collection<Allocation> live) {
+        Set<SharingEdits.HostPath> out = new LinkedHashSet<>();
+        for (Allocation a : live) {
+            try {
+                for (SharingEdits.HostPath p : placementEdits(a).hostPaths()) {
+                    if (!p.fresh()) {
+                        out.add(p);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("the shared paths of {} cannot be named: {}", a.deviceIds(), e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The kubelet's answer for one container; the host paths its sharing back end needs (directories, and files such
+     * as HAMi-core's {@code ld.so.preload}) are created first (without a transaction to take them back).
      *
      * @throws PluginException {@code FAILED_PRECONDITION} when the back end refuses the placement,
      *                         {@code INTERNAL} when a host directory cannot be created
@@ -103,7 +124,7 @@ public final class ContainerEnvironment {
     public ContainerAllocateResponse response(Allocation a) {
         PlacementEdits.Edits pe = placementEdits(a);
         try {
-            pe.createHostDirectories();
+            pe.createHostPaths();
         } catch (UncheckedIOException e) {
             throw new PluginException(Status.Code.INTERNAL, e.getMessage(), e);
         }
@@ -111,20 +132,20 @@ public final class ContainerEnvironment {
     }
 
     /**
-     * The kubelet's answer for one container inside an {@code Allocate}'s transaction: the host directories
-     * its sharing back end needs are created first, each registering on {@code tx}, before it is created, the
-     * removal of the topmost directory of its path that did not exist (so a creation that fails half-way is
-     * taken back too).
+     * The kubelet's answer for one container inside an {@code Allocate}'s transaction: the host paths its sharing
+     * back end needs (directories and files) are created first, each registering on {@code tx}, before it is
+     * created, the removal of the topmost entry of its path that did not exist (so a creation that fails half-way
+     * is taken back too; a shared file that existed is kept as it was or as rewritten).
      *
      * @throws PluginException {@code FAILED_PRECONDITION} when the back end refuses the placement,
      *                         {@code INTERNAL} when a host directory cannot be created
      */
     public ContainerAllocateResponse response(Allocation a, NodeTransaction tx) {
         PlacementEdits.Edits pe = placementEdits(a);
-        for (SharingEdits.HostDirectory d : pe.hostDirectories()) {
+        for (SharingEdits.HostPath d : pe.hostPaths()) {
             Path top = topmostMissing(Path.of(d.path()));
             if (top != null) {
-                tx.undo("remove host directory " + top, () -> removeTree(top));
+                tx.undo("remove host path " + top, () -> removeTree(top));
             }
             try {
                 d.create();

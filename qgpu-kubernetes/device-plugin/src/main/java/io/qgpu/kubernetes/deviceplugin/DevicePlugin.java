@@ -61,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>The reconciler</b> ({@link #reconciler()}): its desired state is the pool's live allocations (and the
  * node's GPUs). Its resources, in order:
  * <ol>
+ *   <li>{@value #SHARED_PATHS} (with {@code --sharing hami-core}): the host paths the containers share, HAMi-core's
+ *       lock directory and its {@code ld.so.preload} file; desired: those the live allocations' answers name
+ *       ({@link ContainerEnvironment#sharedPaths}); made to hold again when missing or changed (each
+ *       {@code Allocate} creates them first); never removed;</li>
  *   <li>{@value #HAMI_CORE_CACHE} (with {@code --sharing hami-core}): the per-container cache directories under
  *       {@code --hami-core-cache-root}; desired: those the live allocations' answers name
  *       ({@link ContainerEnvironment#ownedDirectories}); a missing one is created, any other subdirectory removed
@@ -86,6 +90,8 @@ import org.slf4j.LoggerFactory;
 public final class DevicePlugin implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DevicePlugin.class);
 
+    /** The reconciler's resource of the host paths the containers share (HAMi-core's lock directory and preload file). */
+    public static final String SHARED_PATHS = "shared-path";
     /** The reconciler's resource of HAMi-core's per-container cache directories. */
     public static final String HAMI_CORE_CACHE = "hami-core-cache";
     /** The reconciler's resource of the GPUs the MPS supervisor shares. */
@@ -189,6 +195,8 @@ public final class DevicePlugin implements AutoCloseable {
                                                    ContainerEnvironment environment, MpsSupervisor mps, Set<String> gpus) {
         List<NodeResource<?>> out = new ArrayList<>();
         if (backend == SharingBackend.HAMI_CORE) {
+            out.add(NodeResource.<SharingEdits.HostPath>of(SHARED_PATHS, () -> environment.sharedPaths(pool.allocations()), Set::of,
+                    SharingEdits.HostPath::create, p -> { }));
             Path root = c.sharing().hamiCoreCacheRoot();
             OwnedDirectories dirs = new OwnedDirectories(HAMI_CORE_CACHE, root,
                     () -> environment.ownedDirectories(pool.allocations(), root), SharingEdits.HostDirectory.ANY_UID);

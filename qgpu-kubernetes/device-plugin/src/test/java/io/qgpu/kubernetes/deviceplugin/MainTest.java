@@ -183,6 +183,10 @@ class MainTest {
         assertEquals(Path.of("/opt/bin/mpsc"), mps.sharing().mpsControl());
         refused("--sharing = \"mig\": must be one of none, mps, hami-core", "--plugin-dir", dir.toString(), "--sharing", "mig");
         refused("--mps-root = \"mps\": must be an absolute path", "--plugin-dir", dir.toString(), "--sharing", "mps", "--mps-root", "mps");
+        refused("--hami-core-preload = \"ld\": must be one of file, env", "--plugin-dir", dir.toString(), "--sharing", "hami-core",
+                "--hami-core-preload", "ld");
+        refused("--hami-core-preload-file = \"p\": must be an absolute path", "--plugin-dir", dir.toString(), "--sharing", "hami-core",
+                "--hami-core-preload-file", "p");
         Path missing = tmp.resolve("libvgpu.so");
         refused("--hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so on the node "
                 + "(build it from HAMi-core, or run with --sharing none or mps)",

@@ -18,6 +18,7 @@ import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -149,10 +150,14 @@ class SharingTest extends PluginTestBase {
         }
     }
 
+    /**
+     * Before issue 38 the answer carried {@code LD_PRELOAD}; now, by default, the library is loaded through the node's
+     * preload file mounted read-only at {@code /etc/ld.so.preload}, and {@code LD_PRELOAD} is not set.
+     */
     @Test
-    void hamiCoreAllocateAnswersThePreloadTheLimitsAndAFreshCache() throws Exception {
+    void hamiCoreAllocateAnswersThePreloadFileTheLimitsAndAFreshCache() throws Exception {
         Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "any file");
-        Path cacheRoot = tmp.resolve("hami-cache");
+        Path cacheRoot = tmp.resolve("hami/cache");
         Path lockDir = tmp.resolve("vgpulock");
         DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(SharingOptions.parse(Map.of("--sharing", "hami-core",
                 "--hami-core-library", lib.toString(), "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", lockDir.toString()))));
@@ -166,20 +171,43 @@ class SharingTest extends PluginTestBase {
         ContainerAllocateResponse r = allocate(stub(), id);
         Map<String, String> env = r.getEnvsMap();
         assertEquals("hami-core", env.get("QGPU_SHARING"));
-        assertEquals("/usr/local/vgpu/libvgpu.so", env.get("LD_PRELOAD"));
+        assertFalse(env.containsKey("LD_PRELOAD"), "the preload file loads the library, not the environment");
         assertEquals("4096m", env.get("CUDA_DEVICE_MEMORY_LIMIT_0"));
         assertFalse(env.containsKey("CUDA_DEVICE_MEMORY_LIMIT_1"));
         assertEquals("100", env.get("CUDA_DEVICE_SM_LIMIT"));
         assertEquals("/usr/local/vgpu/cache/vgpu.cache", env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE"));
+        Path preload = tmp.resolve("hami/hami-core-preload/ld.so.preload");
         assertEquals(List.of(
                 Mount.newBuilder().setHostPath(lib.toString()).setContainerPath("/usr/local/vgpu/libvgpu.so").setReadOnly(true).build(),
+                Mount.newBuilder().setHostPath(preload.toString()).setContainerPath("/etc/ld.so.preload").setReadOnly(true).build(),
                 Mount.newBuilder().setHostPath(cacheRoot.resolve(key).toString()).setContainerPath("/usr/local/vgpu/cache").build(),
                 Mount.newBuilder().setHostPath(lockDir.toString()).setContainerPath("/tmp/vgpulock").build()), r.getMountsList());
         assertEquals("hami-core", r.getAnnotationsOrThrow("qgpu.io/sharing"));
         assertTrue(Files.isDirectory(lockDir));
+        assertEquals("/usr/local/vgpu/libvgpu.so\n", Files.readString(preload), "written before the answer");
+        assertEquals("rw-r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(preload)));
         try (var files = Files.list(cacheRoot.resolve(key))) {
             assertEquals(0, files.count(), "the container's cache directory starts empty");
         }
+
+        // the plugin's reconciler keeps the shared paths of live allocations: a removed preload file comes back
+        Files.delete(preload);
+        assertTrue(plugin.reconciler().reconcile().converged());
+        assertEquals("/usr/local/vgpu/libvgpu.so\n", Files.readString(preload));
+    }
+
+    @Test
+    void hamiCoreWithPreloadEnvAnswersLdPreloadAndWritesNoFile() throws Exception {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "any file");
+        Path cacheRoot = tmp.resolve("hami/cache");
+        DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(SharingOptions.parse(Map.of("--sharing", "hami-core",
+                "--hami-core-library", lib.toString(), "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir",
+                tmp.resolve("vgpulock").toString(), "--hami-core-preload", "env"))));
+        ContainerAllocateResponse r = allocate(stub(), VirtualDevice.idOf(uuidOf(plugin, 0), 0));
+        assertEquals("/usr/local/vgpu/libvgpu.so", r.getEnvsMap().get("LD_PRELOAD"));
+        assertEquals(List.of("/usr/local/vgpu/libvgpu.so", "/usr/local/vgpu/cache", "/tmp/vgpulock"),
+                r.getMountsList().stream().map(Mount::getContainerPath).toList());
+        assertFalse(Files.exists(tmp.resolve("hami/hami-core-preload")), "no preload file is written");
     }
 
     @Test

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * the whole set kept in the {@link ClaimStore}; and the node resources that follow from it, which the driver's
  * {@link NodeReconciler} keeps in line: each claim's CDI spec ({@link #cdiSpecs()}), with
  * {@code --sharing hami-core} its HAMi-core cache directory under the cache root ({@link #cacheDirectories()}) and
- * the node's shared HAMi-core directories ({@link #sharedDirectories()}).
+ * the node's shared HAMi-core paths ({@link #sharedPaths()}: the lock directory and the {@code ld.so.preload} file).
  *
  * <p>{@link #prepare} is one {@link NodeTransaction}: compute the container edits, reserve, record and save,
  * create the claim's fresh directories and write its spec (through the reconciler, so the answer comes only once
@@ -59,6 +59,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PreparedClaims {
     private static final Logger LOG = LoggerFactory.getLogger(PreparedClaims.class);
+    /** The kind of {@link #sharedPaths()} in the reconciler's reports. */
+    static final String SHARED_PATHS = "shared-path";
 
     private final Ledger ledger;
     private final ClaimStore store;
@@ -72,7 +74,7 @@ final class PreparedClaims {
     private volatile Map<String, PreparedClaim> snapshot = Map.of();
     private final NodeResource<String> cdiSpecs;
     private final Optional<OwnedDirectories> cacheDirectories;
-    private final NodeResource<String> sharedDirectories;
+    private final NodeResource<SharingEdits.HostPath> sharedPaths;
     private NodeReconciler reconciler;
 
     /**
@@ -87,8 +89,7 @@ final class PreparedClaims {
         this.cdiSpecs = NodeResource.of("cdi-spec", this::uids, cdi::transientIds, this::ensureSpec, cdi::delete);
         this.cacheDirectories = cacheRoot.map(root -> new OwnedDirectories("hami-core-cache", root, this::freshDirectories,
                 SharingEdits.HostDirectory.ANY_UID));
-        this.sharedDirectories = NodeResource.of("shared-directory", this::sharedDirectoryPaths, Set::of,
-                p -> new SharingEdits.HostDirectory(p, false).create(), p -> { });
+        this.sharedPaths = NodeResource.of(SHARED_PATHS, this::sharedPathsWanted, Set::of, SharingEdits.HostPath::create, p -> { });
     }
 
     /** Without a sharing back end's directories. */
@@ -130,7 +131,7 @@ final class PreparedClaims {
     /** The node resources that follow from the prepared claims, in the order the reconciler ensures them. */
     List<NodeResource<?>> resources() {
         List<NodeResource<?>> out = new ArrayList<>();
-        out.add(sharedDirectories);
+        out.add(sharedPaths);
         cacheDirectories.ifPresent(out::add);
         out.add(cdiSpecs);
         return List.copyOf(out);
@@ -146,9 +147,13 @@ final class PreparedClaims {
         return cacheDirectories;
     }
 
-    /** The directories the sharing back end shares between claims (HAMi-core's lock directory). */
-    NodeResource<String> sharedDirectories() {
-        return sharedDirectories;
+    /**
+     * The host paths the sharing back end shares between claims (HAMi-core's lock directory and its
+     * {@code ld.so.preload} file): ensured at each prepare before the spec is written, and on every pass (a file or
+     * directory removed from the node comes back); never removed.
+     */
+    NodeResource<SharingEdits.HostPath> sharedPaths() {
+        return sharedPaths;
     }
 
     /** Uses this reconciler (the agent's) for the side effects; without one a private one is made on first use. */
@@ -263,7 +268,7 @@ final class PreparedClaims {
                 r.removeNow(cacheDirectories.get(), fresh);   // a directory of the claim's starts empty
                 r.ensureNow(cacheDirectories.get(), fresh);
             }
-            r.ensureNow(sharedDirectories, sharedOf(e));
+            r.ensureNow(sharedPaths, sharedOf(e));
             tx.undo("remove its CDI spec", () -> r.removeNow(cdiSpecs, List.of(uid)));
             r.ensureNow(cdiSpecs, List.of(uid));
             tx.commit();
@@ -319,16 +324,16 @@ final class PreparedClaims {
         return out;
     }
 
-    private Set<String> sharedDirectoryPaths() {
-        Set<String> out = new LinkedHashSet<>();
+    private Set<SharingEdits.HostPath> sharedPathsWanted() {
+        Set<SharingEdits.HostPath> out = new LinkedHashSet<>();
         for (PreparedClaim c : snapshot.values()) {
             out.addAll(sharedOf(editsOf(c)));
         }
         return out;
     }
 
-    private static List<String> sharedOf(PlacementEdits.Edits e) {
-        return e.hostDirectories().stream().filter(d -> !d.fresh()).map(SharingEdits.HostDirectory::path).toList();
+    private static List<SharingEdits.HostPath> sharedOf(PlacementEdits.Edits e) {
+        return e.hostPaths().stream().filter(d -> !d.fresh()).toList();
     }
 
     private List<Path> freshOf(PreparedClaim c) {
@@ -336,7 +341,7 @@ final class PreparedClaims {
     }
 
     private static List<Path> fresh(PlacementEdits.Edits e) {
-        return e.hostDirectories().stream().filter(SharingEdits.HostDirectory::fresh).map(d -> Path.of(d.path())).toList();
+        return e.hostPaths().stream().filter(SharingEdits.HostPath::fresh).map(d -> Path.of(d.path())).toList();
     }
 
     private PlacementEdits.Edits editsOf(PreparedClaim c) {

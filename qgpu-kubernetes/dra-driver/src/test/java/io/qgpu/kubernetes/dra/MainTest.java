@@ -150,6 +150,9 @@ class MainTest {
         refused("--sharing = \"mig\": must be one of none, mps, hami-core", dirs("--sharing", "mig"));
         refused("--mps-root = \"mps\": must be an absolute path", dirs("--sharing", "mps", "--mps-root", "mps"));
         refused("--hami-core-cache-root = \"/x\": only with --sharing hami-core (--sharing is none)", dirs("--hami-core-cache-root", "/x"));
+        refused("--hami-core-preload = \"ld\": must be one of file, env", dirs("--sharing=hami-core", "--hami-core-preload=ld"));
+        refused("--hami-core-preload-file = \"/etc/p\": only with --hami-core-preload file (--hami-core-preload is env)",
+                dirs("--sharing=hami-core", "--hami-core-preload", "env", "--hami-core-preload-file", "/etc/p"));
         Path missing = tmp.resolve("no/libvgpu.so");
         refused("--hami-core-library = \"" + missing + "\": no such file: --sharing hami-core needs HAMi-core's libvgpu.so on the node "
                 + "(build it from HAMi-core, or run with --sharing none or mps)", dirs("--sharing=hami-core", "--hami-core-library", missing.toString()));

@@ -18,6 +18,7 @@ import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -140,6 +141,10 @@ class SharingTest extends DriverTestBase {
         assertTrue(d.claims().get(two).isEmpty());
     }
 
+    /**
+     * Before issue 38 the spec carried {@code LD_PRELOAD}; now, by default, the library is loaded through the node's
+     * preload file mounted read-only at {@code /etc/ld.so.preload}, and {@code LD_PRELOAD} is not set.
+     */
     @Test
     void mpsClientPriorityAndThreadPercentageFollowTheClaimsGpuConfig() throws Exception {
         startMps();
@@ -162,9 +167,9 @@ class SharingTest extends DriverTestBase {
     }
 
     @Test
-    void hamiCoreClaimGetsThePreloadTheLimitsAndAFreshCache() throws Exception {
+    void hamiCoreClaimGetsThePreloadFileTheLimitsAndAFreshCache() throws Exception {
         Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "any file");
-        Path cacheRoot = tmp.resolve("hami-cache");
+        Path cacheRoot = tmp.resolve("hami/cache");
         Path lockDir = tmp.resolve("vgpulock");
         SharingOptions o = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
                 "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", lockDir.toString()));
@@ -178,21 +183,52 @@ class SharingTest extends DriverTestBase {
         JsonNode spec = spec(uid);
         Map<String, String> env = env(spec);
         assertEquals("hami-core", env.get("QGPU_SHARING"));
-        assertEquals("/usr/local/vgpu/libvgpu.so", env.get("LD_PRELOAD"));
+        assertFalse(env.containsKey("LD_PRELOAD"), "the preload file loads the library, not the environment");
         assertEquals("8192m", env.get("CUDA_DEVICE_MEMORY_LIMIT_0"));
         assertEquals("8192m", env.get("CUDA_DEVICE_MEMORY_LIMIT_1"));
         assertEquals("40", env.get("CUDA_DEVICE_SM_LIMIT"));
         assertEquals("/usr/local/vgpu/cache/vgpu.cache", env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE"));
         JsonNode mounts = spec.at("/containerEdits/mounts");
-        assertEquals(3, mounts.size());
+        assertEquals(4, mounts.size());
         assertEquals(lib.toString(), mounts.get(0).get("hostPath").asText());
         assertEquals("/usr/local/vgpu/libvgpu.so", mounts.get(0).get("containerPath").asText());
         assertEquals("[\"ro\",\"nosuid\",\"nodev\",\"bind\"]", mounts.get(0).get("options").toString());
-        assertEquals(cacheRoot.resolve(uid).toString(), mounts.get(1).get("hostPath").asText(), "the claim's own cache directory");
-        assertEquals(lockDir.toString(), mounts.get(2).get("hostPath").asText());
+        Path preload = tmp.resolve("hami/hami-core-preload/ld.so.preload");
+        assertEquals(preload.toString(), mounts.get(1).get("hostPath").asText(), "beside the cache root by default");
+        assertEquals("/etc/ld.so.preload", mounts.get(1).get("containerPath").asText());
+        assertEquals("[\"ro\",\"nosuid\",\"nodev\",\"bind\"]", mounts.get(1).get("options").toString());
+        assertEquals(cacheRoot.resolve(uid).toString(), mounts.get(2).get("hostPath").asText(), "the claim's own cache directory");
+        assertEquals(lockDir.toString(), mounts.get(3).get("hostPath").asText());
         assertTrue(Files.isDirectory(cacheRoot.resolve(uid)));
         assertTrue(Files.isDirectory(lockDir));
+        assertEquals("/usr/local/vgpu/libvgpu.so\n", Files.readString(preload), "written before the spec");
+        assertEquals("rw-r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(preload)));
         assertEquals("hami-core", spec.at("/annotations/qgpu.io~1sharing").asText());
+
+        // the node's shared paths are the reconciler's: a preload file removed from the node comes back on a pass
+        Files.delete(preload);
+        assertTrue(d.reconciler().reconcile().converged());
+        assertEquals("/usr/local/vgpu/libvgpu.so\n", Files.readString(preload));
+    }
+
+    @Test
+    void hamiCoreWithPreloadEnvPutsTheLibraryInLdPreloadAndWritesNoFile() throws Exception {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "any file");
+        Path cacheRoot = tmp.resolve("hami/cache");
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", tmp.resolve("vgpulock").toString(),
+                "--hami-core-preload", "env"));
+        DraDriver d = DraDriver.start(config("dgx-h100").withSharing(o), client);
+        open.add(d);
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String uid = Claims.allocated(client, "share", Claims.share("gpu-0", "8Gi", "40", null));
+        assertEquals("", prepare(stub, "share", uid).getError());
+        JsonNode spec = spec(uid);
+        assertEquals("/usr/local/vgpu/libvgpu.so", env(spec).get("LD_PRELOAD"));
+        List<String> targets = new ArrayList<>();
+        spec.at("/containerEdits/mounts").forEach(m -> targets.add(m.get("containerPath").asText()));
+        assertEquals(List.of("/usr/local/vgpu/libvgpu.so", "/usr/local/vgpu/cache", "/tmp/vgpulock"), targets);
+        assertFalse(Files.exists(tmp.resolve("hami/hami-core-preload")), "no preload file is written");
     }
 
     @Test

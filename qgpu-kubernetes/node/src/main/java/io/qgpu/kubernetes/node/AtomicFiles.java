@@ -8,6 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.Objects;
+import java.util.Set;
 
 /**
  * Whole-file writes that a crash cannot tear and that are durable once {@link #write} returns: the bytes go to
@@ -53,7 +56,22 @@ public final class AtomicFiles {
         write(file, content, Sync.FSYNC);
     }
 
+    /**
+     * {@link #write(Path, byte[])} with the file's permissions set before the rename, so that no reader ever sees the
+     * new file with the temporary file's own mode ({@code rw-------}).
+     *
+     * @param mode the permissions the file has from the moment it appears under its name
+     * @throws IOException as {@link #write(Path, byte[])}, or when the permissions cannot be set
+     */
+    public static void write(Path file, byte[] content, Set<PosixFilePermission> mode) throws IOException {
+        write(file, content, Sync.FSYNC, Objects.requireNonNull(mode, "mode"));
+    }
+
     static void write(Path file, byte[] content, Sync sync) throws IOException {
+        write(file, content, sync, null);
+    }
+
+    static void write(Path file, byte[] content, Sync sync, Set<PosixFilePermission> mode) throws IOException {
         Path target = file.toAbsolutePath();
         Path dir = target.getParent();
         Files.createDirectories(dir);
@@ -66,6 +84,9 @@ public final class AtomicFiles {
                     ch.write(b);
                 }
                 sync.force(tmp, ch);
+            }
+            if (mode != null) {
+                Files.setPosixFilePermissions(tmp, mode);
             }
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -28,8 +28,9 @@ import java.util.Objects;
  * <li>on a node with a sharing back end ({@link NodeSharing}, {@code --sharing mps|hami-core}): the back end's
  *     environment entries (starting with {@code QGPU_SHARING}) after the placement's, its bind mounts, and the
  *     annotation {@value #ANNOTATION_SHARING} with the engine that enforces the slice ({@code mps},
- *     {@code hami-core}, or {@code none} for an exclusive or host-only claim); the host directories the agent
- *     creates before the container starts are in {@link Edits#hostDirectories()}. A node without a back end
+ *     {@code hami-core}, or {@code none} for an exclusive or host-only claim); the host paths the agent creates
+ *     before the container starts (directories, and files such as HAMi-core's {@code ld.so.preload}) are in
+ *     {@link Edits#hostPaths()}. A node without a back end
  *     ({@link NodeSharing#none()}, the default) adds nothing: its edits are exactly the placement's.</li>
  * </ul>
  *
@@ -113,12 +114,12 @@ public final class PlacementEdits {
         annotations.put(ANNOTATION_GPUS, String.join(",", p.gpuUuids()));
         annotations.put(ANNOTATION_TENANT, p.tenantId());
         ContainerEdits common = new ContainerEdits(p.environment(), control, List.of(), annotations);
-        List<SharingEdits.HostDirectory> hostDirectories = List.of();
+        List<SharingEdits.HostPath> hostPaths = List.of();
         if (sharing.backend() != SharingBackend.NONE) {
             SharingEdits s = sharing.edits(p, containerKey);
             common = common.plus(s.edits()).plus(new ContainerEdits(Map.of(), List.of(), List.of(),
                     Map.of(ANNOTATION_SHARING, s.env().get(SharingEdits.ENV_SHARING))));
-            hostDirectories = s.hostDirectories();
+            hostPaths = s.hostPaths();
         }
         Map<String, ContainerEdits> perGpu = new LinkedHashMap<>();
         for (String gpu : p.gpuUuids()) {
@@ -128,7 +129,7 @@ public final class PlacementEdits {
             }
             perGpu.put(gpu, new ContainerEdits(Map.of(), List.of(DeviceNode.rw("/dev/nvidia" + minor)), List.of(), Map.of()));
         }
-        return new Edits(common, perGpu, hostDirectories);
+        return new Edits(common, perGpu, hostPaths);
     }
 
     /**
@@ -136,14 +137,14 @@ public final class PlacementEdits {
      *
      * @param common          what the placement's container gets once
      * @param perGpu          what it gets for each GPU, in the placement's GPU order
-     * @param hostDirectories directories the node agent creates before the container starts
-     *                        ({@link #createHostDirectories()}); empty without a sharing back end
+     * @param hostPaths directories and files the node agent creates before the container starts, in order
+     *                  ({@link #createHostPaths()}); empty without a sharing back end
      */
-    public record Edits(ContainerEdits common, Map<String, ContainerEdits> perGpu, List<SharingEdits.HostDirectory> hostDirectories) {
+    public record Edits(ContainerEdits common, Map<String, ContainerEdits> perGpu, List<SharingEdits.HostPath> hostPaths) {
         public Edits {
             Objects.requireNonNull(common, "edits.common");
             perGpu = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(perGpu, "edits.perGpu")));
-            hostDirectories = List.copyOf(Objects.requireNonNull(hostDirectories, "edits.hostDirectories"));
+            hostPaths = List.copyOf(Objects.requireNonNull(hostPaths, "edits.hostPaths"));
         }
 
         /** Edits without host directories. */
@@ -151,13 +152,19 @@ public final class PlacementEdits {
             this(common, perGpu, List.of());
         }
 
+        /** The {@link SharingEdits.HostDirectory directories} among {@link #hostPaths()}, in order. */
+        public List<SharingEdits.HostDirectory> hostDirectories() {
+            return SharingEdits.directoriesOf(hostPaths);
+        }
+
         /**
-         * Creates {@link #hostDirectories()} in order (a fresh one emptied).
+         * Creates {@link #hostPaths()} in order (a fresh directory emptied, a file written unless it holds its
+         * content already).
          *
-         * @throws UncheckedIOException naming the directory when one cannot be prepared
+         * @throws UncheckedIOException naming the path when one cannot be prepared
          */
-        public void createHostDirectories() {
-            for (SharingEdits.HostDirectory d : hostDirectories) {
+        public void createHostPaths() {
+            for (SharingEdits.HostPath d : hostPaths) {
                 try {
                     d.create();
                 } catch (IOException e) {

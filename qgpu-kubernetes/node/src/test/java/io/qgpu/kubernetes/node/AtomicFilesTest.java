@@ -40,6 +40,21 @@ class AtomicFilesTest {
     }
 
     @Test
+    void aModeIsTheFilesFromTheMomentItHasItsName() throws Exception {
+        Path f = tmp.resolve("ld.so.preload");
+        var mode = java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--");
+        List<String> seen = new java.util.ArrayList<>();
+        AtomicFiles.write(f, "x".getBytes(), (path, ch) -> {
+            if (path.equals(tmp)) {   // forced right after the rename
+                seen.add(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
+            }
+        }, mode);
+        assertEquals(List.of("rw-r--r--"), seen);
+        AtomicFiles.write(f, "y".getBytes(), mode);
+        assertEquals(mode, Files.getPosixFilePermissions(f));
+    }
+
+    @Test
     void aDirectoryThatCannotBeForcedFailsTheWriteNamingIt() {
         Path f = tmp.resolve("state.json");
         java.io.IOException e = assertThrows(java.io.IOException.class, () -> AtomicFiles.write(f, "x".getBytes(), (path, ch) -> {

@@ -17,6 +17,7 @@ import io.qgpu.kubernetes.node.sharing.MpsSharing;
 import io.qgpu.kubernetes.node.sharing.NodeSharing;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingEdits.HostDirectory;
+import io.qgpu.kubernetes.node.sharing.SharingEdits.HostFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -161,12 +162,15 @@ class PlacementEditsSharingTest {
         for (PriorityClass prio : PriorityClass.values()) {
             Placement p = shared(8 * GIB, 70, prio, A);
             PlacementEdits.Edits e = hami.edits(p, "pod-1_main");
-            assertEquals(env(p, "QGPU_SHARING=hami-core", "LD_PRELOAD=/usr/local/vgpu/libvgpu.so", "CUDA_DEVICE_MEMORY_LIMIT_0=8192m",
+            assertEquals(env(p, "QGPU_SHARING=hami-core", "CUDA_DEVICE_MEMORY_LIMIT_0=8192m",
                     "CUDA_DEVICE_SM_LIMIT=70", "CUDA_DEVICE_MEMORY_SHARED_CACHE=/usr/local/vgpu/cache/vgpu.cache"), e.all().envStrings(), prio.name());
             assertEquals(List.of(Mount.bind(lib.toString(), "/usr/local/vgpu/libvgpu.so", true),
+                    Mount.bind("/var/lib/qgpu/hami-core-preload/ld.so.preload", "/etc/ld.so.preload", true),
                     Mount.bind("/var/lib/qgpu/hami-core/pod-1_main", "/usr/local/vgpu/cache", false),
                     Mount.bind("/tmp/vgpulock", "/tmp/vgpulock", false)), e.all().mounts());
             assertEquals(annotations(p, "hami-core"), e.all().annotations());
+            assertEquals(List.of(new HostDirectory("/var/lib/qgpu/hami-core/pod-1_main", true), new HostDirectory("/tmp/vgpulock", false),
+                    new HostFile("/var/lib/qgpu/hami-core-preload/ld.so.preload", "/usr/local/vgpu/libvgpu.so\n")), e.hostPaths());
             assertEquals(List.of(new HostDirectory("/var/lib/qgpu/hami-core/pod-1_main", true), new HostDirectory("/tmp/vgpulock", false)),
                     e.hostDirectories());
             sameDevicesAsWithout(e, p);
@@ -174,10 +178,25 @@ class PlacementEditsSharingTest {
     }
 
     @Test
+    void hamiCoreWithPreloadEnvSetsLdPreloadAndMountsNoPreloadFile() {
+        PlacementEdits env = new PlacementEdits(MINORS, NodeSharing.open(SharingBackend.HAMI_CORE, null,
+                HamiCoreSharing.of(lib, Path.of("/var/lib/qgpu/hami-core")).withPreloadFile(java.util.Optional.empty())));
+        Placement p = shared(8 * GIB, 70, PriorityClass.ONLINE, A);
+        PlacementEdits.Edits e = env.edits(p, "pod-1_main");
+        assertEquals(env(p, "QGPU_SHARING=hami-core", "LD_PRELOAD=/usr/local/vgpu/libvgpu.so", "CUDA_DEVICE_MEMORY_LIMIT_0=8192m",
+                "CUDA_DEVICE_SM_LIMIT=70", "CUDA_DEVICE_MEMORY_SHARED_CACHE=/usr/local/vgpu/cache/vgpu.cache"), e.all().envStrings());
+        assertEquals(List.of(Mount.bind(lib.toString(), "/usr/local/vgpu/libvgpu.so", true),
+                Mount.bind("/var/lib/qgpu/hami-core/pod-1_main", "/usr/local/vgpu/cache", false),
+                Mount.bind("/tmp/vgpulock", "/tmp/vgpulock", false)), e.all().mounts());
+        assertEquals(List.of(new HostDirectory("/var/lib/qgpu/hami-core/pod-1_main", true), new HostDirectory("/tmp/vgpulock", false)),
+                e.hostPaths());
+    }
+
+    @Test
     void hamiCoreSharedOnTwoGpusLimitsEachVisibleDevice() {
         Placement p = shared(16 * GIB - 1, 60, PriorityClass.ONLINE, B, A);
         PlacementEdits.Edits e = hami.edits(p, "pod-2_main");
-        assertEquals(env(p, "QGPU_SHARING=hami-core", "LD_PRELOAD=/usr/local/vgpu/libvgpu.so", "CUDA_DEVICE_MEMORY_LIMIT_0=16383m",
+        assertEquals(env(p, "QGPU_SHARING=hami-core", "CUDA_DEVICE_MEMORY_LIMIT_0=16383m",
                 "CUDA_DEVICE_MEMORY_LIMIT_1=16383m", "CUDA_DEVICE_SM_LIMIT=60",
                 "CUDA_DEVICE_MEMORY_SHARED_CACHE=/usr/local/vgpu/cache/vgpu.cache"), e.all().envStrings());
         sameDevicesAsWithout(e, p);
@@ -189,7 +208,7 @@ class PlacementEditsSharingTest {
             PlacementEdits.Edits e = hami.edits(p, "pod-3_main");
             assertEquals(env(p, "QGPU_SHARING=none"), e.all().envStrings());
             assertEquals(List.of(), e.all().mounts());
-            assertEquals(List.of(), e.hostDirectories());
+            assertEquals(List.of(), e.hostPaths());
             assertEquals(annotations(p, "none"), e.all().annotations());
         }
     }
@@ -200,10 +219,10 @@ class PlacementEditsSharingTest {
         assertEquals("containerKey", x.field());
     }
 
-    // ---- host directories
+    // ---- host paths
 
     @Test
-    void hostDirectoriesAreCreatedAndAFreshOneIsEmptied() throws IOException {
+    void hostPathsAreCreatedAFreshDirectoryIsEmptiedAndAFileWritten() throws IOException {
         Path cache = tmp.resolve("cache/pod-1_main");
         Path lock = tmp.resolve("lock");
         Files.createDirectories(cache);
@@ -211,12 +230,14 @@ class PlacementEditsSharingTest {
         Files.writeString(cache.resolve("vgpu.cache"), "a previous container's limits");
         Files.writeString(lock.resolve("other.lock"), "another container's lock");
         new PlacementEdits.Edits(ContainerEdits.EMPTY, Map.of(), List.of(new HostDirectory(cache.toString(), true),
-                new HostDirectory(lock.toString(), false), new HostDirectory(tmp.resolve("new/dir").toString(), true))).createHostDirectories();
+                new HostDirectory(lock.toString(), false), new HostDirectory(tmp.resolve("new/dir").toString(), true),
+                new HostFile(tmp.resolve("preload/ld.so.preload").toString(), "/usr/local/vgpu/libvgpu.so\n"))).createHostPaths();
         assertTrue(Files.isDirectory(cache));
         try (var s = Files.list(cache)) {
             assertEquals(0, s.count(), "the fresh directory is empty");
         }
         assertTrue(Files.exists(lock.resolve("other.lock")), "a shared directory is left as it is");
         assertTrue(Files.isDirectory(tmp.resolve("new/dir")));
+        assertEquals("/usr/local/vgpu/libvgpu.so\n", Files.readString(tmp.resolve("preload/ld.so.preload")));
     }
 }

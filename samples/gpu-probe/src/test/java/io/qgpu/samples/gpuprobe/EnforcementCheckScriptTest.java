@@ -53,7 +53,7 @@ class EnforcementCheckScriptTest {
                 "[ \"$cmd\" = quit ] && rm -f \"$pipe/fake-daemon\"",
                 "exit 0", ""));
         List<String> command = new java.util.ArrayList<>(List.of("bash", SCRIPT.toString(), "--out", tmp.resolve("out").toString(),
-                "--seconds", "0.2"));
+                "--seconds", "0.2", "--containers", "off"));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(tmp.resolve("stdout.txt").toFile()).redirectError(tmp.resolve("stderr.txt").toFile());
         Map<String, String> env = pb.environment();
@@ -131,5 +131,93 @@ class EnforcementCheckScriptTest {
         Run r = script(tmp, Map.of(), "--device", "first");
         assertEquals(2, r.exit());
         assertEquals("run-enforcement-check: --device = \"first\": must be a GPU index (0, 1, ...)", r.stderr().strip());
+        Run c = script(tmp.resolve("c"), Map.of(), "--containers", "kubernetes");
+        assertEquals(2, c.exit());
+        assertEquals("run-enforcement-check: --containers = \"kubernetes\": must be one of auto, docker, podman, off", c.stderr().strip());
+    }
+
+    /** A fake {@code docker}: {@code info} answers (with the nvidia runtime when asked to), anything else is recorded and fails. */
+    private static Path fakeDocker(Path tmp, boolean nvidia) throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path calls = tmp.resolve("docker-calls.txt");
+        executable(bin.resolve("docker"), String.join("\n", "#!/bin/sh",
+                "echo \"docker $*\" >> '" + calls + "'",
+                "if [ \"$1\" = info ]; then",
+                nvidia ? "  case \"$*\" in *Runtimes*) echo '{\"nvidia\":{\"path\":\"nvidia-container-runtime\"},\"runc\":{\"path\":\"runc\"}}';; esac"
+                        : "  case \"$*\" in *Runtimes*) echo '{\"runc\":{\"path\":\"runc\"}}';; esac",
+                "  exit 0",
+                "fi",
+                "exit 1", ""));
+        return calls;
+    }
+
+    @Test
+    void dryRunPrintsTheContainerChecksAndStartsNothing(@TempDir Path tmp) throws Exception {
+        Path calls = fakeDocker(tmp, true);
+        Path vgpu = FAKES.resolve("libvgpu.so");
+        Run r = script(tmp, Map.of(), "--dry-run", "--containers", "docker", "--hami-core-library", vgpu.toString(), "--container-image", "probe:1");
+        assertEquals(0, r.exit(), r.stdout() + r.stderr());
+        assertTrue(r.stdout().contains("dry run: nothing is started; the commands follow"), r.stdout());
+        assertTrue(r.stdout().strip().endsWith("dry run: done; nothing was started"), r.stdout());
+        assertEquals(List.of("docker info", "docker info --format {{json .Runtimes}}"), Files.readAllLines(calls), "only asked, never ran");
+        assertTrue(!Files.exists(tmp.resolve("cuda-env.txt")), "no probe ran");
+        assertTrue(!Files.exists(tmp.resolve("mps-calls.txt")), "no MPS daemon was started");
+        String gpu = "--runtime nvidia -e NVIDIA_VISIBLE_DEVICES=" + UUID + " -e NVIDIA_DRIVER_CAPABILITIES=compute\\,utility";
+        String mps = "--ipc host -v /tmp/qgpu-cmps.XXXXXX/pipe:/tmp/nvidia-mps -e CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps";
+        Path out = tmp.resolve("out");
+        String hami = "-v " + vgpu + ":/usr/local/vgpu/libvgpu.so:ro -v " + out.resolve("container-hami-core/ld.so.preload") + ":/etc/ld.so.preload:ro";
+        String probe = "probe:1 /qgpu/runtime/bin/java [^\\n]*-cp /qgpu/gpu-probe.jar io\\.qgpu\\.samples\\.gpuprobe\\.Main";
+        for (String line : List.of(
+                "(?m)^\\+ docker run --rm --name qgpu-probe-cmps-30-\\d+ " + Pattern.quote(gpu) + " -v \\S+:/qgpu:ro " + Pattern.quote(mps)
+                        + " -e CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=8192M -e CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30 " + probe + " --label cmps-30 ",
+                "(?m)^\\+ docker run .* --user 65534:65534 " + Pattern.quote(mps) + " .* --label cmps-nonroot ",
+                "(?m)^\\+ docker run .* --user 1000:1000 .* --label cmps-uid1000 ",
+                "(?m)^\\+ docker run .* --user 2000:2000 .* --label cmps-uid2000 ",
+                "(?m)^\\+ docker run .* probe:1 env -u CUDA_MPS_PINNED_DEVICE_MEM_LIMIT -u CUDA_MPS_ACTIVE_THREAD_PERCENTAGE /qgpu/.* --label cmps-unset ",
+                "(?m)^\\+ docker run .* probe:1 env -i /qgpu/.* --label cmps-envi ",
+                "(?m)^\\+ docker run .* probe:1 env CUDA_MPS_PIPE_DIRECTORY=/tmp/qgpu-no-mps-here /qgpu/.* --label cmps-skip-mps ",
+                "(?m)^\\+ docker run .* --label cmps-restart ",
+                "(?m)^\\+ docker run .* --label cmps-after ",
+                "(?m)^\\+ docker run --rm --name qgpu-probe-chami-30-\\d+ " + Pattern.quote(gpu) + " -v \\S+:/qgpu:ro " + Pattern.quote(hami)
+                        + " -v " + Pattern.quote(out.resolve("container-hami-core/cache/chami-30") + ":/usr/local/vgpu/cache")
+                        + " -v /tmp/vgpulock:/tmp/vgpulock -e CUDA_DEVICE_MEMORY_LIMIT_0=8192m -e CUDA_DEVICE_SM_LIMIT=30 "
+                        + "-e CUDA_DEVICE_MEMORY_SHARED_CACHE=/usr/local/vgpu/cache/vgpu.cache " + probe + " --label chami-30 ",
+                "(?m)^\\+ docker run .* --user 65534:65534 " + Pattern.quote(hami) + " .* --label chami-nonroot ",
+                "(?m)^\\+ docker run .* probe:1 env -u CUDA_DEVICE_MEMORY_LIMIT_0 -u CUDA_DEVICE_SM_LIMIT -u CUDA_DEVICE_MEMORY_SHARED_CACHE /qgpu/.* --label chami-unset ",
+                "(?m)^\\+ docker run .* probe:1 env -i /qgpu/.* --label chami-envi ",
+                "(?m)^\\+ docker run .* probe:1 env -u LD_PRELOAD /qgpu/.* --label chami-no-ld-preload ",
+                "(?m)^\\+ docker exec qgpu-probe-chami-restart-\\d+ /qgpu/runtime/bin/java .* --label chami-exec ")) {
+            assertTrue(Pattern.compile(line).matcher(r.stdout()).find(), line + " in\n" + r.stdout());
+        }
+        assertTrue(!r.stdout().contains("LD_PRELOAD=" + vgpu + " -") && !Pattern.compile("docker run [^\\n]*-e LD_PRELOAD").matcher(r.stdout()).find(),
+                "the containers get the preload file, not LD_PRELOAD");
+    }
+
+    @Test
+    void withoutNvidiaSupportTheContainerChecksAreSkippedWithALine(@TempDir Path tmp) throws Exception {
+        fakeDocker(tmp, false);
+        Run r = script(tmp, Map.of("PATH", tmp.resolve("bin") + ":/usr/bin:/bin"), "--containers", "docker");
+        assertEquals(0, r.exit(), r.stdout() + r.stderr());
+        assertTrue(r.stdout().contains("containers: skipped: no container runtime with NVIDIA support: docker has no NVIDIA support "
+                + "(no nvidia runtime in 'docker info', no CDI device nvidia.com/gpu=" + UUID + " in 'nvidia-ctk cdi list', no nvidia-container-cli)"),
+                r.stdout());
+        assertTrue(Files.readString(tmp.resolve("out/summary.txt")).contains("containers: skipped: no container runtime"), "the skip is in the summary");
+        assertTrue(!r.stdout().contains("containers:\n"), "no container table");
+    }
+
+    @Test
+    void theScriptsPassBashNAndShellcheck() throws Exception {
+        for (Path s : List.of(SCRIPT, SCRIPT.resolveSibling("make-bundle.sh"))) {
+            Process n = new ProcessBuilder("bash", "-n", s.toString()).redirectErrorStream(true).start();
+            assertTrue(n.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(0, n.exitValue(), s + ": " + new String(n.getInputStream().readAllBytes()));
+        }
+        boolean shellcheck = java.util.stream.Stream.of(System.getenv().getOrDefault("PATH", "").split(":"))
+                .anyMatch(d -> !d.isEmpty() && Files.isExecutable(Path.of(d, "shellcheck")));
+        org.junit.jupiter.api.Assumptions.assumeTrue(shellcheck, "shellcheck is not installed");
+        Process sc = new ProcessBuilder("shellcheck", SCRIPT.toString(), SCRIPT.resolveSibling("make-bundle.sh").toString())
+                .redirectErrorStream(true).start();
+        assertTrue(sc.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, sc.exitValue(), new String(sc.getInputStream().readAllBytes()));
     }
 }

@@ -31,14 +31,20 @@ import java.util.Optional;
  * @param hamiCoreCacheRoot {@code --hami-core-cache-root}: the node directory under which each container gets its cache directory
  * @param hamiCoreLockDir   {@code --hami-core-lock-dir}: the node's HAMi-core lock directory, mounted at {@code /tmp/vgpulock}
  * @param mpsTickEvery      how often the agent ticks its MPS supervisor; zero: never (tests tick it themselves)
+ * @param hamiCorePreloadFile {@code --hami-core-preload-file}: the node file the agent writes with the container path of
+ *                          {@code libvgpu.so} and mounts at {@code /etc/ld.so.preload} (default
+ *                          {@link HamiCoreSharing#defaultPreloadFile} of the cache root); empty with
+ *                          {@code --hami-core-preload env}: {@code LD_PRELOAD} instead
  *
  * <p>Thread safety: immutable.
  */
 public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsControl, Optional<Path> mpsShmDir,
-                             Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery) {
+                             Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery,
+                             Optional<Path> hamiCorePreloadFile) {
     /** The flags, each taking a value. */
     public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir",
-            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir");
+            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir",
+            HamiCoreSharing.PRELOAD_FLAG, HamiCoreSharing.PRELOAD_FILE_FLAG);
     /** Their lines in an agent's usage text. */
     public static final String USAGE = """
               --sharing none|mps|hami-core   the engine that enforces the slices' limits (default none: the limits
@@ -52,6 +58,10 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                                     (default /var/lib/qgpu/hami-core)
               --hami-core-lock-dir DIR      with hami-core: the node's lock directory shared by its containers
                                     (default /tmp/vgpulock)
+              --hami-core-preload file|env  with hami-core: load libvgpu.so through a node file mounted at
+                                    /etc/ld.so.preload (default file), or through LD_PRELOAD (env)
+              --hami-core-preload-file PATH with hami-core and --hami-core-preload file: that node file
+                                    (default: hami-core-preload/ld.so.preload beside the cache root)
             """;
     /** Default of {@code --hami-core-library}. */
     public static final Path DEFAULT_HAMI_CORE_LIBRARY = Path.of("/usr/local/vgpu/libvgpu.so");
@@ -69,9 +79,20 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
         Objects.requireNonNull(hamiCoreCacheRoot, "hamiCoreCacheRoot");
         Objects.requireNonNull(hamiCoreLockDir, "hamiCoreLockDir");
         Objects.requireNonNull(mpsTickEvery, "mpsTickEvery");
+        Objects.requireNonNull(hamiCorePreloadFile, "hamiCorePreloadFile");
         if (mpsTickEvery.isNegative()) {
             throw new IllegalArgumentException("mpsTickEvery = " + mpsTickEvery + ": must not be negative");
         }
+    }
+
+    /**
+     * These options with HAMi-core's library loaded through the default preload file beside {@code hamiCoreCacheRoot}
+     * ({@link HamiCoreSharing#defaultPreloadFile}).
+     */
+    public SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsControl, Optional<Path> mpsShmDir,
+                          Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery) {
+        this(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, mpsTickEvery,
+                Optional.of(HamiCoreSharing.defaultPreloadFile(Objects.requireNonNull(hamiCoreCacheRoot, "hamiCoreCacheRoot"))));
     }
 
     /** No back end; the other settings at their defaults; the MPS supervisor ticked every second. */
@@ -108,6 +129,7 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                     absolute(opts, "--hami-core-cache-root", d.hamiCoreCacheRoot()),
                     absolute(opts, "--hami-core-lock-dir", d.hamiCoreLockDir()),
                     d.mpsTickEvery());
+            o = o.withHamiCorePreloadFile(hamiCorePreloadFile(opts, o.hamiCoreCacheRoot()));
             o.open();
             return o;
         } catch (InvalidValueException e) {
@@ -117,7 +139,35 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
 
     /** These options with the MPS supervisor ticked this often (zero: never). */
     public SharingOptions withMpsTickEvery(Duration every) {
-        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, every);
+        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, every,
+                hamiCorePreloadFile);
+    }
+
+    /** These options with HAMi-core's library loaded through this node file, or through {@code LD_PRELOAD} when empty. */
+    public SharingOptions withHamiCorePreloadFile(Optional<Path> file) {
+        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, mpsTickEvery,
+                file);
+    }
+
+    /**
+     * {@code --hami-core-preload} and {@code --hami-core-preload-file}: the node file, by default beside the cache root;
+     * empty with {@code --hami-core-preload env}.
+     *
+     * @throws InvalidValueException naming the flag and the value: a mode other than file or env, a relative path, a
+     *                               file with {@code --hami-core-preload env}
+     */
+    private static Optional<Path> hamiCorePreloadFile(Map<String, String> opts, Path cacheRoot) {
+        String mode = opts.getOrDefault(HamiCoreSharing.PRELOAD_FLAG, HamiCoreSharing.PRELOAD_BY_FILE);
+        boolean byFile = HamiCoreSharing.preloadByFile(mode);
+        if (!byFile) {
+            if (opts.containsKey(HamiCoreSharing.PRELOAD_FILE_FLAG)) {
+                throw new InvalidValueException(HamiCoreSharing.PRELOAD_FILE_FLAG, opts.get(HamiCoreSharing.PRELOAD_FILE_FLAG),
+                        "only with " + HamiCoreSharing.PRELOAD_FLAG + " " + HamiCoreSharing.PRELOAD_BY_FILE + " ("
+                                + HamiCoreSharing.PRELOAD_FLAG + " is " + mode + ")");
+            }
+            return Optional.empty();
+        }
+        return Optional.of(absolute(opts, HamiCoreSharing.PRELOAD_FILE_FLAG, HamiCoreSharing.defaultPreloadFile(cacheRoot)));
     }
 
     /** The MPS daemons' directories. */
@@ -135,7 +185,8 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
             case NONE -> NodeSharing.none();
             case MPS -> NodeSharing.open(backend, new MpsSharing(mpsLayout(), MpsSharing.CONTAINER_PIPE_DIR, mpsShmDir), null);
             case HAMI_CORE -> NodeSharing.open(backend, null, new HamiCoreSharing(hamiCoreLibrary, HamiCoreSharing.CONTAINER_LIBRARY,
-                    hamiCoreCacheRoot, HamiCoreSharing.CONTAINER_CACHE_DIR, hamiCoreLockDir));
+                    hamiCoreCacheRoot, HamiCoreSharing.CONTAINER_CACHE_DIR, hamiCoreLockDir,
+                    hamiCorePreloadFile));
         };
     }
 

@@ -62,6 +62,49 @@ class SharingOptionsTest {
     }
 
     @Test
+    void hamiCoreLoadsItsLibraryThroughAPreloadFileBesideTheCacheRootByDefault() throws IOException {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "x");
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                "--hami-core-cache-root", "/var/lib/x/cache"));
+        assertEquals(Optional.of(Path.of("/var/lib/x/hami-core-preload/ld.so.preload")), o.hamiCorePreloadFile());
+        assertEquals(Optional.of(Path.of("/var/lib/qgpu/hami-core-preload/ld.so.preload")), SharingOptions.defaults().hamiCorePreloadFile());
+        SharingOptions named = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                "--hami-core-preload", "file", "--hami-core-preload-file", "/etc/qgpu/ld.so.preload"));
+        assertEquals(Optional.of(Path.of("/etc/qgpu/ld.so.preload")), named.hamiCorePreloadFile());
+        assertEquals(named.hamiCorePreloadFile(), named.withMpsTickEvery(java.time.Duration.ZERO).hamiCorePreloadFile());
+    }
+
+    @Test
+    void hamiCorePreloadEnvHasNoPreloadFile() throws IOException {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "x");
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
+                "--hami-core-preload", "env"));
+        assertEquals(Optional.empty(), o.hamiCorePreloadFile());
+    }
+
+    @Test
+    void badPreloadValuesAreRefusedByFlagAndValue() throws IOException {
+        Path lib = Files.writeString(tmp.resolve("libvgpu.so"), "x");
+        assertEquals("--hami-core-preload = \"ld\": must be one of file, env",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "hami-core",
+                        "--hami-core-library", lib.toString(), "--hami-core-preload", "ld"))).getMessage());
+        assertEquals("--hami-core-preload-file = \"/etc/x\": only with --hami-core-preload file (--hami-core-preload is env)",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "hami-core",
+                        "--hami-core-library", lib.toString(), "--hami-core-preload", "env", "--hami-core-preload-file", "/etc/x"))).getMessage());
+        assertEquals("--hami-core-preload-file = \"etc/x\": must be an absolute path",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "hami-core",
+                        "--hami-core-library", lib.toString(), "--hami-core-preload-file", "etc/x"))).getMessage());
+        assertEquals("--hami-core-preload-file = \"/var/lib/x/p\": must not be under --hami-core-cache-root (/var/lib/x): "
+                        + "the agent removes what no container owns there",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "hami-core",
+                        "--hami-core-library", lib.toString(), "--hami-core-cache-root", "/var/lib/x", "--hami-core-preload-file",
+                        "/var/lib/x/p"))).getMessage());
+        assertEquals("--hami-core-preload = \"env\": only with --sharing hami-core (--sharing is mps)",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "mps",
+                        "--hami-core-preload", "env"))).getMessage());
+    }
+
+    @Test
     void hamiCoreWithoutItsLibraryIsRefusedWithTheReason() {
         Path missing = tmp.resolve("no/libvgpu.so");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "hami-core",
