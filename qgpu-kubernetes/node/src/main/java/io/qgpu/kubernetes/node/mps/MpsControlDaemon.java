@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * <p>For each GPU it starts (or adopts, when one already answers) a daemon as {@link ProcessMpsControl} does
  * ({@code CUDA_VISIBLE_DEVICES} the GPU, its pipe and log directories under the MPS root), sets the daemon's
  * defaults to the smallest slice the granularity rules allow (so that a client that reaches a daemon before the
- * agent has set the GPU's limits does not get the whole GPU), creates the shared-memory directory when missing,
+ * agent has set the GPU's limits does not get the whole GPU), makes the shared-memory directory {@code rwxrwxrwt}
+ * (creating it when missing),
  * and supervises the daemons with the agent's own {@link MpsSupervisor} ({@link MpsDaemonMode#AGENT}: health
  * checks every 5 s, restarts with back-off). {@link #close()} (the pod's stop, on SIGTERM) quits them.
  *
@@ -59,7 +60,8 @@ public final class MpsControlDaemon implements AutoCloseable {
 
               --mps-root DIR        the daemons' pipe and log directories (default /run/qgpu/mps)
               --mps-control PATH    nvidia-cuda-mps-control (default: found on the PATH)
-              --mps-shm-dir DIR     the MPS shared-memory directory, this container's /dev/shm (default MPS_ROOT/shm)
+              --mps-shm-dir DIR     the MPS shared-memory directory (this container's /dev/shm, which is the node's
+                                    directory mounted there), made rwxrwxrwt (default MPS_ROOT/shm)
               --rules NAME          granularity rules whose smallest slice the daemons' defaults are: qgpu (default),
                                     hami or gpu-manager
               --nvml-lib FILE       load NVML from FILE instead of libnvidia-ml.so.1
@@ -87,7 +89,7 @@ public final class MpsControlDaemon implements AutoCloseable {
      * @param control   runs {@code nvidia-cuda-mps-control}
      * @param gpus      the node's GPUs
      * @param floor     the daemons' default limits
-     * @param shmDir    the shared-memory directory, created {@code rwxrwxrwt} when missing
+     * @param shmDir    the shared-memory directory, made {@code rwxrwxrwt} (created when missing)
      * @param settings  health checks and back-off
      * @param ticker    the supervisor's clock
      * @param tickEvery how often the supervisor is ticked
@@ -96,7 +98,7 @@ public final class MpsControlDaemon implements AutoCloseable {
     public static MpsControlDaemon start(MpsControl control, List<String> gpus, MpsLimits floor, Path shmDir,
                                          MpsSupervisor.Settings settings, Ticker ticker, Duration tickEvery) throws IOException {
         Objects.requireNonNull(floor, "floor");
-        MpsNode.createShm(shmDir);
+        MpsNode.ownShm(shmDir);
         MpsSupervisor supervisor = new MpsSupervisor(control, MpsDaemonMode.AGENT, settings, ticker);
         supervisor.share(gpus);
         for (String gpu : gpus) {

@@ -157,12 +157,25 @@ public final class MpsNode {
             return;
         }
         Files.createDirectories(dir);
+        shmMode(dir);
+        LOG.info("MPS shared-memory directory {} created", dir);
+    }
+
+    /**
+     * Creates the shared-memory directory when missing and makes it {@code rwxrwxrwt} in any case: the MPS control
+     * daemon DaemonSet's pod owns it (the kubelet creates a missing host path {@code rwxr-xr-x}).
+     */
+    static void ownShm(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        shmMode(dir);
+    }
+
+    private static void shmMode(Path dir) throws IOException {
         try {
             Files.setAttribute(dir, "unix:mode", 01777);
         } catch (UnsupportedOperationException | IllegalArgumentException e) {
             // no unix attribute view: at least every user may create files there
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         }
-        LOG.info("MPS shared-memory directory {} created", dir);
     }
 }

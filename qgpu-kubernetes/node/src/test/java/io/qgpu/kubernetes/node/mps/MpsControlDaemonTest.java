@@ -41,6 +41,9 @@ class MpsControlDaemonTest {
         FakeMpsControlScript fake = FakeMpsControlScript.write(tmp);
         layout = new MpsLayout(tmp.resolve("mps"));
         ManualTicker ticker = new ManualTicker();
+        // the kubelet made the host path (DirectoryOrCreate) rwxr-xr-x before the pod started
+        Files.createDirectories(layout.defaultShmDir());
+        Files.setPosixFilePermissions(layout.defaultShmDir(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         MpsControlDaemon pod = MpsControlDaemon.start(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), List.of(A, B),
                 new MpsLimits(1024, 5), layout.defaultShmDir(), MpsSupervisor.Settings.defaults(), ticker, Duration.ZERO);
         assertTrue(Files.isDirectory(layout.defaultShmDir()));
