@@ -41,9 +41,8 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                              Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery,
                              MpsDaemonMode mpsDaemons) {
     /** The flags, each taking a value. */
-    public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir",
-            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir",
-            MpsDaemonMode.FLAG);
+    public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir", MpsDaemonMode.FLAG,
+            HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir");
     /** Their lines in an agent's usage text. */
     public static final String USAGE = """
               --sharing none|mps|hami-core   the engine that enforces the slices' limits (default none: the limits
