@@ -21,6 +21,9 @@
  *                 cannot identify (remote PCI info and remote type fail), common ancestor NOT_SUPPORTED,
  *                 no NUMA information
  *
+ * Compute mode: kept per GPU (DEFAULT when a machine is loaded), read and set through NVML or with
+ * fake_nvml_compute_mode / fake_nvml_set_compute_mode.
+ *
  * Fault injection: fake_nvml_set_fault (any return code for any function, after some calls, some
  * times), fake_nvml_gpu_lost_after (GPU lost after N calls that touch it), fake_nvml_inject_xid
  * (an Xid event now), fake_nvml_set_link (a link down), and more below.
@@ -75,6 +78,12 @@ typedef enum {
     NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
 } nvmlIntNvLinkDeviceType_t;
 typedef unsigned int nvmlAffinityScope_t;
+typedef enum {
+    NVML_COMPUTEMODE_DEFAULT = 0,
+    NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1, /* deprecated by NVIDIA; still a value of the enum */
+    NVML_COMPUTEMODE_PROHIBITED = 2,
+    NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+} nvmlComputeMode_t;
 #define NVML_AFFINITY_SCOPE_NODE 0u
 #define NVML_AFFINITY_SCOPE_SOCKET 1u
 
@@ -204,6 +213,7 @@ struct fake_device {
     nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
     int lost;
     long lostCountdown; /* < 0: off; else calls left before the GPU is lost */
+    nvmlComputeMode_t computeMode; /* DEFAULT when the machine is loaded; set by nvmlDeviceSetComputeMode */
 };
 
 struct fake_event_set {
@@ -1105,6 +1115,33 @@ EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int 
     LEAVE(NVML_SUCCESS);
 }
 
+/* The compute mode is kept per GPU (every GPU starts in DEFAULT when a machine is loaded). A MIG device
+ * handle answers NOT_SUPPORTED: the fake keeps the mode on whole GPUs only. Faults: fake_nvml_set_fault on
+ * either name (NO_PERMISSION is what an unprivileged caller of the setter gets from real drivers). */
+EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode) {
+    ENTER("nvmlDeviceGetComputeMode", device, 1);
+    if (mode == NULL) {
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    }
+    if (device->isMig) {
+        LEAVE(NVML_ERROR_NOT_SUPPORTED);
+    }
+    *mode = device->computeMode;
+    LEAVE(NVML_SUCCESS);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) {
+    ENTER("nvmlDeviceSetComputeMode", device, 1);
+    if ((int)mode < (int)NVML_COMPUTEMODE_DEFAULT || (int)mode > (int)NVML_COMPUTEMODE_EXCLUSIVE_PROCESS) {
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    }
+    if (device->isMig) {
+        LEAVE(NVML_ERROR_NOT_SUPPORTED);
+    }
+    device->computeMode = mode;
+    LEAVE(NVML_SUCCESS);
+}
+
 #ifndef FAKE_NVML_OLD
 EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node) {
     ENTER("nvmlDeviceGetNumaNodeId", device, 1);
@@ -1398,6 +1435,26 @@ EXPORT int fake_nvml_set_link(int gpu, int link, int up) {
         return -1;
     }
     gpus[gpu].linkUp[link] = up;
+    unlock();
+    return 0;
+}
+
+/** GPU gpu's compute mode as the fake holds it (nvmlComputeMode_t), without counting a call; -1 for a bad index. */
+EXPORT int fake_nvml_compute_mode(int gpu) {
+    lock();
+    int mode = gpu < 0 || gpu >= ngpus ? -1 : (int)gpus[gpu].computeMode;
+    unlock();
+    return mode;
+}
+
+/** Sets GPU gpu's compute mode behind NVML's back (as nvidia-smi -c would); 0, or -1 for a bad index or mode. */
+EXPORT int fake_nvml_set_compute_mode(int gpu, int mode) {
+    lock();
+    if (gpu < 0 || gpu >= ngpus || mode < 0 || mode > 3) {
+        unlock();
+        return -1;
+    }
+    gpus[gpu].computeMode = (nvmlComputeMode_t)mode;
     unlock();
     return 0;
 }

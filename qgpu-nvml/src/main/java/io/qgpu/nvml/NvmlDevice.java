@@ -253,6 +253,34 @@ public final class NvmlDevice {
                 NvmlMigMode.State.of(Integer.toUnsignedLong(pending.getValue())));
     }
 
+    /**
+     * The compute mode ({@code nvmlDeviceGetComputeMode}); {@link NvmlComputeMode#UNRECOGNIZED} for a value this
+     * binding does not know.
+     */
+    public NvmlComputeMode computeMode() {
+        IntByReference mode = new IntByReference();
+        check("nvmlDeviceGetComputeMode", nvml.call("nvmlDeviceGetComputeMode",
+                api -> api.nvmlDeviceGetComputeMode(handle, mode)));
+        return NvmlComputeMode.of(mode.getValue());
+    }
+
+    /**
+     * Sets the compute mode ({@code nvmlDeviceSetComputeMode}). NVML requires root (admin) rights: an unprivileged
+     * caller gets {@link NvmlReturn#NO_PERMISSION}, thrown as {@link NvmlException} like every other failing code.
+     * The mode lasts until it is set again or the driver is reloaded.
+     *
+     * @throws InvalidValueException naming {@code nvml.setComputeMode.mode} for {@link NvmlComputeMode#UNRECOGNIZED}
+     */
+    public void setComputeMode(NvmlComputeMode mode) {
+        Validate.notNull("nvml.setComputeMode.mode", mode);
+        if (mode == NvmlComputeMode.UNRECOGNIZED) {
+            throw new InvalidValueException("nvml.setComputeMode.mode", mode, "must be a compute mode NVML knows ("
+                    + "DEFAULT, EXCLUSIVE_THREAD, PROHIBITED or EXCLUSIVE_PROCESS)");
+        }
+        check("nvmlDeviceSetComputeMode", nvml.call("nvmlDeviceSetComputeMode",
+                api -> api.nvmlDeviceSetComputeMode(handle, mode.nvmlValue())));
+    }
+
     /** The CUDA compute capability. */
     public NvmlComputeCapability computeCapability() {
         IntByReference major = new IntByReference();

@@ -112,6 +112,8 @@ class NvmlBindingTest extends FakeNvmlTestBase {
         add(all, "nvmlDeviceGetNvLinkRemotePciInfo_v2", n -> n.device(0).nvLinkRemotePciInfo(0));
         add(all, "nvmlDeviceGetMigMode", n -> n.device(0).migMode());
         add(all, "nvmlDeviceGetCudaComputeCapability", n -> n.device(0).computeCapability());
+        add(all, "nvmlDeviceGetComputeMode", n -> n.device(0).computeMode());
+        add(all, "nvmlDeviceSetComputeMode", n -> n.device(0).setComputeMode(NvmlComputeMode.EXCLUSIVE_PROCESS));
         add(all, "nvmlDeviceGetNumaNodeId", n -> n.device(0).numaNode());
         add(all, "nvmlEventSetCreate", n -> n.createEventSet().close());
         add(all, "nvmlDeviceRegisterEvents", n -> {
@@ -153,6 +155,53 @@ class NvmlBindingTest extends FakeNvmlTestBase {
             assertEquals(4711, e.rawCode());
             assertTrue(e.getMessage().contains("return code 4711"), e.getMessage());
         }
+    }
+
+    @Test
+    void computeModeIsKeptPerGpuAndSetThroughNvml() {
+        try (Nvml nvml = open()) {
+            NvmlDevice two = nvml.device(2);
+            assertEquals(NvmlComputeMode.DEFAULT, two.computeMode(), "a loaded machine starts in DEFAULT");
+            two.setComputeMode(NvmlComputeMode.EXCLUSIVE_PROCESS);
+            assertEquals(NvmlComputeMode.EXCLUSIVE_PROCESS, two.computeMode());
+            assertEquals(3, FAKE.fake_nvml_compute_mode(2));
+            assertEquals(0, FAKE.fake_nvml_compute_mode(1), "only that GPU");
+            assertEquals(NvmlComputeMode.DEFAULT, nvml.device(1).computeMode());
+            two.setComputeMode(NvmlComputeMode.DEFAULT);
+            assertEquals(0, FAKE.fake_nvml_compute_mode(2));
+
+            // set behind NVML's back, as nvidia-smi -c does
+            assertEquals(0, FAKE.fake_nvml_set_compute_mode(3, 2));
+            assertEquals(NvmlComputeMode.PROHIBITED, nvml.device(3).computeMode());
+
+            // the setter's refusal is typed, and the mode stays as it was
+            FAKE.fake_nvml_set_fault("nvmlDeviceSetComputeMode", NvmlReturn.NO_PERMISSION.code(), 0, 1);
+            NvmlException e = assertThrows(NvmlException.class, () -> two.setComputeMode(NvmlComputeMode.EXCLUSIVE_PROCESS));
+            assertEquals(NvmlReturn.NO_PERMISSION, e.result());
+            assertEquals("nvmlDeviceSetComputeMode", e.function());
+            assertEquals(Optional.of(two.uuid()), e.gpu());
+            assertEquals(NvmlComputeMode.DEFAULT, two.computeMode());
+            two.setComputeMode(NvmlComputeMode.EXCLUSIVE_PROCESS);   // the fault was for one call
+            assertEquals(NvmlComputeMode.EXCLUSIVE_PROCESS, two.computeMode());
+
+            InvalidValueException bad = assertThrows(InvalidValueException.class, () -> two.setComputeMode(NvmlComputeMode.UNRECOGNIZED));
+            assertEquals("nvml.setComputeMode.mode", bad.field());
+            assertEquals(4, FAKE.fake_nvml_calls("nvmlDeviceSetComputeMode"), "the refused mode never reached NVML");
+        }
+        FakeNvml.machine(FAKE, "dgx-h100");
+        assertEquals(0, FAKE.fake_nvml_compute_mode(2), "loading a machine resets the modes");
+    }
+
+    @Test
+    void computeModesMapTheirValues() {
+        for (NvmlComputeMode m : NvmlComputeMode.values()) {
+            if (m != NvmlComputeMode.UNRECOGNIZED) {
+                assertEquals(m, NvmlComputeMode.of(m.nvmlValue()));
+            }
+        }
+        assertEquals(3, NvmlComputeMode.EXCLUSIVE_PROCESS.nvmlValue());
+        assertEquals(NvmlComputeMode.UNRECOGNIZED, NvmlComputeMode.of(4));
+        assertEquals(NvmlComputeMode.UNRECOGNIZED, NvmlComputeMode.of(-1));
     }
 
     @Test

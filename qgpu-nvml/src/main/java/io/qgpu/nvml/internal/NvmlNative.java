@@ -34,7 +34,8 @@ public interface NvmlNative extends Library {
         "nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetNvLinkRemoteDeviceType",
         "nvmlDeviceGetMemoryAffinity", "nvmlDeviceGetCpuAffinityWithinScope",
         "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
-        "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle"
+        "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+        "nvmlDeviceGetComputeMode", "nvmlDeviceSetComputeMode"
     );
 
     /** Functions that may be missing (older drivers); a call then reports "not available". */
@@ -90,6 +91,12 @@ public interface NvmlNative extends Library {
     int nvmlDeviceGetCudaComputeCapability(Pointer device, IntByReference major, IntByReference minor);
 
     int nvmlDeviceGetNumaNodeId(Pointer device, IntByReference node);
+
+    /** {@code mode} receives an {@code nvmlComputeMode_t} (a C enum: an int). */
+    int nvmlDeviceGetComputeMode(Pointer device, IntByReference mode);
+
+    /** {@code mode}: an {@code nvmlComputeMode_t}; NVML requires root (admin) rights for it. */
+    int nvmlDeviceSetComputeMode(Pointer device, int mode);
 
     /** As {@link #nvmlDeviceGetComputeRunningProcesses_v3}, for MPS clients. */
     int nvmlDeviceGetMPSComputeRunningProcesses_v3(Pointer device, IntByReference count, NvmlStructs.ProcessInfo[] infos);

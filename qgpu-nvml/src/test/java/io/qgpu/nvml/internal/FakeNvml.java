@@ -87,6 +87,12 @@ public interface FakeNvml extends Library {
 
     int fake_nvml_set_mig(int gpu, int current, int pending);
 
+    /** GPU {@code gpu}'s compute mode as the fake holds it ({@code nvmlComputeMode_t}), not counted as a call. */
+    int fake_nvml_compute_mode(int gpu);
+
+    /** Sets GPU {@code gpu}'s compute mode behind NVML's back; 0, or -1 for a bad index or mode. */
+    int fake_nvml_set_compute_mode(int gpu, int mode);
+
     int fake_nvml_add_mig_process(int gpu, int slot, int pid, long usedBytes);
 
     int fake_nvml_add_mps_process(int gpu, int pid, long usedBytes);

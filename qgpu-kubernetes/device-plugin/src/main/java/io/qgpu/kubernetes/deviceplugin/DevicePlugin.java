@@ -7,11 +7,13 @@ import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.mps.ComputeModes;
+import io.qgpu.kubernetes.node.mps.MpsLimits;
+import io.qgpu.kubernetes.node.mps.MpsNode;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.kubernetes.node.reconcile.OpenedResources;
-import io.qgpu.kubernetes.node.mps.MpsDaemons;
 import io.qgpu.kubernetes.node.reconcile.OwnedDirectories;
 import io.qgpu.kubernetes.node.sharing.SharingEdits;
 import io.qgpu.kubernetes.node.sharing.NodeSharing;
@@ -25,7 +27,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * registration), the timer, and the reconciler, adding each to one {@link OpenedResources} the moment it is
  * open. A step that fails closes exactly what was opened before it, newest first, and the start throws;
  * {@link #close()} closes the same list, newest first, and a second close does nothing. Closing the MPS
- * supervisor quits the daemons.
+ * supervisor leaves the daemons running (a restarted plugin adopts them).
  *
  * <p><b>The reconciler</b> ({@link #reconciler()}): its desired state is the pool's live allocations (and the
  * node's GPUs). Its resources, in order:
@@ -71,9 +72,12 @@ import org.slf4j.LoggerFactory;
  *       (one whose allocation is gone: released when its id was handed out again, dropped at restore, or left
  *       by a crash). A removal is re-checked under the pool's lock, so a directory an {@code Allocate} is
  *       creating is never removed;</li>
- *   <li>{@value #MPS_DAEMONS} (with {@code --sharing mps}): the GPUs the MPS supervisor shares; desired: every GPU
- *       of the node; ensured through {@link MpsSupervisor#share} (the supervisor's own ticks restart a daemon
- *       that fails);</li>
+ *   <li>with {@code --sharing mps}, the node's MPS side ({@link MpsNode}): the MPS shared-memory directory, each
+ *       shared GPU in {@code EXCLUSIVE_PROCESS}, its control daemon adopted (or, with {@code --mps-daemons agent},
+ *       started; the supervisor's own ticks restart one that fails) and the daemon's limits from the slices on the
+ *       GPU; the shared GPUs are the node's GPUs less those an exclusive allocation holds. {@code Allocate} does not
+ *       wait for them: the pass it triggers brings a changed GPU in line, usually before the container
+ *       starts;</li>
  *   <li>{@value #DEVICE_LIST}: every ListAndWatch subscriber has been sent the current device list
  *       ({@link VirtualDevicePool#sendCurrentList}; a no-op when it was);</li>
  *   <li>{@value #STATE_FILE}: the state file holds the live allocations ({@link VirtualDevicePool#ensureSaved()};
@@ -94,8 +98,6 @@ public final class DevicePlugin implements AutoCloseable {
     public static final String SHARED_PATHS = "shared-path";
     /** The reconciler's resource of HAMi-core's per-container cache directories. */
     public static final String HAMI_CORE_CACHE = "hami-core-cache";
-    /** The reconciler's resource of the GPUs the MPS supervisor shares. */
-    public static final String MPS_DAEMONS = "mps-daemons";
     /** The reconciler's resource of the device list sent to each ListAndWatch subscriber. */
     public static final String DEVICE_LIST = "device-list";
     /** The reconciler's resource of the state file. */
@@ -150,8 +152,9 @@ public final class DevicePlugin implements AutoCloseable {
             }
             ContainerEnvironment environment = new ContainerEnvironment(new PlacementEdits(minors, sharing));
             MpsSupervisor mps = c.sharing().supervisor(c.ticker()).map(s -> opened.add("MPS supervisor", s)).orElse(null);
+            MpsNode mpsNode = mps == null ? null : mpsNode(c, mps, nvml, ledger, minors.keySet());
             NodeReconciler reconciler = new NodeReconciler("qgpu-device-plugin",
-                    resources(c, sharing.backend(), pool, environment, mps, minors.keySet()), c.reconcile(), c.ticker());
+                    resources(c, sharing.backend(), pool, environment, mpsNode), c.reconcile(), c.ticker());
             NodeReconciler.Report first = reconciler.reconcile();
             if (!first.converged()) {
                 LOG.warn("node {}: the first reconcile pass left {} step(s) failing; retried with back-off: {}", c.nodeName(),
@@ -190,9 +193,18 @@ public final class DevicePlugin implements AutoCloseable {
         }
     }
 
+    /** The node's MPS side: the GPUs no exclusive allocation holds, their limits from the ledger's slices. */
+    private static MpsNode mpsNode(PluginConfig c, MpsSupervisor mps, Nvml nvml, Ledger ledger, Set<String> gpus) {
+        List<String> all = List.copyOf(gpus);
+        MpsLimits floor = MpsLimits.smallest(c.rules());
+        return new MpsNode(mps, ComputeModes.nvml(nvml), c.sharing().mpsLayout(), c.sharing().mpsShmDirectory(),
+                () -> MpsNode.sharedGpus(all, ledger.placements()),
+                gpu -> MpsLimits.forGpu(gpu, ledger.placements(), floor));
+    }
+
     /** The reconciler's resources, in the order their keys are ensured (see the class comment). */
     private static List<NodeResource<?>> resources(PluginConfig c, SharingBackend backend, VirtualDevicePool pool,
-                                                   ContainerEnvironment environment, MpsSupervisor mps, Set<String> gpus) {
+                                                   ContainerEnvironment environment, MpsNode mps) {
         List<NodeResource<?>> out = new ArrayList<>();
         if (backend == SharingBackend.HAMI_CORE) {
             out.add(NodeResource.<SharingEdits.HostPath>of(SHARED_PATHS, () -> environment.sharedPaths(pool.allocations()), Set::of,
@@ -210,8 +222,7 @@ public final class DevicePlugin implements AutoCloseable {
                     })));
         }
         if (mps != null) {
-            Set<String> shared = Set.copyOf(new LinkedHashSet<>(gpus));
-            out.add(new MpsDaemons(mps, () -> shared));
+            out.addAll(mps.resources());
         }
         out.add(NodeResource.<Long>of(DEVICE_LIST, pool::subscribers, pool::subscribers, pool::sendCurrentList, id -> { }));
         String state = c.stateFile().toAbsolutePath().toString();
@@ -258,7 +269,7 @@ public final class DevicePlugin implements AutoCloseable {
         closed.await();
     }
 
-    /** Closes what {@link #start} opened, newest first (the MPS daemons quit). Idempotent. */
+    /** Closes what {@link #start} opened, newest first (the MPS daemons keep running). Idempotent. */
     @Override
     public void close() {
         try {

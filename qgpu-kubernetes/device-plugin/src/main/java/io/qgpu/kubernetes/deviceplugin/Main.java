@@ -185,6 +185,7 @@ public final class Main {
     private static final Set<String> FLAGS = Set.of("--help", "--kubernetes");
     private static final Set<String> VALUED = Set.of("--plugin-dir", "--nvml-lib", "--machine", "--node-name",
             "--state-file", "--rules", "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir",
+            "--mps-daemons",
             "--hami-core-library", "--hami-core-cache-root", "--hami-core-lock-dir",
             "--hami-core-preload", "--hami-core-preload-file");
 

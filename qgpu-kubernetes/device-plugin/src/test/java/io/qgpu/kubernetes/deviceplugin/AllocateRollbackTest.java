@@ -19,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,13 +37,8 @@ class AllocateRollbackTest extends PluginTestBase {
 
     @AfterEach
     void killLeftoverDaemons() throws Exception {
-        for (String gpu : gpus) {
-            if (layout != null && Files.isDirectory(layout.pipeDir(gpu))) {
-                Optional<Long> pid = FakeMpsControlScript.daemonPid(layout, gpu);
-                if (pid.isPresent() && FakeMpsControlScript.running(pid.get())) {
-                    FakeMpsControlScript.crash(pid.get());
-                }
-            }
+        if (layout != null) {
+            FakeMpsControlScript.killAll(layout);   // the agents leave their daemons running when they stop
         }
     }
 
@@ -52,7 +46,7 @@ class AllocateRollbackTest extends PluginTestBase {
         fake = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
         layout = new MpsLayout(tmp.resolve("mps"));
         return SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
-                fake.binary.toString())).withMpsTickEvery(Duration.ZERO);
+                fake.binary.toString(), "--mps-daemons", "agent")).withMpsTickEvery(Duration.ZERO);
     }
 
     static List<String> tenants(DevicePlugin plugin) {

@@ -13,8 +13,13 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.ContainerAllocateResponse;
 import io.qgpu.kubernetes.deviceplugin.v1beta1.DevicePluginGrpc;
 import io.qgpu.kubernetes.deviceplugin.v1beta1.Mount;
 import io.qgpu.kubernetes.node.mps.FakeMpsControlScript;
+import io.qgpu.kubernetes.node.mps.MpsControlDaemon;
+import io.qgpu.kubernetes.node.mps.MpsDaemonMode;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
+import io.qgpu.kubernetes.node.mps.MpsLimits;
+import io.qgpu.kubernetes.node.mps.ProcessMpsControl;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
+import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,13 +44,8 @@ class SharingTest extends PluginTestBase {
 
     @AfterEach
     void killLeftoverDaemons() throws Exception {
-        for (String gpu : gpus) {
-            if (layout != null && Files.isDirectory(layout.pipeDir(gpu))) {
-                Optional<Long> pid = FakeMpsControlScript.daemonPid(layout, gpu);
-                if (pid.isPresent() && FakeMpsControlScript.running(pid.get())) {
-                    FakeMpsControlScript.crash(pid.get());
-                }
-            }
+        if (layout != null) {
+            FakeMpsControlScript.killAll(layout);   // the agents leave their daemons running when they stop
         }
     }
 
@@ -53,7 +53,7 @@ class SharingTest extends PluginTestBase {
         fake = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
         layout = new MpsLayout(tmp.resolve("mps"));
         return SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
-                fake.binary.toString())).withMpsTickEvery(tickEvery);
+                fake.binary.toString(), "--mps-daemons", "agent")).withMpsTickEvery(tickEvery);
     }
 
     DevicePluginGrpc.DevicePluginBlockingStub stub() throws Exception {
@@ -69,28 +69,121 @@ class SharingTest extends PluginTestBase {
         return fake.calls().stream().filter(c -> c.startsWith(prefix)).count();
     }
 
+    /**
+     * Issue 38: the daemons start with the plugin (here {@code --mps-daemons agent}) and outlive it; a restarted
+     * plugin adopts them (same pids, no second start). This test was {@code mpsDaemonsStartWithThePluginAndQuitWithIt},
+     * which asserted the old design: a {@code quit} per GPU when the plugin closed.
+     */
     @Test
-    void mpsDaemonsStartWithThePluginAndQuitWithIt() throws Exception {
-        DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(mps(Duration.ZERO)));
+    void mpsDaemonsStartWithThePluginAndOutliveIt() throws Exception {
+        SharingOptions options = mps(Duration.ZERO);
+        DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(options));
         for (int g = 0; g < 4; g++) {
             gpus.add(uuidOf(plugin, g));
         }
         MpsSupervisor s = plugin.mps().orElseThrow();
+        assertEquals(MpsDaemonMode.AGENT, s.mode());
         assertEquals(gpus.stream().sorted().toList(), List.copyOf(s.status().keySet()), "a daemon per GPU");
+        Map<String, Long> pids = new java.util.HashMap<>();
         for (String gpu : gpus) {
             assertTrue(fake.calls().contains("start visible=" + gpu + " pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)),
                     fake.calls().toString());
             assertEquals(MpsSupervisor.State.RUNNING, s.status().get(gpu).state());
+            pids.put(gpu, FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow());
         }
         assertEquals(4, count("start "));
+        assertTrue(plugin.reconciler().failures().isEmpty(), plugin.reconciler().failures().toString());
 
         plugin.close();
+        assertEquals(0, count("command quit "), "the plugin's stop leaves the daemons running");
         for (String gpu : gpus) {
-            assertTrue(fake.calls().contains("command quit visible= pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)),
-                    fake.calls().toString());
+            assertTrue(FakeMpsControlScript.running(pids.get(gpu)), gpu);
         }
-        assertEquals(4, count("command quit "));
-        assertTrue(s.status().isEmpty());
+
+        DevicePlugin again = start(config("t4x4", PodDecisions.none()).withSharing(options));
+        assertEquals(4, count("start "), "the restarted plugin adopts them");
+        for (String gpu : gpus) {
+            assertEquals(0, again.mps().orElseThrow().status().get(gpu).starts(), gpu);
+            assertEquals(pids.get(gpu), FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow(), "the same daemon");
+        }
+    }
+
+    /**
+     * Issue 38, as deployed: the daemons belong to the MPS control daemon DaemonSet's pod ({@link MpsControlDaemon});
+     * the plugin ({@code --mps-daemons external}, the default) starts without them, reports their GPUs' steps as
+     * failing, adopts them once the pod runs them, and leaves them running when it stops.
+     */
+    @Test
+    void mpsExternalDaemonsAreAdoptedNeverStartedAndOutliveThePlugin() throws Exception {
+        SharingOptions external = mps(Duration.ZERO).withMpsDaemons(MpsDaemonMode.EXTERNAL);
+        DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(external));
+        for (int g = 0; g < 4; g++) {
+            gpus.add(uuidOf(plugin, g));
+        }
+        assertTrue(plugin.reconciler().failures().stream().anyMatch(f -> f.kind().equals("mps-daemon")
+                && f.error().contains("no MPS control daemon answers")), plugin.reconciler().failures().toString());
+        assertEquals(0, count("start "), "the plugin starts none");
+
+        MpsControlDaemon pod = MpsControlDaemon.start(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), gpus,
+                new MpsLimits(1024, 5), layout.defaultShmDir(), MpsSupervisor.Settings.defaults(), clock::get, Duration.ZERO);
+        open.add(pod);
+        assertEquals(4, count("start "));
+        assertTrue(plugin.reconciler().reconcileNow().converged(), plugin.reconciler().failures().toString());
+        for (String gpu : gpus) {
+            assertEquals(MpsSupervisor.State.RUNNING, plugin.mps().orElseThrow().status().get(gpu).state());
+            assertEquals(0, plugin.mps().orElseThrow().status().get(gpu).starts(), "adopted");
+        }
+        long pid = FakeMpsControlScript.daemonPid(layout, gpus.get(0)).orElseThrow();
+        plugin.close();
+        assertEquals(0, count("command quit "));
+        assertTrue(FakeMpsControlScript.running(pid), "the daemon outlives the plugin");
+        DevicePlugin again = start(config("t4x4", PodDecisions.none()).withSharing(external));
+        assertTrue(again.reconciler().failures().isEmpty(), again.reconciler().failures().toString());
+        assertEquals(4, count("start "), "adopted again, never started by a plugin");
+        assertEquals(pid, FakeMpsControlScript.daemonPid(layout, gpus.get(0)).orElseThrow());
+    }
+
+    /**
+     * Issue 38: the GPUs under MPS are in {@code EXCLUSIVE_PROCESS} (fake NVML), a mode changed behind the plugin is
+     * set again, and a refused change is reported by the reconciler and retried once its back-off is over; every daemon holds the rules' smallest slice until a slice
+     * is allocated on its GPU, then that slice's limits.
+     */
+    @Test
+    void mpsGpusAreExclusiveProcessAndTheDaemonsHoldTheSlicesLimits() throws Exception {
+        DevicePlugin plugin = start(config("t4x4", PodDecisions.none()).withSharing(mps(Duration.ZERO)));
+        for (int g = 0; g < 4; g++) {
+            gpus.add(uuidOf(plugin, g));
+            assertEquals(3, FAKE.fake_nvml_compute_mode(g), "EXCLUSIVE_PROCESS from the first pass");
+        }
+        // someone sets GPU 0 back to DEFAULT behind the plugin's back, and NVML refuses the plugin's next change once
+        FAKE.fake_nvml_set_compute_mode(0, 0);
+        FAKE.fake_nvml_set_fault("nvmlDeviceSetComputeMode", 4, 0, 1);   // NO_PERMISSION
+        plugin.reconciler().reconcile();
+        List<NodeReconciler.Failure> failing = plugin.reconciler().failures();
+        assertEquals(1, failing.size(), failing.toString());
+        assertEquals("compute-mode", failing.get(0).kind());
+        assertEquals(gpus.get(0), failing.get(0).key());
+        assertTrue(failing.get(0).error().contains("NVML_ERROR_NO_PERMISSION"), failing.get(0).error());
+        assertEquals(0, FAKE.fake_nvml_compute_mode(0), "GPU 0 is still DEFAULT");
+        for (int g = 1; g < 4; g++) {
+            assertEquals(3, FAKE.fake_nvml_compute_mode(g), "EXCLUSIVE_PROCESS");
+        }
+        clock.addAndGet(Duration.ofSeconds(1).toNanos());
+        assertTrue(plugin.reconciler().reconcile().converged());
+        assertEquals(3, FAKE.fake_nvml_compute_mode(0), "retried after the back-off");
+
+        for (String gpu : gpus) {
+            assertEquals(List.of("set_default_device_pinned_mem_limit 0 1024M", "set_default_active_thread_percentage 5"),
+                    FakeMpsControlScript.defaults(layout, gpu), "no slice yet: the smallest one the rules allow");
+        }
+        String gpu = uuidOf(plugin, 1);
+        FakeMpsControlScript.addServer(layout, gpu, 777);
+        allocate(stub(), VirtualDevice.idOf(gpu, 0));
+        plugin.reconciler().reconcile();
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 4096M", "set_default_active_thread_percentage 100"),
+                FakeMpsControlScript.defaults(layout, gpu), "the slice's limits: a client that drops its variables gets no more");
+        assertEquals(List.of("set_device_pinned_mem_limit 777 0 4096M", "set_active_thread_percentage 777 100"),
+                FakeMpsControlScript.serverLimits(layout, gpu), "and the running server's next clients too");
     }
 
     @Test
@@ -109,7 +202,9 @@ class SharingTest extends PluginTestBase {
         assertEquals("100", env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
         assertEquals("1", env.get("CUDA_MPS_CLIENT_PRIORITY"), "offline: below normal");
         assertEquals(List.of(Mount.newBuilder().setHostPath(layout.pipeDir(gpu).toString()).setContainerPath("/tmp/nvidia-mps")
-                .setReadOnly(false).build()), r.getMountsList());
+                .setReadOnly(false).build(), Mount.newBuilder().setHostPath(layout.root().resolve("shm").toString())
+                .setContainerPath("/dev/shm").setReadOnly(false).build()), r.getMountsList(), "the pipe and the MPS /dev/shm");
+        assertTrue(Files.isDirectory(layout.root().resolve("shm")), "the reconciler made the shared-memory directory");
         assertEquals("mps", r.getAnnotationsOrThrow("qgpu.io/sharing"));
         assertTrue(Files.isDirectory(layout.pipeDir(gpu)), "the supervisor made the pipe directory");
     }

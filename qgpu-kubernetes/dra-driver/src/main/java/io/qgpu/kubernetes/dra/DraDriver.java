@@ -6,7 +6,9 @@ import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
-import io.qgpu.kubernetes.node.mps.MpsDaemons;
+import io.qgpu.kubernetes.node.mps.ComputeModes;
+import io.qgpu.kubernetes.node.mps.MpsLimits;
+import io.qgpu.kubernetes.node.mps.MpsNode;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
@@ -33,9 +35,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The whole DRA driver on a node: discovers the GPUs through NVML, builds the ledger, restores the prepared
  * claims (the desired state), brings the node into line with it through one {@link NodeReconciler} (with
- * {@code --sharing mps} the MPS daemons, with {@code --sharing hami-core} its directories, the CDI specs, the
- * ResourceSlice), watches GPU health, sweeps stale claims, and serves
- * the kubelet (DRA services, then registration).
+ * {@code --sharing mps} the MPS shared-memory directory, the GPUs' compute mode, the MPS daemons and their
+ * limits ({@link MpsNode}), with {@code --sharing hami-core} its directories, the CDI specs, the ResourceSlice),
+ * watches GPU health, sweeps stale claims, and serves the kubelet (DRA services, then registration).
  *
  * <p>Start-up opens each part in that order and records it the moment it is open ({@link OpenedResources});
  * a step that fails closes exactly what was opened, newest first, so a failed start leaves nothing serving and
@@ -81,9 +83,11 @@ public final class DraDriver implements AutoCloseable {
 
     /**
      * Starts everything with the state file of the configuration; closes what it opened if a step fails. With
-     * {@code --sharing mps} it starts (or adopts) an MPS control daemon for each of the node's GPUs (any of them
-     * may take shared claims) before it serves, and ticks their supervisor on its timer every
-     * {@link SharingOptions#mpsTickEvery()}.
+     * {@code --sharing mps} the reconciler's first pass adopts (or, with {@code --mps-daemons agent}, starts) an
+     * MPS control daemon for each GPU no exclusive claim holds, puts those GPUs in {@code EXCLUSIVE_PROCESS} and
+     * sets the daemons' limits, before the driver serves; a daemon that does not answer yet is only reported (the
+     * start does not fail), and its GPU's shared claims are refused until it does. The supervisor is ticked on the
+     * driver's timer every {@link SharingOptions#mpsTickEvery()}.
      *
      * @throws io.qgpu.api.InvalidValueException naming {@code --hami-core-library} when HAMi-core's library is missing
      */
@@ -108,9 +112,14 @@ public final class DraDriver implements AutoCloseable {
             SlicePublisher slices = new SlicePublisher(client, c.nodeName(), gpus, c.rules());
             List<NodeResource<?>> resources = new ArrayList<>();
             if (mps != null) {
-                // any GPU may take shared claims: each gets its daemon before the driver serves
+                // any GPU no exclusive claim holds may take shared claims: each gets its daemon before the driver serves
                 opened.add("MPS supervisor", mps);
-                resources.add(new MpsDaemons(mps, () -> gpus.minors().keySet()));
+                MpsLimits floor = MpsLimits.smallest(c.rules());
+                MpsNode mpsNode = new MpsNode(mps, ComputeModes.nvml(nvml), c.sharing().mpsLayout(), c.sharing().mpsShmDirectory(),
+                        () -> MpsNode.sharedGpus(gpus.minors().keySet(), ledger.placements()),
+                        gpu -> MpsLimits.forGpu(gpu, ledger.placements(), floor));
+                resources.addAll(mpsNode.resources());
+                claims.attachMps(mpsNode);
             }
             resources.addAll(claims.resources());
             resources.add(slices);
@@ -211,8 +220,9 @@ public final class DraDriver implements AutoCloseable {
     }
 
     /**
-     * Stops serving, the timers and the health watch, quits the MPS daemons and closes the NVML session, newest
-     * first; the ResourceSlice stays published (a restart replaces it). Idempotent.
+     * Stops serving, the timers and the health watch, stops supervising the MPS daemons (they keep running, and a
+     * restarted driver adopts them) and closes the NVML session, newest first; the ResourceSlice stays published
+     * (a restart replaces it). Idempotent.
      */
     @Override
     public void close() {

@@ -58,6 +58,7 @@ public final class Main {
     private static final Set<String> VALUED = Set.of("--node-name", "--kubeconfig", "--kubelet-registrar-directory-path",
             "--kubelet-plugins-directory-path", "--cdi-root", "--state-file", "--nvml-lib", "--machine", "--rules",
             "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir", "--hami-core-library",
+            "--mps-daemons",
             "--hami-core-cache-root", "--hami-core-lock-dir",
             "--hami-core-preload", "--hami-core-preload-file");
     /** A node name: a DNS subdomain, as Kubernetes requires. */

@@ -5,6 +5,7 @@ import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.ContainerEdits;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.mps.MpsNode;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.kubernetes.node.reconcile.NodeTransaction;
@@ -32,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * the node's shared HAMi-core paths ({@link #sharedPaths()}: the lock directory and the {@code ld.so.preload} file).
  *
  * <p>{@link #prepare} is one {@link NodeTransaction}: compute the container edits, reserve, record and save,
- * create the claim's fresh directories and write its spec (through the reconciler, so the answer comes only once
- * they hold), answer. Anything that fails undoes all of it: no reservation, saved claim, directory or spec
+ * create the claim's fresh directories, with {@code --sharing mps} ({@link #attachMps}) make its GPUs' MPS side
+ * hold (a shared claim's GPUs: compute mode, a running daemon, the daemon's limits with the claim counted; an
+ * exclusive claim's GPUs: sharing stopped, their compute mode restored), and write its spec (all through the
+ * reconciler, so the answer comes only once they hold), answer. Anything that fails undoes all of it: no reservation, saved claim, directory or spec
  * outlives a failed answer. A prepare of a claim already prepared answers the same devices and reserves nothing
  * more. A prepare may carry an {@link Admission}, checked under this object's lock against the claims prepared
  * then, before anything is reserved ({@link ClaimContainers}: a container gets one claim of this driver). {@link #unprepare} releases and saves, then removes the claim's spec and directory (what cannot be
@@ -76,6 +79,7 @@ final class PreparedClaims {
     private final Optional<OwnedDirectories> cacheDirectories;
     private final NodeResource<SharingEdits.HostPath> sharedPaths;
     private NodeReconciler reconciler;
+    private MpsNode mps;
 
     /**
      * @param cacheRoot with {@code --sharing hami-core}: the root of the per-claim cache directories, which this
@@ -159,6 +163,11 @@ final class PreparedClaims {
     /** Uses this reconciler (the agent's) for the side effects; without one a private one is made on first use. */
     synchronized void attach(NodeReconciler r) {
         this.reconciler = r;
+    }
+
+    /** With {@code --sharing mps}: the node's MPS side, which each prepare makes hold for the claim's GPUs. */
+    synchronized void attachMps(MpsNode node) {
+        this.mps = node;
     }
 
     private NodeReconciler reconciler() {
@@ -269,6 +278,9 @@ final class PreparedClaims {
                 r.ensureNow(cacheDirectories.get(), fresh);
             }
             r.ensureNow(sharedPaths, sharedOf(e));
+            if (mps != null) {
+                prepareMps(plan, r, tx);
+            }
             tx.undo("remove its CDI spec", () -> r.removeNow(cdiSpecs, List.of(uid)));
             r.ensureNow(cdiSpecs, List.of(uid));
             tx.commit();
@@ -304,6 +316,27 @@ final class PreparedClaims {
         cacheDirectories.ifPresent(d -> r.removeNow(d, freshOf(c)));
         r.trigger();
         return true;
+    }
+
+    /**
+     * The claim's GPUs under MPS, before it is answered: an exclusive claim stops sharing on its GPUs (their daemons
+     * are given up, their compute mode restored: it may run several processes); a shared claim's GPUs get their
+     * compute mode, a running daemon and the daemon's limits with this claim counted. A step that does not hold
+     * refuses the claim (a client whose daemon does not run would run without MPS, unlimited); the undo asks for a
+     * pass, which brings the GPUs back in line without the claim.
+     */
+    private void prepareMps(PreparedClaim plan, NodeReconciler r, NodeTransaction tx) throws Exception {
+        tx.undo("bring its GPUs' MPS side back in line", r::trigger);
+        List<String> exclusive = List.copyOf(MpsNode.exclusiveGpus(List.of(plan.placement())));
+        if (!exclusive.isEmpty() && !mps.removeNow(r, exclusive)) {
+            throw new IllegalStateException("MPS could not be stopped on GPU(s) " + exclusive + " for the exclusive claim: "
+                    + r.failures().stream().filter(f -> exclusive.contains(f.key())).map(f -> f.kind() + " " + f.key() + ": " + f.error())
+                    .toList());
+        }
+        List<String> shared = MpsNode.sharedGpusOf(plan.placement());
+        if (!shared.isEmpty()) {
+            mps.ensureNow(r, shared);
+        }
     }
 
     // ------------------------------------------------------------------------------- what the reconciler reads

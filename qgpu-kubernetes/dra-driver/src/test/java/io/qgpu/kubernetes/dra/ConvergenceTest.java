@@ -68,14 +68,16 @@ class ConvergenceTest extends DriverTestBase {
         Files.createDirectories(specs);
         Path blocker = specs.resolve("qgpu.io-gpu_" + "x" + ".json");
         String other = Claims.allocated(client, "other", Claims.share("gpu-0", "14Gi", "40", null));
-        Files.createDirectories(specs.resolve("qgpu.io-gpu_" + other + ".json"));   // a directory where the spec must go
+        // a directory where the spec must go, not empty, so that no pass of the reconciler (whose timer runs) can remove it
+        Files.createDirectories(specs.resolve("qgpu.io-gpu_" + other + ".json").resolve("x"));
         String error = prepare(stub, "other", other);
         assertFalse(error.isEmpty(), "the prepare fails");
         assertEquals(List.of(), list(cacheRoot), "the rolled-back prepare left no directory");
         assertTrue(d.claims().get(other).isEmpty());
         assertFalse(Files.exists(state) && Files.readString(state).contains(other), "nothing of it is saved");
         assertFalse(Files.exists(blocker));
-        Files.deleteIfExists(specs.resolve("qgpu.io-gpu_" + other + ".json"));
+        Files.delete(specs.resolve("qgpu.io-gpu_" + other + ".json").resolve("x"));
+        Files.delete(specs.resolve("qgpu.io-gpu_" + other + ".json"));
         // and the whole GPU is still free for it (no reservation survived): 14 GiB of a T4's 15 fit
         assertEquals("", prepare(stub, "other", other), "a retry fits: the failed prepare kept no reservation");
         assertTrue(state0.isEmpty() || !state0.contains(other));

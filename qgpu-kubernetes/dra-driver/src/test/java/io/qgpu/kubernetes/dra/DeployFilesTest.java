@@ -67,6 +67,48 @@ class DeployFilesTest extends DriverTestBase {
         assertEquals("device.driver == \"gpu.qgpu.io\"", dc.getSpec().getSelectors().get(0).getCel().getExpression());
     }
 
+    /**
+     * Issue 38: the MPS control daemon DaemonSet runs the daemons apart from the driver, with the host's PID
+     * namespace, the compute and utility driver capabilities, privileges, and the node's MPS shared-memory directory
+     * as its /dev/shm (the directory the clients get), each setting explained by the comment above it.
+     */
+    @Test
+    void theMpsControlDaemonSetHasWhatTheDaemonsNeedEachExplained() throws Exception {
+        List<HasMetadata> objects = load("mps-control-daemon.yaml");
+        assertEquals(1, objects.size());
+        DaemonSet ds = (DaemonSet) objects.get(0);
+        assertEquals("kube-system", ds.getMetadata().getNamespace());
+        var pod = ds.getSpec().getTemplate().getSpec();
+        assertEquals(Boolean.TRUE, pod.getHostPID());
+        assertEquals("OnDelete", ds.getSpec().getUpdateStrategy().getType(), "a new pod cuts the old daemons' clients off");
+        var c = pod.getContainers().get(0);
+        assertEquals(List.of("java", "-cp", "/opt/qgpu/qgpu-dra-driver.jar", "io.qgpu.kubernetes.node.mps.MpsControlDaemon",
+                "--mps-root=/run/qgpu/mps", "--mps-shm-dir=/dev/shm", "--rules=qgpu"), c.getCommand());
+        assertEquals(io.qgpu.kubernetes.node.mps.MpsControlDaemon.class.getName(), c.getCommand().get(3), "the class exists");
+        Map<String, String> env = new LinkedHashMap<>();
+        c.getEnv().forEach(e -> env.put(e.getName(), e.getValue()));
+        assertEquals("compute,utility", env.get("NVIDIA_DRIVER_CAPABILITIES"));
+        assertEquals("all", env.get("NVIDIA_VISIBLE_DEVICES"));
+        assertEquals(Boolean.TRUE, c.getSecurityContext().getPrivileged());
+        Map<String, String> mounts = new LinkedHashMap<>();
+        c.getVolumeMounts().forEach(m -> mounts.put(m.getMountPath(), m.getName()));
+        Map<String, String> hostPaths = new LinkedHashMap<>();
+        pod.getVolumes().forEach(v -> hostPaths.put(v.getName(), v.getHostPath().getPath()));
+        assertEquals("/run/qgpu/mps/shm", hostPaths.get(mounts.get("/dev/shm")), "the node's MPS shm directory is the daemons' /dev/shm");
+        assertEquals("/run/qgpu/mps", hostPaths.get(mounts.get("/run/qgpu/mps")));
+        assertEquals(new io.qgpu.kubernetes.node.mps.MpsLayout(Path.of("/run/qgpu/mps")).defaultShmDir().toString(),
+                hostPaths.get("mps-shm"), "the directory the driver mounts into the clients by default");
+
+        io.qgpu.kubernetes.node.mps.MpsDeployFile text = io.qgpu.kubernetes.node.mps.MpsDeployFile.read(DEPLOY.resolve("mps-control-daemon.yaml"));
+        assertTrue(text.commentAbove("hostPID: true").contains("PID namespace"), text.commentAbove("hostPID: true"));
+        String caps = text.commentAbove("- name: NVIDIA_DRIVER_CAPABILITIES");
+        assertTrue(caps.contains("compute:") && caps.contains("nvidia-cuda-mps-control") && caps.contains("utility:"), caps);
+        assertTrue(text.commentAbove("privileged: true").contains("root"), text.commentAbove("privileged: true"));
+        String shm = text.commentAbove("- name: mps-shm");
+        assertTrue(shm.contains("/dev/shm") && shm.contains("every client"), shm);
+        assertTrue(text.commentAbove("updateStrategy:").contains("by hand"), text.commentAbove("updateStrategy:"));
+    }
+
     @Test
     void eachTemplateAllocatedAsTheSchedulerDoesIsPreparedIntoTheReadmesEnvironment() throws Exception {
         start("dgx-h100");

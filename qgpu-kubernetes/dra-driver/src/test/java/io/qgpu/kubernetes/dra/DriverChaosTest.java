@@ -160,7 +160,7 @@ class DriverChaosTest extends DriverTestBase {
                     layout = new MpsLayout(tmp.resolve("mps"));
                 }
                 sharing = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
-                        fakeMps.binary.toString())).withMpsTickEvery(Duration.ZERO);
+                        fakeMps.binary.toString(), "--mps-daemons", "agent")).withMpsTickEvery(Duration.ZERO);
             } else {
                 sharing = SharingOptions.parse(Map.of("--sharing", "hami-core", "--hami-core-library", lib.toString(),
                         "--hami-core-cache-root", cacheRoot.toString(), "--hami-core-lock-dir", tmp.resolve("lock").toString()));
@@ -378,7 +378,7 @@ class DriverChaosTest extends DriverTestBase {
             }
         }
 
-        /** Every GPU of the node (the supervisor shares them all), healthy or not. */
+        /** Every GPU the supervisor shares: the node's, less those an exclusive claim holds; healthy or not. */
         Set<String> gpuUuidsAll() {
             return d.mps().orElseThrow().status().keySet();
         }
@@ -395,14 +395,9 @@ class DriverChaosTest extends DriverTestBase {
                     check(i);
                 }
             } finally {
-                List<String> gpus = mps ? List.copyOf(gpuUuidsAll()) : List.of();
                 stop();
                 if (mps) {
-                    for (String gpu : gpus) {
-                        for (long pid : FakeMpsControlScript.liveDaemons(layout, gpu)) {
-                            FakeMpsControlScript.crash(pid);
-                        }
-                    }
+                    FakeMpsControlScript.killAll(layout);   // the driver's stop leaves its daemons running
                 }
             }
         }

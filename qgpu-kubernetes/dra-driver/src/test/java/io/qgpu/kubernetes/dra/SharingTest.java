@@ -11,7 +11,11 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.node.mps.FakeMpsControlScript;
+import io.qgpu.kubernetes.node.mps.MpsControlDaemon;
+import io.qgpu.kubernetes.node.mps.MpsDaemonMode;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
+import io.qgpu.kubernetes.node.mps.MpsLimits;
+import io.qgpu.kubernetes.node.mps.ProcessMpsControl;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
@@ -41,23 +45,26 @@ class SharingTest extends DriverTestBase {
 
     @AfterEach
     void killLeftoverDaemons() throws Exception {
-        for (String gpu : gpus) {
-            if (layout != null && Files.isDirectory(layout.pipeDir(gpu))) {
-                Optional<Long> pid = FakeMpsControlScript.daemonPid(layout, gpu);
-                if (pid.isPresent() && FakeMpsControlScript.running(pid.get())) {
-                    FakeMpsControlScript.crash(pid.get());
-                }
-            }
+        if (layout != null) {
+            FakeMpsControlScript.killAll(layout);   // the agents leave their daemons running when they stop
         }
     }
 
+    /** The driver with {@code --sharing mps --mps-daemons agent} (the fake program written once per test). */
     DraDriver startMps() throws IOException {
-        fake = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
-        layout = new MpsLayout(tmp.resolve("mps"));
+        return startMps(MpsDaemonMode.AGENT);
+    }
+
+    DraDriver startMps(MpsDaemonMode mode) throws IOException {
+        if (fake == null) {
+            fake = FakeMpsControlScript.write(Files.createDirectories(tmp.resolve("bin")));
+            layout = new MpsLayout(tmp.resolve("mps"));
+        }
         SharingOptions o = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", layout.root().toString(), "--mps-control",
-                fake.binary.toString())).withMpsTickEvery(Duration.ZERO);
+                fake.binary.toString(), "--mps-daemons", mode.wireName())).withMpsTickEvery(Duration.ZERO);
         DraDriver d = DraDriver.start(config("dgx-h100").withSharing(o), client);
         open.add(d);
+        gpus.clear();
         for (int i = 0; i < 8; i++) {
             gpus.add(uuid(d, i));
         }
@@ -89,21 +96,121 @@ class SharingTest extends DriverTestBase {
         return fake.calls().stream().filter(c -> c.startsWith(prefix)).count();
     }
 
+    /**
+     * Issue 38: the daemons start with the driver (here {@code --mps-daemons agent}) and outlive it; a restarted
+     * driver adopts them (same pids, no second start). This test was {@code mpsDaemonsStartWithTheDriverAndQuitWithIt},
+     * which asserted the old design: a {@code quit} per GPU when the driver closed.
+     */
     @Test
-    void mpsDaemonsStartWithTheDriverAndQuitWithIt() throws Exception {
+    void mpsDaemonsStartWithTheDriverAndOutliveIt() throws Exception {
         DraDriver d = startMps();
         MpsSupervisor s = d.mps().orElseThrow();
         assertEquals(gpus.stream().sorted().toList(), List.copyOf(s.status().keySet()), "a daemon per GPU");
+        Map<String, Long> pids = new LinkedHashMap<>();
         for (String gpu : gpus) {
             assertTrue(fake.calls().contains("start visible=" + gpu + " pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)));
             assertEquals(MpsSupervisor.State.RUNNING, s.status().get(gpu).state());
+            pids.put(gpu, FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow());
         }
         assertEquals(8, count("start "));
-        d.close();
-        for (String gpu : gpus) {
-            assertTrue(fake.calls().contains("command quit visible= pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)));
+        for (int g = 0; g < 8; g++) {
+            assertEquals(3, FAKE.fake_nvml_compute_mode(g), "GPU " + g + " is EXCLUSIVE_PROCESS");
         }
-        assertEquals(8, count("command quit "));
+        d.close();
+        assertEquals(0, count("command quit "), "the driver's stop leaves the daemons running");
+        pids.values().forEach(pid -> assertTrue(FakeMpsControlScript.running(pid)));
+
+        DraDriver again = startMps();
+        assertEquals(8, count("start "), "the restarted driver adopts them");
+        for (String gpu : gpus) {
+            assertEquals(0, again.mps().orElseThrow().status().get(gpu).starts());
+            assertEquals(pids.get(gpu), FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow(), "the same daemon");
+        }
+    }
+
+    /**
+     * Issue 38: an exclusive claim stops sharing on its GPU before it is answered (the daemon quits, the GPU gets its
+     * previous compute mode back: the claim may run several processes); its release starts sharing again.
+     */
+    @Test
+    void mpsAnExclusiveClaimStopsSharingItsGpuUntilItIsReleased() throws Exception {
+        DraDriver d = startMps();
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String gpu = gpus.get(1);
+        long pid = FakeMpsControlScript.daemonPid(layout, gpu).orElseThrow();
+        String whole = Claims.allocated(client, "whole", Claims.whole("gpu-1"));
+        assertEquals("", prepare(stub, "whole", whole).getError());
+        assertTrue(fake.calls().contains("command quit visible= pipe=" + layout.pipeDir(gpu) + " log=" + layout.logDir(gpu)),
+                "stopping sharing on the GPU quits its daemon");
+        assertFalse(FakeMpsControlScript.running(pid) && FakeMpsControlScript.liveDaemons(layout, gpu).contains(pid));
+        assertEquals(0, FAKE.fake_nvml_compute_mode(1), "back to DEFAULT, the mode it had");
+        assertEquals(3, FAKE.fake_nvml_compute_mode(0), "the other GPUs stay under MPS");
+        assertEquals(1, count("command quit "));
+        assertTrue(d.reconciler().reconcileNow().converged(), d.reconciler().failures().toString());
+        assertEquals(8, count("start "), "a pass keeps it so");
+
+        Kubelet.unprepare(stub, Kubelet.claim(Claims.NS, "whole", whole));
+        assertTrue(d.reconciler().reconcileNow().converged(), d.reconciler().failures().toString());
+        assertEquals(9, count("start "), "released: sharing starts again");
+        assertEquals(3, FAKE.fake_nvml_compute_mode(1));
+    }
+
+    /**
+     * Issue 38 item 2: the daemon holds a GPU's slices to limits a client cannot shed: the smallest slice while none
+     * is on it, then the claim's limits, set before the claim is answered; a second tenant raises them to the
+     * largest of the two (set on the running server too), and the first one's release lowers them again.
+     */
+    @Test
+    void mpsTheDaemonHoldsTheGpusSlicesToTheirLimits() throws Exception {
+        DraDriver d = startMps();
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String gpu = gpus.get(0);
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 1024M", "set_default_active_thread_percentage 5"),
+                FakeMpsControlScript.defaults(layout, gpu), "no slice: the smallest one qgpu's rules allow");
+
+        String first = Claims.allocated(client, "first", Claims.share("gpu-0", "30Gi", "30", null));
+        assertEquals("", prepare(stub, "first", first).getError());
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 30720M", "set_default_active_thread_percentage 30"),
+                FakeMpsControlScript.defaults(layout, gpu), "one slice: its limits, before the claim is answered");
+
+        FakeMpsControlScript.addServer(layout, gpu, 4242);   // the first tenant's server runs
+        String second = Claims.allocated(client, "second", Claims.share("gpu-0", "10Gi", "50", null));
+        assertEquals("", prepare(stub, "second", second).getError());
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 30720M", "set_default_active_thread_percentage 50"),
+                FakeMpsControlScript.defaults(layout, gpu), "two slices: the largest of each limit");
+        assertEquals(List.of("set_device_pinned_mem_limit 4242 0 30720M", "set_active_thread_percentage 4242 50"),
+                FakeMpsControlScript.serverLimits(layout, gpu), "and the running server's next clients");
+
+        Kubelet.unprepare(stub, Kubelet.claim(Claims.NS, "first", first));
+        assertTrue(d.reconciler().reconcileNow().converged(), d.reconciler().failures().toString());
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 10240M", "set_default_active_thread_percentage 50"),
+                FakeMpsControlScript.defaults(layout, gpu), "the second alone");
+    }
+
+    /**
+     * Issue 38, as deployed ({@code --mps-daemons external}): the driver starts without daemons and never starts one;
+     * a shared claim on a GPU whose daemon does not answer is refused (its client would run without MPS, unlimited),
+     * and prepared once the MPS control daemon DaemonSet's pod ({@link MpsControlDaemon}) runs it.
+     */
+    @Test
+    void mpsExternalASharedClaimWaitsForTheDaemonSetsDaemon() throws Exception {
+        DraDriver d = startMps(MpsDaemonMode.EXTERNAL);
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String uid = Claims.allocated(client, "share", Claims.share("gpu-0", "8Gi", "40", null));
+        String error = prepare(stub, "share", uid).getError();
+        assertTrue(error.contains("no MPS control daemon answers for GPU " + gpus.get(0)), error);
+        assertTrue(d.claims().get(uid).isEmpty(), "nothing is left of the refused claim");
+        assertEquals(0, count("start "));
+
+        MpsControlDaemon pod = MpsControlDaemon.start(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), gpus,
+                new MpsLimits(1024, 5), layout.defaultShmDir(), MpsSupervisor.Settings.defaults(), clock::get, Duration.ZERO);
+        open.add(pod);
+        assertEquals("", prepare(stub, "share", uid).getError(), "the kubelet's retry");
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 8192M", "set_default_active_thread_percentage 40"),
+                FakeMpsControlScript.defaults(layout, gpus.get(0)));
+        assertEquals(8, count("start "), "the pod's starts only");
+        d.close();
+        assertEquals(0, count("command quit "));
     }
 
     @Test
@@ -123,7 +230,10 @@ class SharingTest extends DriverTestBase {
         assertEquals(layout.pipeDir(gpus.get(0)).toString(), mount.get("hostPath").asText());
         assertEquals("/tmp/nvidia-mps", mount.get("containerPath").asText());
         assertEquals("[\"rw\",\"nosuid\",\"nodev\",\"bind\"]", mount.get("options").toString());
-        assertEquals(1, spec.at("/containerEdits/mounts").size());
+        assertEquals(2, spec.at("/containerEdits/mounts").size());
+        JsonNode shm = spec.at("/containerEdits/mounts/1");
+        assertEquals(layout.defaultShmDir().toString(), shm.get("hostPath").asText(), "the MPS shared memory, by default");
+        assertEquals("/dev/shm", shm.get("containerPath").asText());
         assertEquals("mps", spec.at("/annotations/qgpu.io~1sharing").asText());
 
         String whole = Claims.allocated(client, "whole", Claims.whole("gpu-1"));

@@ -37,4 +37,13 @@ public interface FakeNvmlControl extends Library {
     int fake_nvml_inject_xid(int gpu, long xid);
 
     void fake_nvml_clear_faults();
+
+    /** Makes NVML function {@code fn} return {@code code}: the next {@code skip} calls pass, then {@code times} calls fail. */
+    int fake_nvml_set_fault(String fn, int code, long skip, long times);
+
+    /** GPU {@code gpu}'s compute mode as the fake holds it (0 DEFAULT, 3 EXCLUSIVE_PROCESS). */
+    int fake_nvml_compute_mode(int gpu);
+
+    /** Sets GPU {@code gpu}'s compute mode behind NVML's back. */
+    int fake_nvml_set_compute_mode(int gpu, int mode);
 }

@@ -123,7 +123,8 @@ class PlacementEditsSharingTest {
         PlacementEdits.Edits e = mps.edits(p, "ignored");
         assertEquals(env(p, "QGPU_SHARING=mps", "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=8192M",
                 "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=70", "CUDA_MPS_CLIENT_PRIORITY=0"), e.all().envStrings());
-        assertEquals(List.of(Mount.bind("/run/qgpu/mps/" + A + "/pipe", "/tmp/nvidia-mps", false)), e.all().mounts());
+        assertEquals(List.of(Mount.bind("/run/qgpu/mps/" + A + "/pipe", "/tmp/nvidia-mps", false),
+                Mount.bind("/run/qgpu/mps/shm", "/dev/shm", false)), e.all().mounts(), "the pipe, and the MPS /dev/shm by default");
         assertEquals(annotations(p, "mps"), e.all().annotations());
         assertEquals(List.of(), e.hostDirectories());
         assertEquals(e.all().env(), e.common().env(), "the back end's entries belong to the placement as a whole");

@@ -10,18 +10,23 @@ import java.util.function.Supplier;
 /**
  * The node's MPS control daemons as a {@link NodeResource} of the agent's reconciler, one key per GPU: desired,
  * the GPUs the agent shares; present, the GPUs the {@link MpsSupervisor} supervises. {@link #ensure} has the
- * supervisor share the GPU (adopting a daemon that answers, else starting one) and holds once its daemon runs; a
- * daemon that is backing off fails the step with the supervisor's state, so the reconciler's report shows it.
- * {@link #remove} stops sharing the GPU (the supervisor quits its daemon). The daemons' own health checks and
- * restarts stay the supervisor's, on the agent's timer ({@link MpsSupervisor#tick()}).
+ * supervisor share the GPU (adopting a daemon that answers, else starting one in {@link MpsDaemonMode#AGENT} mode,
+ * else, in {@link MpsDaemonMode#EXTERNAL} mode, checking whether the DaemonSet's daemon answers now) and holds
+ * once its daemon runs; a daemon that does not run fails the step with the supervisor's state, so the reconciler's
+ * report shows it. {@link #remove} stops sharing the GPU: in {@code AGENT} mode the supervisor quits its daemon, in
+ * {@code EXTERNAL} mode the daemon is left to its pod. The daemons' own health checks and restarts stay the
+ * supervisor's, on the agent's timer ({@link MpsSupervisor#tick()}).
  *
  * <pre>{@code
- * NodeResource<String> daemons = new MpsDaemons(supervisor, () -> gpus.minors().keySet());
+ * NodeResource<String> daemons = new MpsDaemons(supervisor, () -> sharedGpus());
  * }</pre>
  *
  * <p>Thread safety: thread-safe (the supervisor serialises).
  */
 public final class MpsDaemons implements NodeResource<String> {
+    /** The resource's kind in the reconciler's reports. */
+    public static final String KIND = "mps-daemon";
+
     private final MpsSupervisor supervisor;
     private final Supplier<Set<String>> shared;
 
@@ -36,7 +41,7 @@ public final class MpsDaemons implements NodeResource<String> {
 
     @Override
     public String kind() {
-        return "mps-daemon";
+        return KIND;
     }
 
     @Override
@@ -56,10 +61,16 @@ public final class MpsDaemons implements NodeResource<String> {
             Set<String> all = new LinkedHashSet<>(now.keySet());
             all.add(gpu);
             supervisor.share(all);
-            now = supervisor.status();
+        } else {
+            supervisor.adoptIfAnswering(gpu);
         }
-        MpsSupervisor.DaemonStatus s = now.get(gpu);
+        MpsSupervisor.DaemonStatus s = supervisor.status().get(gpu);
         if (s == null || s.state() != MpsSupervisor.State.RUNNING) {
+            if (supervisor.mode() == MpsDaemonMode.EXTERNAL) {
+                throw new IllegalStateException("no MPS control daemon answers for GPU " + gpu + " (" + MpsDaemonMode.FLAG
+                        + " external: the MPS control daemon DaemonSet starts it; deploy mps-control-daemon.yaml, or run the agent with "
+                        + MpsDaemonMode.FLAG + " agent)");
+            }
             throw new IllegalStateException("the MPS control daemon of GPU " + gpu + " is not running: " + s);
         }
     }

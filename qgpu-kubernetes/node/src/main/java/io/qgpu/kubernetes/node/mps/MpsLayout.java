@@ -35,6 +35,18 @@ public record MpsLayout(Path root) {
         root = root.normalize();
     }
 
+    /** The name of the default shared-memory directory under the root ({@link #defaultShmDir()}). */
+    public static final String SHM = "shm";
+
+    /**
+     * The default MPS shared-memory directory on the node, {@code <root>/shm}: the daemons' {@code /dev/shm} (the
+     * MPS DaemonSet mounts it there) and every client's (the client edits mount it there). Under the default root
+     * it lies on {@code /run}, a tmpfs on systemd hosts.
+     */
+    public Path defaultShmDir() {
+        return root.resolve(SHM);
+    }
+
     /** The GPU's directory. */
     public Path gpuDir(String gpuUuid) {
         return root.resolve(segment(gpuUuid));

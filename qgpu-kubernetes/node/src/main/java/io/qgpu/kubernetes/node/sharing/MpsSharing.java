@@ -25,15 +25,17 @@ import java.util.Optional;
  *   <li>{@value #ENV_CLIENT_PRIORITY}: {@value #PRIORITY_ONLINE} (normal, the highest MPS offers) for online
  *       work, {@value #PRIORITY_OFFLINE} (below normal) for offline work; a driver whose MPS does not know
  *       the variable ignores it and runs every client at the same priority;</li>
- *   <li>when the node's MPS shared-memory directory is configured, that directory mounted at
- *       {@code /dev/shm}: the MPS server and its clients exchange shared memory there.</li>
+ *   <li>the node's MPS shared-memory directory ({@code --mps-shm-dir}, by default
+ *       {@link MpsLayout#defaultShmDir()}) mounted read-write at {@code /dev/shm}: the MPS server and its clients
+ *       exchange shared memory there, and the MPS control daemon DaemonSet mounts the same directory at the
+ *       daemons' {@code /dev/shm}.</li>
  * </ul>
  * An exclusive claim bypasses MPS (it has its GPUs to itself): it gets {@link SharingEdits#none()}, as does a
  * host-only claim. A shared claim on more than one GPU is refused: each GPU has its own control daemon and
  * a client connects to one pipe directory.
  *
  * <pre>{@code
- * MpsSharing mps = new MpsSharing(new MpsLayout(Path.of("/run/qgpu/mps")), MpsSharing.CONTAINER_PIPE_DIR, Optional.empty());
+ * MpsSharing mps = MpsSharing.of(new MpsLayout(Path.of("/run/qgpu/mps")));   // /dev/shm from /run/qgpu/mps/shm
  * SharingEdits e = mps.edits(placement);   // 8 GiB, limit 70%, online:
  * e.env();  // {QGPU_SHARING=mps, CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps,
  *           //  CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=8192M, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=70, CUDA_MPS_CLIENT_PRIORITY=0}
@@ -41,7 +43,8 @@ import java.util.Optional;
  *
  * @param layout           where the node's MPS daemons keep their pipe directories
  * @param containerPipeDir the container path the GPU's pipe directory is mounted at
- * @param hostShmDir       the node directory the MPS daemons use as {@code /dev/shm}, if they have their own
+ * @param hostShmDir       the node directory the MPS daemons and the clients use as {@code /dev/shm} (empty: none is
+ *                         mounted, for a daemon that shares the clients' {@code /dev/shm} some other way)
  *
  * <p>Thread safety: immutable.
  */
@@ -75,9 +78,9 @@ public record MpsSharing(MpsLayout layout, String containerPipeDir, Optional<Pat
         }
     }
 
-    /** The defaults: pipe directory at {@value #CONTAINER_PIPE_DIR}, no own shared-memory directory. */
+    /** The defaults: pipe directory at {@value #CONTAINER_PIPE_DIR}, {@link MpsLayout#defaultShmDir()} at {@code /dev/shm}. */
     public static MpsSharing of(MpsLayout layout) {
-        return new MpsSharing(layout, CONTAINER_PIPE_DIR, Optional.empty());
+        return new MpsSharing(layout, CONTAINER_PIPE_DIR, Optional.of(layout.defaultShmDir()));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.node.sharing;
 
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.mps.MpsDaemonMode;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;
 import io.qgpu.kubernetes.node.mps.ProcessMpsControl;
@@ -26,7 +27,8 @@ import java.util.Optional;
  * @param backend           {@code --sharing}
  * @param mpsRoot           {@code --mps-root}: the MPS daemons' directories ({@link MpsLayout})
  * @param mpsControl        {@code --mps-control}: the {@code nvidia-cuda-mps-control} program, a path or a name on the {@code PATH}
- * @param mpsShmDir         {@code --mps-shm-dir}: the node directory the MPS daemons use as {@code /dev/shm}, if their own
+ * @param mpsShmDir         {@code --mps-shm-dir}: the node directory the MPS daemons and clients use as {@code /dev/shm};
+ *                          empty: {@code <mps-root>/shm} ({@link #mpsShmDirectory()})
  * @param hamiCoreLibrary   {@code --hami-core-library}: HAMi-core's {@code libvgpu.so} on the node
  * @param hamiCoreCacheRoot {@code --hami-core-cache-root}: the node directory under which each container gets its cache directory
  * @param hamiCoreLockDir   {@code --hami-core-lock-dir}: the node's HAMi-core lock directory, mounted at {@code /tmp/vgpulock}
@@ -35,14 +37,16 @@ import java.util.Optional;
  *                          {@code libvgpu.so} and mounts at {@code /etc/ld.so.preload} (default
  *                          {@link HamiCoreSharing#defaultPreloadFile} of the cache root); empty with
  *                          {@code --hami-core-preload env}: {@code LD_PRELOAD} instead
+ * @param mpsDaemons        {@code --mps-daemons}: who starts a GPU's MPS control daemon when none answers
  *
  * <p>Thread safety: immutable.
  */
 public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsControl, Optional<Path> mpsShmDir,
                              Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery,
-                             Optional<Path> hamiCorePreloadFile) {
+                             Optional<Path> hamiCorePreloadFile,
+                             MpsDaemonMode mpsDaemons) {
     /** The flags, each taking a value. */
-    public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir",
+    public static final List<String> FLAGS = List.of(SharingBackend.FLAG, "--mps-root", "--mps-control", "--mps-shm-dir", MpsDaemonMode.FLAG,
             HamiCoreSharing.LIBRARY_FLAG, "--hami-core-cache-root", "--hami-core-lock-dir",
             HamiCoreSharing.PRELOAD_FLAG, HamiCoreSharing.PRELOAD_FILE_FLAG);
     /** Their lines in an agent's usage text. */
@@ -51,7 +55,10 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                                     are QGPU_* environment only); see docs/enforcement.md
               --mps-root DIR        with mps: the MPS daemons' pipe and log directories (default /run/qgpu/mps)
               --mps-control PATH    with mps: nvidia-cuda-mps-control (default: found on the PATH)
-              --mps-shm-dir DIR     with mps: the daemons' own /dev/shm on the node, mounted into clients
+              --mps-shm-dir DIR     with mps: the node directory that is the daemons' and every client's /dev/shm
+                                    (default MPS_ROOT/shm; a tmpfs directory)
+              --mps-daemons external|agent  with mps: who starts a GPU's control daemon when none answers: the
+                                    MPS control daemon DaemonSet (external, the default) or the agent itself
               --hami-core-library PATH      with hami-core: libvgpu.so on the node
                                     (default /usr/local/vgpu/libvgpu.so; the agent refuses to start without it)
               --hami-core-cache-root DIR    with hami-core: per-container cache directories
@@ -83,22 +90,25 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
         if (mpsTickEvery.isNegative()) {
             throw new IllegalArgumentException("mpsTickEvery = " + mpsTickEvery + ": must not be negative");
         }
+        Objects.requireNonNull(mpsDaemons, "mpsDaemons");
     }
 
     /**
-     * These options with HAMi-core's library loaded through the default preload file beside {@code hamiCoreCacheRoot}
-     * ({@link HamiCoreSharing#defaultPreloadFile}).
+     * As the canonical constructor, with HAMi-core's library loaded through the default preload file beside
+     * {@code hamiCoreCacheRoot} ({@link HamiCoreSharing#defaultPreloadFile}) and {@code --mps-daemons external}.
      */
     public SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsControl, Optional<Path> mpsShmDir,
                           Path hamiCoreLibrary, Path hamiCoreCacheRoot, Path hamiCoreLockDir, Duration mpsTickEvery) {
         this(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, mpsTickEvery,
-                Optional.of(HamiCoreSharing.defaultPreloadFile(Objects.requireNonNull(hamiCoreCacheRoot, "hamiCoreCacheRoot"))));
+                Optional.of(HamiCoreSharing.defaultPreloadFile(Objects.requireNonNull(hamiCoreCacheRoot, "hamiCoreCacheRoot"))),
+                MpsDaemonMode.EXTERNAL);
     }
 
     /** No back end; the other settings at their defaults; the MPS supervisor ticked every second. */
     public static SharingOptions defaults() {
         return new SharingOptions(SharingBackend.NONE, MpsLayout.DEFAULT_ROOT, Path.of(ProcessMpsControl.BINARY), Optional.empty(),
-                DEFAULT_HAMI_CORE_LIBRARY, DEFAULT_HAMI_CORE_CACHE_ROOT, Path.of(HamiCoreSharing.CONTAINER_LOCK_DIR), Duration.ofSeconds(1));
+                DEFAULT_HAMI_CORE_LIBRARY, DEFAULT_HAMI_CORE_CACHE_ROOT, Path.of(HamiCoreSharing.CONTAINER_LOCK_DIR), Duration.ofSeconds(1),
+                Optional.of(HamiCoreSharing.defaultPreloadFile(DEFAULT_HAMI_CORE_CACHE_ROOT)), MpsDaemonMode.EXTERNAL);
     }
 
     /**
@@ -129,7 +139,8 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
                     absolute(opts, "--hami-core-cache-root", d.hamiCoreCacheRoot()),
                     absolute(opts, "--hami-core-lock-dir", d.hamiCoreLockDir()),
                     d.mpsTickEvery());
-            o = o.withHamiCorePreloadFile(hamiCorePreloadFile(opts, o.hamiCoreCacheRoot()));
+            o = o.withHamiCorePreloadFile(hamiCorePreloadFile(opts, o.hamiCoreCacheRoot()))
+                    .withMpsDaemons(opts.containsKey(MpsDaemonMode.FLAG) ? MpsDaemonMode.parse(opts.get(MpsDaemonMode.FLAG)) : d.mpsDaemons());
             o.open();
             return o;
         } catch (InvalidValueException e) {
@@ -140,13 +151,13 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
     /** These options with the MPS supervisor ticked this often (zero: never). */
     public SharingOptions withMpsTickEvery(Duration every) {
         return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, every,
-                hamiCorePreloadFile);
+                hamiCorePreloadFile, mpsDaemons);
     }
 
     /** These options with HAMi-core's library loaded through this node file, or through {@code LD_PRELOAD} when empty. */
     public SharingOptions withHamiCorePreloadFile(Optional<Path> file) {
         return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, mpsTickEvery,
-                file);
+                file, mpsDaemons);
     }
 
     /**
@@ -170,6 +181,17 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
         return Optional.of(absolute(opts, HamiCoreSharing.PRELOAD_FILE_FLAG, HamiCoreSharing.defaultPreloadFile(cacheRoot)));
     }
 
+    /** These options with {@code --mps-daemons} set to this mode. */
+    public SharingOptions withMpsDaemons(MpsDaemonMode mode) {
+        return new SharingOptions(backend, mpsRoot, mpsControl, mpsShmDir, hamiCoreLibrary, hamiCoreCacheRoot, hamiCoreLockDir, mpsTickEvery,
+                hamiCorePreloadFile, mode);
+    }
+
+    /** The MPS shared-memory directory on the node: {@code --mps-shm-dir}, else {@code <mps-root>/shm}. */
+    public Path mpsShmDirectory() {
+        return mpsShmDir.orElse(mpsLayout().defaultShmDir());
+    }
+
     /** The MPS daemons' directories. */
     public MpsLayout mpsLayout() {
         return new MpsLayout(mpsRoot);
@@ -183,19 +205,23 @@ public record SharingOptions(SharingBackend backend, Path mpsRoot, Path mpsContr
     public NodeSharing open() {
         return switch (backend) {
             case NONE -> NodeSharing.none();
-            case MPS -> NodeSharing.open(backend, new MpsSharing(mpsLayout(), MpsSharing.CONTAINER_PIPE_DIR, mpsShmDir), null);
+            case MPS -> NodeSharing.open(backend, new MpsSharing(mpsLayout(), MpsSharing.CONTAINER_PIPE_DIR, Optional.of(mpsShmDirectory())),
+                    null);
             case HAMI_CORE -> NodeSharing.open(backend, null, new HamiCoreSharing(hamiCoreLibrary, HamiCoreSharing.CONTAINER_LIBRARY,
                     hamiCoreCacheRoot, HamiCoreSharing.CONTAINER_CACHE_DIR, hamiCoreLockDir,
                     hamiCorePreloadFile));
         };
     }
 
-    /** With {@code --sharing mps}: a supervisor of the node's MPS control daemons on this ticker (not yet sharing any GPU). */
+    /**
+     * With {@code --sharing mps}: a supervisor of the node's MPS control daemons on this ticker (not yet sharing any
+     * GPU), starting daemons itself or not as {@code --mps-daemons} says.
+     */
     public Optional<MpsSupervisor> supervisor(Ticker ticker) {
         if (backend != SharingBackend.MPS) {
             return Optional.empty();
         }
-        return Optional.of(new MpsSupervisor(new ProcessMpsControl(mpsControl, mpsLayout(), MPS_COMMAND_TIMEOUT),
+        return Optional.of(new MpsSupervisor(new ProcessMpsControl(mpsControl, mpsLayout(), MPS_COMMAND_TIMEOUT), mpsDaemons,
                 MpsSupervisor.Settings.defaults(), ticker));
     }
 

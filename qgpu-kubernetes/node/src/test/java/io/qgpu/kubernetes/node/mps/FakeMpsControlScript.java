@@ -20,8 +20,13 @@ import java.util.stream.Stream;
  * line of its record file. {@code -d} leaves a detached background process (a {@code sleep}) as "the daemon"
  * and writes its pid to {@code nvidia-cuda-mps-control.pid} in the pipe directory, as the real daemon does;
  * a second {@code -d} while it lives fails. Without arguments it reads one command from stdin:
- * {@code get_server_list} succeeds while the daemon process lives, {@code quit} ends it; without a live
- * daemon every command fails (exit 1), as the real tool does when it cannot reach its daemon. Public (in the
+ * {@code get_server_list} prints the pids of {@value #SERVERS_FILE} ({@link #addServer}: "servers" the test says
+ * run; none by default), {@code quit} ends the daemon and forgets its defaults and servers, the two
+ * {@code set_default_*} commands keep their last value per command in {@value #DEFAULTS_FILE} ({@link #defaults}),
+ * the two per-server {@code set_*} commands keep theirs per server in {@value #SERVER_LIMITS_FILE}
+ * ({@link #serverLimits}) and fail for a pid that is not a running server; any other command fails. A new daemon
+ * ({@code -d}) starts without defaults, servers or server limits. Without a
+ * live daemon every command fails (exit 1), as the real tool does when it cannot reach its daemon. Public (in the
  * node module's test jar) for the agents' tests.
  *
  * <p>Two modes, each switched on by a marker file in the GPU's pipe directory (read at every call, so a test
@@ -42,6 +47,12 @@ public final class FakeMpsControlScript {
     public static final String SILENT_FILE = "silent";
     /** The marker file (in the GPU's pipe directory) that makes every call slow; its content: seconds. */
     public static final String SLOW_FILE = "slow";
+    /** The file (in the GPU's pipe directory) of the daemon's defaults, one {@code set_default_*} command a line. */
+    public static final String DEFAULTS_FILE = "defaults";
+    /** The file (in the GPU's pipe directory) of the "running servers" {@code get_server_list} prints, a pid a line. */
+    public static final String SERVERS_FILE = "servers";
+    /** The file (in the GPU's pipe directory) of the servers' limits, one per-server {@code set_*} command a line. */
+    public static final String SERVER_LIMITS_FILE = "server-limits";
     private static final String DAEMON_SECONDS = "100000";
 
     /** The script. */
@@ -75,6 +86,7 @@ public final class FakeMpsControlScript {
                 "  echo \"start visible=${CUDA_VISIBLE_DEVICES:-} pipe=${CUDA_MPS_PIPE_DIRECTORY:-} log=${CUDA_MPS_LOG_DIRECTORY:-}\" >> \"$RECORD\"",
                 "  slow_down",
                 "  if alive; then echo 'An instance of this daemon is already running'; exit 1; fi",
+                "  rm -f \"$pipe/" + DEFAULTS_FILE + "\" \"$pipe/" + SERVERS_FILE + "\" \"$pipe/" + SERVER_LIMITS_FILE + "\"",
                 "  sleep " + DAEMON_SECONDS + " </dev/null >/dev/null 2>&1 &",
                 "  echo $! > \"$pidfile\"",
                 "  exit 0",
@@ -84,8 +96,16 @@ public final class FakeMpsControlScript {
                 "slow_down",
                 "if alive; then",
                 "  if [ -f \"$pipe/" + SILENT_FILE + "\" ]; then echo 'the MPS control daemon does not answer' >&2; exit 1; fi",
-                "  case \"$cmd\" in",
-                "    quit) kill \"$(cat \"$pidfile\")\"; rm -f \"$pidfile\" ;;",
+                "  set -- $cmd",
+                "  case \"$1\" in",
+                "    quit) kill \"$(cat \"$pidfile\")\"; rm -f \"$pidfile\" \"$pipe/" + DEFAULTS_FILE + "\" \"$pipe/" + SERVERS_FILE + "\" \"$pipe/" + SERVER_LIMITS_FILE + "\" ;;",
+                "    get_server_list) [ -f \"$pipe/" + SERVERS_FILE + "\" ] && cat \"$pipe/" + SERVERS_FILE + "\"; exit 0 ;;",
+                "    set_default_device_pinned_mem_limit|set_default_active_thread_percentage)",
+                "      f=\"$pipe/" + DEFAULTS_FILE + "\"; touch \"$f\"; grep -v \"^$1 \" \"$f\" > \"$f.new\"; echo \"$cmd\" >> \"$f.new\"; mv \"$f.new\" \"$f\" ;;",
+                "    set_device_pinned_mem_limit|set_active_thread_percentage)",
+                "      if ! grep -qx \"$2\" \"$pipe/" + SERVERS_FILE + "\" 2>/dev/null; then echo \"no MPS server with pid $2\" >&2; exit 1; fi",
+                "      f=\"$pipe/" + SERVER_LIMITS_FILE + "\"; touch \"$f\"; grep -v \"^$1 $2 \" \"$f\" > \"$f.new\"; echo \"$cmd\" >> \"$f.new\"; mv \"$f.new\" \"$f\" ;;",
+                "    *) echo \"unknown command $1\" >&2; exit 1 ;;",
                 "  esac",
                 "  exit 0",
                 "fi",
@@ -139,6 +159,58 @@ public final class FakeMpsControlScript {
         }
         Collections.sort(pids);
         return pids;
+    }
+
+    /** Makes the fake daemon of the GPU report a running MPS server with this pid ({@code get_server_list}). */
+    public static void addServer(MpsLayout layout, String gpu, long pid) throws IOException {
+        Files.createDirectories(layout.pipeDir(gpu));
+        Files.writeString(layout.pipeDir(gpu).resolve(SERVERS_FILE), pid + "\n", StandardCharsets.US_ASCII,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    }
+
+    /** The fake daemon's defaults now: the last {@code set_default_*} command of each kind, in the order last set. */
+    public static List<String> defaults(MpsLayout layout, String gpu) throws IOException {
+        return lines(layout.pipeDir(gpu).resolve(DEFAULTS_FILE));
+    }
+
+    /** The fake daemon's per-server limits now: the last per-server {@code set_*} command of each kind and server. */
+    public static List<String> serverLimits(MpsLayout layout, String gpu) throws IOException {
+        return lines(layout.pipeDir(gpu).resolve(SERVER_LIMITS_FILE));
+    }
+
+    private static List<String> lines(Path f) throws IOException {
+        return Files.exists(f) ? Files.readAllLines(f).stream().filter(l -> !l.isBlank()).toList() : List.of();
+    }
+
+    /**
+     * Kills (SIGKILL) every fake daemon of any GPU under the layout's root, found in {@code /proc} as
+     * {@link #liveDaemons} finds them: the clean-up of a test whose agent left its daemons running (as agents now
+     * do when they stop).
+     */
+    public static void killAll(MpsLayout layout) throws IOException, InterruptedException {
+        byte[] cmdline = ("sleep\0" + DAEMON_SECONDS + "\0").getBytes(StandardCharsets.US_ASCII);
+        String prefix = "CUDA_MPS_PIPE_DIRECTORY=" + layout.root() + "/";
+        List<Long> pids = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                try {
+                    if (Arrays.equals(cmdline, Files.readAllBytes(proc.resolve("cmdline")))
+                            && List.of(Files.readString(proc.resolve("environ"), StandardCharsets.ISO_8859_1).split("\0")).stream()
+                            .anyMatch(e -> e.startsWith(prefix))) {
+                        pids.add(Long.parseLong(name));
+                    }
+                } catch (IOException e) {
+                    // not ours to read, or it went away
+                }
+            }
+        }
+        for (long pid : pids) {
+            crash(pid);
+        }
     }
 
     /** Makes the GPU's fake daemon silent: alive, but every command to it fails (exit 1). */

@@ -205,21 +205,55 @@ class MpsSupervisorProcessTest {
         assertEquals(List.of(pid), FakeMpsControlScript.liveDaemons(layout, GPU_A));
     }
 
+    /**
+     * Issue 38: closing the supervisor (the agent's stop) leaves every daemon running; the old design quit them
+     * (this test was {@code closeQuitsEveryDaemonAndIsIdempotent}). {@link MpsSupervisor#quitAll()} quits them.
+     */
     @Test
-    void closeQuitsEveryDaemonAndIsIdempotent() throws Exception {
+    void closeLeavesEveryDaemonRunningAndQuitAllQuitsThem() throws Exception {
         supervisor.share(Set.of(GPU_A, GPU_B));
         long a = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
         long b = FakeMpsControlScript.daemonPid(layout, GPU_B).orElseThrow();
 
         supervisor.close();
         supervisor.close();
+        assertEquals(0, fake.calls().stream().filter(c -> c.startsWith("command quit ")).count(), fake.calls().toString());
+        assertTrue(FakeMpsControlScript.running(a) && FakeMpsControlScript.running(b), "both daemons run on");
+        assertTrue(supervisor.status().isEmpty());
 
+        MpsSupervisor next = new MpsSupervisor(new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)), SETTINGS, ticker);
+        next.share(Set.of(GPU_A, GPU_B));
+        assertEquals(2, fake.calls().stream().filter(c -> c.startsWith("start ")).count(), "adopted, not started");
+        next.quitAll();
+        next.quitAll();
         List<String> calls = fake.calls();
         assertEquals(1, calls.stream().filter(c -> c.equals(command("quit", GPU_A))).count(), calls.toString());
         assertEquals(1, calls.stream().filter(c -> c.equals(command("quit", GPU_B))).count(), calls.toString());
         awaitStopped(a);
         awaitStopped(b);
-        assertTrue(supervisor.status().isEmpty());
+    }
+
+    @Test
+    void limitsReachTheDaemonAndItsRunningServersThroughTheProgram() throws Exception {
+        supervisor.share(Set.of(GPU_A));
+        FakeMpsControlScript.addServer(layout, GPU_A, 4242);
+        supervisor.applyLimits(GPU_A, new MpsLimits(8192, 70));
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 8192M", "set_default_active_thread_percentage 70"),
+                FakeMpsControlScript.defaults(layout, GPU_A));
+        assertEquals(List.of("set_device_pinned_mem_limit 4242 0 8192M", "set_active_thread_percentage 4242 70"),
+                FakeMpsControlScript.serverLimits(layout, GPU_A));
+        assertTrue(fake.calls().contains(command("set_default_active_thread_percentage 70", GPU_A)), fake.calls().toString());
+        long pid = FakeMpsControlScript.daemonPid(layout, GPU_A).orElseThrow();
+        assertEquals(java.util.Optional.of(pid), supervisor.status().get(GPU_A).pid());
+
+        // the daemon is killed and restarted behind the supervisor's back (its pod did it): the defaults are gone
+        FakeMpsControlScript.crash(pid);
+        new ProcessMpsControl(fake.binary, layout, Duration.ofSeconds(20)).start(GPU_A);
+        assertEquals(List.of(), FakeMpsControlScript.defaults(layout, GPU_A));
+        ticker.advance(Duration.ofSeconds(5));
+        supervisor.tick();
+        assertEquals(List.of("set_default_device_pinned_mem_limit 0 8192M", "set_default_active_thread_percentage 70"),
+                FakeMpsControlScript.defaults(layout, GPU_A), "set again on the new daemon at the next health check");
     }
 
     @Test

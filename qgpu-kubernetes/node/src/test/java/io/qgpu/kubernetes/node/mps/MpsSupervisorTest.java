@@ -1,15 +1,20 @@
 package io.qgpu.kubernetes.node.mps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The supervisor's schedule (back-off, stability, start failures) with an in-memory control and a manual ticker. */
@@ -33,6 +38,13 @@ class MpsSupervisorTest {
         final Set<String> silent = new HashSet<>();
         final List<String> calls = new ArrayList<>();
         final List<String> log = new ArrayList<>();
+        /** Commands given to live daemons, as {@code <gpu>: <command>}. */
+        final List<String> commands = new ArrayList<>();
+        /** What {@code get_server_list} names, for every GPU. */
+        final List<Long> servers = new ArrayList<>();
+        final Map<String, Long> pids = new HashMap<>();
+        long nextPid = 100;
+        boolean failCommands;
         private final ManualTicker ticker;
         Duration slow = Duration.ZERO;
         boolean failStarts;
@@ -56,6 +68,7 @@ class MpsSupervisorTest {
             }
             if (!startButDie) {
                 alive.add(gpu);
+                pids.put(gpu, nextPid++);
             }
             log.add("start " + gpu + ": ok");
         }
@@ -81,6 +94,31 @@ class MpsSupervisorTest {
                 throw new IOException("Cannot find MPS control daemon process");
             }
             log.add("quit " + gpu + ": ok");
+        }
+
+        @Override
+        public String command(String gpu, String command) throws IOException {
+            ticker.advance(slow);
+            if (!alive.contains(gpu) || silent.contains(gpu) || failCommands) {
+                log.add("command " + gpu + " " + command + ": failed");
+                throw new IOException("'" + command + "' failed");
+            }
+            commands.add(gpu + ": " + command);
+            if (command.equals("get_server_list")) {
+                return servers.stream().map(String::valueOf).collect(Collectors.joining("\n", "", "\n"));
+            }
+            return "";
+        }
+
+        @Override
+        public Optional<Long> daemonPid(String gpu) {
+            return alive.contains(gpu) ? Optional.ofNullable(pids.get(gpu)) : Optional.empty();
+        }
+
+        /** A daemon restarted behind the supervisor's back: alive again at once, with another pid. */
+        void restartBehindTheBack(String gpu) {
+            alive.add(gpu);
+            pids.put(gpu, nextPid++);
         }
 
         long starts() {
@@ -298,16 +336,167 @@ class MpsSupervisorTest {
         assertEquals(before, control.calls.size(), "health checks are not start or quit calls");
     }
 
+    /**
+     * Issue 38: the agent's stop leaves the daemons running (the old design quit them: this test asserted the
+     * {@code quit}); nothing is started or checked after it.
+     */
     @Test
-    void afterCloseNothingIsStartedAgain() {
+    void closeLeavesTheDaemonsRunningAndNothingIsStartedAgain() {
         s.share(List.of(GPU));
         s.close();
-        assertTrue(control.calls.contains("quit " + GPU));
+        s.close();
+        assertFalse(control.calls.contains("quit " + GPU), control.calls.toString());
+        assertTrue(control.alive.contains(GPU), "the daemon runs on");
+        assertTrue(s.status().isEmpty());
         control.alive.clear();
         ticker.advance(Duration.ofMinutes(1));
         s.tick();
         assertEquals(1, control.starts());
         assertThrows(IllegalStateException.class, () -> s.share(List.of(GPU)));
+    }
+
+    @Test
+    void quitAllQuitsEveryDaemonAndCloses() {
+        s.share(List.of(GPU, "GPU-b"));
+        s.quitAll();
+        assertEquals(List.of("start " + GPU, "start GPU-b", "quit " + GPU, "quit GPU-b"), control.calls);
+        assertTrue(control.alive.isEmpty());
+        s.quitAll();
+        assertEquals(4, control.calls.size(), "nothing twice");
+        assertThrows(IllegalStateException.class, () -> s.share(List.of(GPU)));
+    }
+
+    @Test
+    void unsharingAGpuInAgentModeQuitsItsDaemon() {
+        s.share(List.of(GPU, "GPU-b"));
+        s.share(List.of(GPU));
+        assertEquals(List.of("start " + GPU, "start GPU-b", "quit GPU-b"), control.calls);
+        assertEquals(Set.of(GPU), s.status().keySet());
+    }
+
+    // ---- --mps-daemons external: the supervisor adopts, never starts or quits
+
+    @Test
+    void externalModeWaitsForTheDaemonAndAdoptsItNeverStartingOrQuitting() {
+        MpsSupervisor ext = new MpsSupervisor(control, MpsDaemonMode.EXTERNAL, SETTINGS, ticker);
+        ext.share(List.of(GPU));
+        assertEquals(MpsSupervisor.State.BACKING_OFF, ext.status().get(GPU).state(), "no daemon answers yet");
+        assertFalse(ext.adoptIfAnswering(GPU));
+        ticker.advance(Duration.ofSeconds(5));
+        ext.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, ext.status().get(GPU).state());
+        assertEquals(List.of(), control.calls, "no start, no quit");
+
+        control.alive.add(GPU);   // the DaemonSet's pod starts it
+        assertTrue(ext.adoptIfAnswering(GPU), "a check out of schedule adopts it at once");
+        assertEquals(MpsSupervisor.State.RUNNING, ext.status().get(GPU).state());
+        assertEquals(0, ext.status().get(GPU).starts());
+
+        control.alive.remove(GPU);   // it dies
+        ticker.advance(Duration.ofSeconds(5));
+        ext.tick();
+        assertEquals(MpsSupervisor.State.BACKING_OFF, ext.status().get(GPU).state());
+        ticker.advance(Duration.ofMinutes(5));
+        for (int i = 0; i < 100; i++) {
+            ticker.advance(Duration.ofSeconds(1));
+            ext.tick();
+        }
+        assertEquals(List.of(), control.calls, "still no start and no quit");
+        control.alive.add(GPU);   // its pod restarted it
+        ticker.advance(Duration.ofSeconds(5));
+        ext.tick();
+        assertEquals(MpsSupervisor.State.RUNNING, ext.status().get(GPU).state(), "adopted at the next check");
+
+        ext.share(List.of());
+        assertEquals(List.of(), control.calls, "unsharing leaves the daemon to its pod");
+        assertTrue(control.alive.contains(GPU));
+        ext.close();
+        assertEquals(List.of(), control.calls);
+    }
+
+    // ---- daemon-side limits
+
+    @Test
+    void limitsAreSetAsDefaultsAndOnEveryRunningServer() throws IOException {
+        s.share(List.of(GPU));
+        control.servers.addAll(List.of(4242L, 4343L));
+        s.applyLimits(GPU, new MpsLimits(8192, 70));
+        assertEquals(List.of(GPU + ": set_default_device_pinned_mem_limit 0 8192M", GPU + ": set_default_active_thread_percentage 70",
+                GPU + ": get_server_list",
+                GPU + ": set_device_pinned_mem_limit 4242 0 8192M", GPU + ": set_active_thread_percentage 4242 70",
+                GPU + ": set_device_pinned_mem_limit 4343 0 8192M", GPU + ": set_active_thread_percentage 4343 70"), control.commands);
+        assertEquals(Optional.of(new MpsLimits(8192, 70)), s.status().get(GPU).limits());
+        assertEquals(Set.of(GPU), s.limited());
+
+        s.applyLimits(GPU, new MpsLimits(8192, 70));
+        assertEquals(7, control.commands.size(), "the same limits again: nothing sent");
+
+        s.applyLimits(GPU, new MpsLimits(16384, 100));
+        assertEquals(GPU + ": set_active_thread_percentage 4343 100", control.commands.get(control.commands.size() - 1));
+        assertEquals(14, control.commands.size());
+    }
+
+    @Test
+    void limitsAreSetAgainOnEveryDaemonStartedOrAdopted() throws IOException {
+        s.share(List.of(GPU));
+        s.applyLimits(GPU, new MpsLimits(1024, 5));
+        control.commands.clear();
+        control.alive.remove(GPU);   // it crashes
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+        assertEquals(Set.of(), s.limited(), "a daemon that does not run holds nothing");
+        IllegalStateException notRunning = assertThrows(IllegalStateException.class, () -> s.applyLimits(GPU, new MpsLimits(1024, 5)));
+        assertTrue(notRunning.getMessage().contains("does not run"), notRunning.getMessage());
+        ticker.advance(Duration.ofSeconds(1));
+        s.tick();   // restarted
+        assertEquals(2, control.starts());
+        assertEquals(List.of(GPU + ": set_default_device_pinned_mem_limit 0 1024M", GPU + ": set_default_active_thread_percentage 5",
+                GPU + ": get_server_list"), control.commands, "the new daemon gets the limits as soon as it runs");
+        assertEquals(Set.of(GPU), s.limited());
+    }
+
+    @Test
+    void aDaemonRestartedBehindTheSupervisorGetsItsLimitsAgainAtTheNextCheck() throws IOException {
+        MpsSupervisor ext = new MpsSupervisor(control, MpsDaemonMode.EXTERNAL, SETTINGS, ticker);
+        control.alive.add(GPU);
+        control.pids.put(GPU, 7L);
+        ext.share(List.of(GPU));
+        ext.applyLimits(GPU, new MpsLimits(2048, 25));
+        assertEquals(Optional.of(7L), ext.status().get(GPU).pid());
+        control.commands.clear();
+
+        control.restartBehindTheBack(GPU);   // its pod restarted it between two checks: the defaults are gone
+        ext.applyLimits(GPU, new MpsLimits(2048, 25));
+        assertEquals(List.of(), control.commands, "not known yet");
+        ticker.advance(Duration.ofSeconds(5));
+        ext.tick();
+        assertEquals(List.of(GPU + ": set_default_device_pinned_mem_limit 0 2048M", GPU + ": set_default_active_thread_percentage 25",
+                GPU + ": get_server_list"), control.commands, "the health check sees another pid and sets the limits again");
+        assertEquals(Optional.of(100L), ext.status().get(GPU).pid());
+        assertEquals(List.of(), control.calls, "no start, no quit");
+    }
+
+    @Test
+    void aFailedLimitIsTriedAgainAtTheNextCheck() {
+        s.share(List.of(GPU));
+        control.failCommands = true;
+        assertThrows(IOException.class, () -> s.applyLimits(GPU, new MpsLimits(1024, 5)));
+        assertEquals(Set.of(), s.limited());
+        assertEquals(Optional.empty(), s.status().get(GPU).limits());
+        control.failCommands = false;
+        ticker.advance(Duration.ofSeconds(5));
+        s.tick();
+        assertEquals(Set.of(GPU), s.limited(), "set at the health check");
+        s.forgetLimits(GPU);
+        assertEquals(Set.of(), s.limited());
+        assertThrows(IllegalStateException.class, () -> s.applyLimits("GPU-z", new MpsLimits(1024, 5)), "a GPU not shared");
+    }
+
+    @Test
+    void serverPidsAreTheWholeNumbersOfTheList() {
+        assertEquals(List.of(12L, 345L), MpsSupervisor.serverPids("12\n345\n"));
+        assertEquals(List.of(), MpsSupervisor.serverPids(""));
+        assertEquals(List.of(9L), MpsSupervisor.serverPids("  9 \nno server\n"));
     }
 
     @Test

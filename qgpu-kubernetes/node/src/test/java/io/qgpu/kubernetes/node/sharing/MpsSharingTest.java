@@ -35,7 +35,9 @@ class MpsSharingTest {
         expected.put("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "70");
         expected.put("CUDA_MPS_CLIENT_PRIORITY", "0");
         assertEquals(List.copyOf(expected.entrySet()), List.copyOf(e.env().entrySet()), "entries and their order");
-        assertEquals(List.of(ContainerEdits.Mount.bind("/run/qgpu/mps/" + GPU_A + "/pipe", "/tmp/nvidia-mps", false)), e.mounts());
+        assertEquals(List.of(ContainerEdits.Mount.bind("/run/qgpu/mps/" + GPU_A + "/pipe", "/tmp/nvidia-mps", false),
+                ContainerEdits.Mount.bind("/run/qgpu/mps/shm", "/dev/shm", false)), e.mounts(),
+                "the pipe directory, and by default the node's MPS shared-memory directory as /dev/shm");
         assertEquals(layout.pipeDir(GPU_A).toString(), e.mounts().get(0).hostPath(), "the supervisor's pipe directory");
         assertTrue(e.hostDirectories().isEmpty(), "the supervisor creates the pipe directory");
         assertEquals(SharingBackend.MPS, e.backend());
@@ -94,7 +96,14 @@ class MpsSharingTest {
     }
 
     @Test
-    void theSharedMemoryDirectoryIsMountedWhenConfigured() {
+    void withoutASharedMemoryDirectoryOnlyThePipeIsMounted() {
+        MpsSharing without = new MpsSharing(layout, MpsSharing.CONTAINER_PIPE_DIR, Optional.empty());
+        SharingEdits e = without.edits(Placements.shared(1L << 30, 10, 50, PriorityClass.ONLINE, GPU_A));
+        assertEquals(List.of(ContainerEdits.Mount.bind(layout.pipeDir(GPU_A).toString(), "/tmp/nvidia-mps", false)), e.mounts());
+    }
+
+    @Test
+    void theSharedMemoryDirectoryIsMountedWhereConfigured() {
         MpsSharing withShm = new MpsSharing(layout, "/var/run/mps", Optional.of(Path.of("/run/qgpu/mps-shm")));
         SharingEdits e = withShm.edits(Placements.shared(1L << 30, 10, 50, PriorityClass.ONLINE, GPU_A));
         assertEquals("/var/run/mps", e.env().get("CUDA_MPS_PIPE_DIRECTORY"));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.qgpu.kubernetes.node.mps.MpsDaemonMode;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -36,6 +37,24 @@ class SharingOptionsTest {
         assertEquals(Optional.of(Path.of("/run/x/shm")), o.mpsShmDir());
         assertEquals(SharingBackend.MPS, o.open().backend());
         assertTrue(o.supervisor(() -> 0L).isPresent());
+    }
+
+    @Test
+    void mpsDaemonsAreExternalAndTheShmDirectoryIsUnderTheRootByDefault() {
+        SharingOptions o = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-root", "/run/x/mps"));
+        assertEquals(MpsDaemonMode.EXTERNAL, o.mpsDaemons(), "the MPS control daemon DaemonSet starts them");
+        assertEquals(Path.of("/run/x/mps/shm"), o.mpsShmDirectory());
+        assertEquals(MpsDaemonMode.EXTERNAL, o.supervisor(() -> 0L).orElseThrow().mode());
+        SharingOptions agent = SharingOptions.parse(Map.of("--sharing", "mps", "--mps-daemons", "agent", "--mps-shm-dir", "/dev/shm/qgpu"));
+        assertEquals(MpsDaemonMode.AGENT, agent.mpsDaemons());
+        assertEquals(Path.of("/dev/shm/qgpu"), agent.mpsShmDirectory());
+        assertEquals(MpsDaemonMode.AGENT, agent.supervisor(() -> 0L).orElseThrow().mode());
+        assertEquals(MpsDaemonMode.AGENT, o.withMpsDaemons(MpsDaemonMode.AGENT).mpsDaemons());
+        assertEquals("--mps-daemons = \"pod\": must be one of external, agent",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--sharing", "mps", "--mps-daemons", "pod")))
+                        .getMessage());
+        assertEquals("--mps-daemons = \"agent\": only with --sharing mps (--sharing is none)",
+                assertThrows(IllegalArgumentException.class, () -> SharingOptions.parse(Map.of("--mps-daemons", "agent"))).getMessage());
     }
 
     @Test
