@@ -1,6 +1,7 @@
 package io.qgpu.kubernetes.node.mps;
 
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.reconcile.Backoff;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -88,13 +89,9 @@ public final class MpsSupervisor implements AutoCloseable {
      */
     public record Settings(Duration healthEvery, Duration initialBackoff, Duration maxBackoff, Duration stableAfter) {
         public Settings {
-            positive("healthEvery", healthEvery);
-            positive("initialBackoff", initialBackoff);
-            positive("maxBackoff", maxBackoff);
-            positive("stableAfter", stableAfter);
-            if (maxBackoff.compareTo(initialBackoff) < 0) {
-                throw new IllegalArgumentException("maxBackoff = " + maxBackoff + ": must be at least initialBackoff (" + initialBackoff + ")");
-            }
+            Backoff.positive("healthEvery", healthEvery);
+            new Backoff(initialBackoff, maxBackoff);   // checks both
+            Backoff.positive("stableAfter", stableAfter);
         }
 
         /** Checks every 5 s, back-off from 1 s doubling to 60 s, stable after 5 min. */
@@ -102,12 +99,6 @@ public final class MpsSupervisor implements AutoCloseable {
             return new Settings(Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(60), Duration.ofMinutes(5));
         }
 
-        private static void positive(String name, Duration d) {
-            Objects.requireNonNull(d, name);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " = " + d + ": must be positive");
-            }
-        }
     }
 
     /** What a GPU's daemon is doing. */
@@ -499,15 +490,9 @@ public final class MpsSupervisor implements AutoCloseable {
         LOG.info("restarting the MPS control daemon of GPU {} in {} ms (failure {})", d.gpu, delay / 1_000_000, d.failures);
     }
 
-    /** {@code initialBackoff * 2^failures}, at most {@code maxBackoff}. */
+    /** {@code initialBackoff * 2^failures}, at most {@code maxBackoff} ({@link Backoff}, after {@code failures + 1}). */
     long backoffNanos(int failures) {
-        long initial = settings.initialBackoff().toNanos();
-        long max = settings.maxBackoff().toNanos();
-        long delay = initial;
-        for (int i = 0; i < failures && delay < max; i++) {
-            delay = delay > max / 2 ? max : delay * 2;
-        }
-        return Math.min(delay, max);
+        return new Backoff(settings.initialBackoff(), settings.maxBackoff()).afterFailures(failures + 1);
     }
 
     private void quit(Daemon d) {

@@ -62,12 +62,8 @@ public final class NodeReconciler implements AutoCloseable {
      */
     public record Settings(Duration period, Duration initialBackoff, Duration maxBackoff) {
         public Settings {
-            positive("period", period);
-            positive("initialBackoff", initialBackoff);
-            positive("maxBackoff", maxBackoff);
-            if (maxBackoff.compareTo(initialBackoff) < 0) {
-                throw new IllegalArgumentException("maxBackoff = " + maxBackoff + ": must be at least initialBackoff (" + initialBackoff + ")");
-            }
+            Backoff.positive("period", period);
+            new Backoff(initialBackoff, maxBackoff);   // checks both
         }
 
         /** A pass every 10 s; retries after 0.5 s doubling to 30 s. */
@@ -75,21 +71,9 @@ public final class NodeReconciler implements AutoCloseable {
             return new Settings(Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30));
         }
 
-        private static void positive(String name, Duration d) {
-            Objects.requireNonNull(d, name);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " = " + d + ": must be positive");
-            }
-        }
-
-        /** {@code initialBackoff * 2^(attempts-1)}, at most {@code maxBackoff}. */
+        /** {@code initialBackoff * 2^(attempts-1)}, at most {@code maxBackoff} ({@link Backoff}). */
         long backoffNanos(int attempts) {
-            long max = maxBackoff.toNanos();
-            long d = initialBackoff.toNanos();
-            for (int i = 1; i < attempts && d < max; i++) {
-                d = d > max / 2 ? max : d * 2;
-            }
-            return Math.min(d, max);
+            return new Backoff(initialBackoff, maxBackoff).afterFailures(attempts);
         }
     }
 

@@ -137,8 +137,13 @@ public final class FakeMpsControlScript {
      * GPU never has two daemons. Processes that cannot be read (another user's, or gone meanwhile) are skipped.
      */
     public static List<Long> liveDaemons(MpsLayout layout, String gpu) throws IOException {
-        byte[] cmdline = ("sleep\0" + DAEMON_SECONDS + "\0").getBytes(StandardCharsets.US_ASCII);
         String env = "CUDA_MPS_PIPE_DIRECTORY=" + layout.pipeDir(gpu);
+        return daemons(env::equals);
+    }
+
+    /** The running fake daemons (by their command line) one of whose environment entries matches; sorted pids. */
+    private static List<Long> daemons(java.util.function.Predicate<String> envEntry) throws IOException {
+        byte[] cmdline = ("sleep\0" + DAEMON_SECONDS + "\0").getBytes(StandardCharsets.US_ASCII);
         List<Long> pids = new ArrayList<>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             for (Path proc : procs.toList()) {
@@ -148,7 +153,7 @@ public final class FakeMpsControlScript {
                 }
                 try {
                     if (Arrays.equals(cmdline, Files.readAllBytes(proc.resolve("cmdline")))
-                            && List.of(Files.readString(proc.resolve("environ"), StandardCharsets.ISO_8859_1).split("\0")).contains(env)
+                            && Arrays.stream(Files.readString(proc.resolve("environ"), StandardCharsets.ISO_8859_1).split("\0")).anyMatch(envEntry)
                             && running(Long.parseLong(name))) {
                         pids.add(Long.parseLong(name));
                     }
@@ -188,27 +193,8 @@ public final class FakeMpsControlScript {
      * do when they stop).
      */
     public static void killAll(MpsLayout layout) throws IOException, InterruptedException {
-        byte[] cmdline = ("sleep\0" + DAEMON_SECONDS + "\0").getBytes(StandardCharsets.US_ASCII);
         String prefix = "CUDA_MPS_PIPE_DIRECTORY=" + layout.root() + "/";
-        List<Long> pids = new ArrayList<>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : procs.toList()) {
-                String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) {
-                    continue;
-                }
-                try {
-                    if (Arrays.equals(cmdline, Files.readAllBytes(proc.resolve("cmdline")))
-                            && List.of(Files.readString(proc.resolve("environ"), StandardCharsets.ISO_8859_1).split("\0")).stream()
-                            .anyMatch(e -> e.startsWith(prefix))) {
-                        pids.add(Long.parseLong(name));
-                    }
-                } catch (IOException e) {
-                    // not ours to read, or it went away
-                }
-            }
-        }
-        for (long pid : pids) {
+        for (long pid : daemons(e -> e.startsWith(prefix))) {
             crash(pid);
         }
     }
