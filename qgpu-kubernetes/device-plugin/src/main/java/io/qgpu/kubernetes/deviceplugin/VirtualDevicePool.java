@@ -398,9 +398,108 @@ public final class VirtualDevicePool {
         return preferred("ContainerPreferredAllocationRequest", available, mustInclude, size);
     }
 
-    /** As {@link #preferred(List, List, int)}, naming the request's field {@code field} in refusals. */
+    /**
+     * As {@link #preferred(List, List, int)}, naming the request's field {@code field} in refusals.
+     *
+     * <p><b>Replicas taken, as the kubelet counts them.</b> The kubelet offers only ids whose containers are
+     * gone, so an allocation holding an offered id belongs to a container that is gone; the pool still holds
+     * it (it is released when one of its ids is handed out again). NVIDIA's {@code distributed} policy counts
+     * a GPU's replicas taken from the kubelet's offer, so such an allocation counts for none. The choice is
+     * therefore made a second time with those allocations taken out of the ledger for the trial (ids of a gone
+     * allocation on their own GPU preferred for that GPU, so that handing them out releases it), and kept when
+     * {@code Allocate} of it, which releases exactly the allocations of the ids it is handed, would give the
+     * container at least as many distinct GPUs as the first choice. Nothing changes: the trials are taken
+     * back before this returns.
+     */
     public synchronized List<String> preferred(String field, List<String> available, List<String> mustInclude, int size) {
-        return new PreferredAllocation(this, engine, ledger, slotMemoryBytes).choose(field, available, mustInclude, size);
+        PreferredAllocation choice = new PreferredAllocation(this, engine, ledger, slotMemoryBytes);
+        List<String> held = choice.choose(field, available, mustInclude, size);
+        Set<String> gone = new LinkedHashSet<>();
+        for (String id : available) {
+            String tenant = tenantOfId.get(id);
+            if (tenant != null && allHealthy(allocations.get(tenant))) {
+                gone.add(tenant);
+            }
+        }
+        if (gone.isEmpty()) {
+            return held;
+        }
+        List<String> counted;
+        try {
+            counted = withReleased(gone, "count replicas as the kubelet does",
+                    () -> choice.choose(field, goneFirst(available, gone), mustInclude, size));
+        } catch (RuntimeException e) {
+            LOG.warn("preferred allocation: counting replicas as the kubelet does failed, keeping the first choice: {}",
+                    e.toString());
+            return held;
+        }
+        if (counted.equals(held)) {
+            return held;
+        }
+        return gpusAllocateGives(counted) >= gpusAllocateGives(held) ? counted : held;
+    }
+
+    /** Whether every GPU an allocation holds is healthy (only those are taken out for a trial and put back). */
+    private boolean allHealthy(Allocation a) {
+        return a.reservations().stream().flatMap(p -> p.gpuUuids().stream()).allMatch(g -> healthOf(g) == Health.HEALTHY);
+    }
+
+    /**
+     * {@code available} with, on the positions of each GPU's ids, first the ids held by a gone allocation on
+     * their own GPU, then those held by a gone allocation elsewhere, then the rest, each in the kubelet's order;
+     * the order of GPUs is the kubelet's.
+     */
+    private List<String> goneFirst(List<String> available, Set<String> gone) {
+        Map<String, List<List<String>>> byHome = new LinkedHashMap<>();
+        for (String id : available) {
+            String home = VirtualDevice.homeOf(id);
+            String tenant = tenantOfId.get(id);
+            int rank = tenant == null || !gone.contains(tenant) ? 2 : home.equals(gpuOf(id)) ? 0 : 1;
+            byHome.computeIfAbsent(home, h -> List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>())).get(rank).add(id);
+        }
+        Map<String, java.util.Iterator<String>> next = new HashMap<>();
+        byHome.forEach((home, ranks) -> next.put(home, ranks.stream().flatMap(List::stream).toList().iterator()));
+        List<String> out = new ArrayList<>(available.size());
+        available.forEach(id -> out.add(next.get(VirtualDevice.homeOf(id)).next()));
+        return out;
+    }
+
+    /**
+     * Runs {@code step} with the allocations of {@code tenants} taken out of the records and the ledger, and
+     * puts them back, at their old positions, before returning (also when {@code step} throws).
+     */
+    private <T> T withReleased(Set<String> tenants, String why, java.util.function.Supplier<T> step) {
+        try (NodeTransaction tx = NodeTransaction.begin("trial: " + why)) {
+            for (String tenant : tenants) {
+                int at = new ArrayList<>(allocations.keySet()).indexOf(tenant);
+                Allocation old = drop(tenant);
+                tx.undo("give " + tenant + " its allocation back", () -> reinstate(old, at));
+            }
+            return step.get();
+        }
+    }
+
+    /**
+     * How many distinct GPUs {@code Allocate} of {@code req} would give the container now (the plugin's own
+     * decision, after releasing the allocations of the ids it hands out again); 0 when it would refuse. Nothing
+     * changes.
+     */
+    private int gpusAllocateGives(List<String> req) {
+        Set<String> handedOut = new LinkedHashSet<>();
+        req.forEach(id -> {
+            if (tenantOfId.containsKey(id)) {
+                handedOut.add(tenantOfId.get(id));
+            }
+        });
+        try {
+            return withReleased(handedOut, "Allocate " + req, () -> {
+                try (NodeTransaction tx = NodeTransaction.begin("trial: Allocate " + req)) {
+                    return place(req, tx).gpus().size();
+                }
+            });
+        } catch (RuntimeException refused) {
+            return 0;
+        }
     }
 
     // ------------------------------------------------------------------------------------------------

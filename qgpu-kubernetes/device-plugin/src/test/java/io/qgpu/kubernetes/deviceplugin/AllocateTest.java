@@ -176,6 +176,29 @@ class AllocateTest extends PluginTestBase {
         assertEquals(Set.of(uuid(0), uuid(1)), visible(allocate(two).getContainerResponses(0)));
     }
 
+    /**
+     * Issue 41 item 5 through gRPC: GPUs of two replicas each, GPU2 and GPU3 full, GPU1's first replica taken by
+     * a live container and its second held by a container that is gone (the kubelet offers its id). NVIDIA's
+     * {@code distributed} policy counts one replica taken on GPU1 and gives one replica of GPU0 and one of GPU1;
+     * so does the plugin, and Allocate gives the container both GPUs (before: both replicas on GPU0).
+     */
+    @Test
+    void aGoneContainersReplicaDoesNotKeepTheRequestOffItsGpu() throws Exception {
+        plugin = start(config("t4x4", PodDecisions.none())
+                .withRules(new io.qgpu.api.GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0)));
+        stub = stub(kubelet.awaitRegistration());
+        for (int g = 2; g < 4; g++) {
+            allocate(List.of(id(g, 0)));
+            allocate(List.of(id(g, 1)));
+        }
+        allocate(List.of(id(1, 1)));   // gone by now
+        allocate(List.of(id(1, 0)));
+        List<String> two = preferred(List.of(id(0, 0), id(0, 1), id(1, 1)), List.of(), 2);
+        assertEquals(Map.of(0, 1L, 1, 1L), perGpu(two), two.toString());
+        assertEquals(Set.of(uuid(0), uuid(1)), visible(allocate(two).getContainerResponses(0)));
+        assertEquals(6, plugin.pool().allocations().size(), "the gone container's allocation released");
+    }
+
     /** Chosen ids per home GPU position (0..3), GPUs without one absent. */
     Map<Integer, Long> perGpu(List<String> ids) {
         Map<Integer, Long> out = new java.util.TreeMap<>();

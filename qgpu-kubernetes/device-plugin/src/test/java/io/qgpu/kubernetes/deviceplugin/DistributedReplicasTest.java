@@ -197,6 +197,23 @@ class DistributedReplicasTest {
         assertEquals(2, pool.allocations().size(), "the gone container's allocation released");
     }
 
+    /**
+     * The deliberate difference where NVIDIA's policy stacks although distinct GPUs have room: two replicas
+     * asked, GPU 0 with three of its four replicas taken, GPU 1 with none. NVIDIA ranks GPU 1 first both times
+     * (0, then 1 taken, against 3) and gives two replicas of GPU 1, one GPU's compute; this plugin gives one of
+     * each GPU, as a container asking for two replicas expects two GPUs whenever two have room.
+     */
+    @Test
+    void distinctGpusWhileTheyHaveRoomWhereNvidiaWouldStack() {
+        VirtualDevicePool pool = pool(2, 4);
+        for (int r = 0; r < 3; r++) {
+            pool.allocate(List.of(List.of(id(0, r))));
+        }
+        List<String> chosen = pool.preferred(List.of(id(0, 3), id(1, 0), id(1, 1), id(1, 2), id(1, 3)), List.of(), 2);
+        assertEquals(Map.of(0, 1, 1, 1), perHome(chosen), chosen.toString());
+        assertEquals(Map.of(0, 1, 1, 1), perGpu(pool.allocate(List.of(chosen)).get(0)));
+    }
+
     /** GetPreferredAllocation changes nothing: the gone container's allocation stays until its id is handed out. */
     @Test
     void thePreferenceChangesNothing() {
