@@ -34,6 +34,10 @@ import java.util.Set;
  * Whatever is still missing is filled with further available ids, each time one of the GPU with the
  * fewest ids chosen so far (ties in the kubelet's order); the allocation may then be refused.
  *
+ * <p>The load it sees is the ledger's; {@link VirtualDevicePool#preferred(String, List, List, int)} calls it a
+ * second time with the allocations of containers that are gone (the kubelet offers one of their ids) taken
+ * out, so that replicas are counted as taken as NVIDIA's {@code distributed} policy counts them.
+ *
  * <p>Thread safety: not thread-safe; used under the pool's lock.
  */
 final class PreferredAllocation {

@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * the ids' home GPUs and then anywhere, as a virtual id may land on any GPU. When not that many
  * distinct GPUs can take a slot, the ids are replicas of one request: one slot-sized replica per id,
  * spread and stacked evenly over the GPUs by the engine (4 ids on 2 GPUs: 2 + 2), refused when they
- * fit only unevenly (see {@link Allocation}). The placement is
+ * fit only unevenly (see {@link Allocation}). {@link #preferred} counts a replica whose container is gone (the
+ * kubelet offers its id) as free, as NVIDIA's {@code distributed} policy does. The placement is
  * reserved in the ledger; every change is saved in the {@link AllocationStore} before it is answered, and
  * {@link #restore} rebuilds it all after a restart.
  *
