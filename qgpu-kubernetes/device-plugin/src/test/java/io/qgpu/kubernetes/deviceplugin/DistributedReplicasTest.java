@@ -214,6 +214,87 @@ class DistributedReplicasTest {
         assertEquals(Map.of(0, 1, 1, 1), perGpu(pool.allocate(List.of(chosen)).get(0)));
     }
 
+    /**
+     * The policy as NVIDIA's device plugin states it, on the kubelet's view (our own code): each step, the GPU
+     * with the fewest replicas taken (its ids minus those offered, plus those picked), ties to the GPU picked
+     * from least in this request, then the lowest index, gives one offered id. Returns replicas per GPU index.
+     */
+    static Map<Integer, Integer> nvidiaDistributed(int gpus, int replicas, List<String> offered, int size) {
+        int[] taken = new int[gpus];
+        int[] left = new int[gpus];
+        int[] picked = new int[gpus];
+        java.util.Arrays.fill(taken, replicas);
+        for (String o : offered) {
+            int g = Integer.parseInt(VirtualDevice.homeOf(o).substring(4));
+            taken[g]--;
+            left[g]++;
+        }
+        Map<Integer, Integer> out = new TreeMap<>();
+        for (int n = 0; n < size; n++) {
+            int best = -1;
+            for (int g = 0; g < gpus; g++) {
+                if (left[g] > 0 && (best < 0 || taken[g] < taken[best] || taken[g] == taken[best] && picked[g] < picked[best])) {
+                    best = g;
+                }
+            }
+            taken[best]++;
+            left[best]--;
+            picked[best]++;
+            out.merge(best, 1, Integer::sum);
+        }
+        return out;
+    }
+
+    /**
+     * Seeded random nodes (1-4 GPUs of 1-4 replicas), live and gone containers of one replica each, and
+     * requests no larger than the offer: the preference spans at least as many distinct GPUs as NVIDIA's policy
+     * gives on the kubelet's view, exactly as many replicas per GPU where the two agree on distinct GPUs with
+     * no stacking, and {@code Allocate} of it, where it does not refuse an uneven stack, gives the container at
+     * least that many GPUs.
+     */
+    @Test
+    void neverFewerDistinctGpusThanNvidiasPolicy() {
+        java.util.Random rnd = new java.util.Random(41);
+        for (int round = 0; round < 300; round++) {
+            int gpus = 1 + rnd.nextInt(4);
+            int replicas = 1 + rnd.nextInt(4);
+            VirtualDevicePool pool = pool(gpus, replicas);
+            List<String> all = pool.devices().stream().map(VirtualDevice::id).toList();
+            List<String> taken = new ArrayList<>();
+            List<String> gone = new ArrayList<>();
+            for (String i : all) {
+                int r = rnd.nextInt(4);
+                if (r == 0) {
+                    taken.add(i);
+                } else if (r == 1) {
+                    gone.add(i);
+                }
+            }
+            gone.forEach(i -> pool.allocate(List.of(List.of(i))));
+            taken.forEach(i -> pool.allocate(List.of(List.of(i))));
+            List<String> offered = all.stream().filter(i -> !taken.contains(i)).toList();
+            if (offered.isEmpty()) {
+                continue;
+            }
+            int size = 1 + rnd.nextInt(offered.size());
+            String what = "round " + round + ": " + gpus + " x " + replicas + ", taken " + taken + ", gone " + gone + ", " + size;
+            Map<Integer, Integer> nvidia = nvidiaDistributed(gpus, replicas, offered, size);
+            List<String> chosen = pool.preferred(offered, List.of(), size);
+            Map<Integer, Integer> ours = perHome(chosen);
+            assertTrue(ours.size() >= nvidia.size(), what + ": ours " + ours + ", NVIDIA's " + nvidia);
+            if (nvidia.size() == size) {
+                assertEquals(size, ours.size(), what + ": ours " + ours + ", NVIDIA's " + nvidia);
+            }
+            try {
+                Allocation a = pool.allocate(List.of(chosen)).get(0);
+                assertTrue(a.gpus().size() >= nvidia.size(), what + ": Allocate " + perGpu(a) + ", NVIDIA's " + nvidia);
+            } catch (PluginException e) {
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.code(), what);
+                assertTrue(e.getMessage().contains("only unevenly"), what + ": " + e.getMessage());
+            }
+        }
+    }
+
     /** GetPreferredAllocation changes nothing: the gone container's allocation stays until its id is handed out. */
     @Test
     void thePreferenceChangesNothing() {
