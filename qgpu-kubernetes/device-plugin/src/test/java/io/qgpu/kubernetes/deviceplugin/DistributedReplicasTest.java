@@ -32,10 +32,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ours with replicas already taken. Each runs through {@code GetPreferredAllocation} (the pool's
  * {@code preferred}) and then {@code Allocate} of the ids it chose, on a pool without sockets or disk.
  *
- * <p>One deliberate difference: where the replicas stack only unevenly (5 on 2 GPUs: 3 + 2), NVIDIA hands
+ * <p>Two deliberate differences: where the replicas stack only unevenly (5 on 2 GPUs: 3 + 2), NVIDIA hands
  * them out; this plugin's {@code GetPreferredAllocation} chooses as NVIDIA does, but {@code Allocate}
  * refuses with {@code RESOURCE_EXHAUSTED}, because a container's memory limit is the same on each of its
- * GPUs.
+ * GPUs. And where NVIDIA's ranking stacks replicas although distinct GPUs have room, this plugin spreads them
+ * ({@link #distinctGpusWhileTheyHaveRoomWhereNvidiaWouldStack}).
  */
 class DistributedReplicasTest {
     static final long SLOT = GpuDevice.GIB;
@@ -101,22 +102,18 @@ class DistributedReplicasTest {
 
     static Stream<Case> cases() {
         return Stream.of(
-                // TestDistributedAlloc
-                nvidia("2 GPUs, 4 replicas each, allocate 2 - should distribute across GPUs", 2, 4, null, 2, Map.of(0, 1, 1, 1)),
-                nvidia("3 GPUs, 2 replicas each, allocate 3 - should distribute across all GPUs", 3, 2, null, 3,
+                nvidia("2 GPUs x 4 replicas, 2 asked: one of each", 2, 4, null, 2, Map.of(0, 1, 1, 1)),
+                nvidia("3 GPUs x 2 replicas, 3 asked: one of each", 3, 2, null, 3,
                         Map.of(0, 1, 1, 1, 2, 1)),
-                nvidia("2 GPUs, 4 replicas each, allocate 4 - should distribute 2 per GPU", 2, 4, null, 4, Map.of(0, 2, 1, 2)),
-                nvidia("allocate 1 from single GPU - trivial case", 1, 4, null, 1, Map.of(0, 1)),
-                nvidia("not enough devices - should return error", 1, 2, null, 5, null),
-                new Case("NVIDIA: partial availability simulates pre-allocated state - should still distribute", 2, 4,
+                nvidia("2 GPUs x 4 replicas, 4 asked: two of each", 2, 4, null, 4, Map.of(0, 2, 1, 2)),
+                nvidia("1 GPU x 4 replicas, 1 asked", 1, 4, null, 1, Map.of(0, 1)),
+                nvidia("1 GPU x 2 replicas, 5 asked: refused", 1, 2, null, 5, null),
+                new Case("NVIDIA: 2 GPUs x 4 replicas, GPU 0 full, 2 asked: both of GPU 1", 2, 4,
                         List.of(id(0, 0), id(0, 1), id(0, 2), id(0, 3)), List.of(), null, 2, Map.of(1, 2), false, false),
-                // TestDistributedAlloc_PartiallyAllocated_DistributesAcrossDistinctGPUs (GPU-1::0 taken)
-                new Case("NVIDIA: partially allocated - distributes across distinct GPUs", 2, 2, List.of(id(1, 0)), List.of(),
+                new Case("NVIDIA: 2 GPUs x 2 replicas, GPU-1::0 taken, 2 asked: one of each", 2, 2, List.of(id(1, 0)), List.of(),
                         List.of(id(0, 0), id(0, 1), id(1, 1)), 2, Map.of(0, 1, 1, 1), false, false),
-                // TestDistributedAllocIsDefault
-                nvidia("distributed is the default - 3 GPUs, 4 replicas each, allocate 3", 3, 4, null, 3, Map.of(0, 1, 1, 1, 2, 1)),
-                // TestPackedVsDistributedContrast, its distributed half
-                nvidia("packed vs distributed contrast - distributed: 2 per GPU", 2, 4, null, 4, Map.of(0, 2, 1, 2)),
+                nvidia("the default policy: 3 GPUs x 4 replicas, 3 asked: one of each", 3, 4, null, 3, Map.of(0, 1, 1, 1, 2, 1)),
+                nvidia("against packing: 2 GPUs x 4 replicas, 4 asked: two of each", 2, 4, null, 4, Map.of(0, 2, 1, 2)),
 
                 // ours: replicas already taken, as NVIDIA counts them
                 new Case("issue 41 item 5: GPU-1::0 taken, GPU-1::1 held by a container that is gone", 2, 2,
@@ -248,9 +245,9 @@ class DistributedReplicasTest {
     /**
      * Seeded random nodes (1-4 GPUs of 1-4 replicas), live and gone containers of one replica each, and
      * requests no larger than the offer: the preference spans at least as many distinct GPUs as NVIDIA's policy
-     * gives on the kubelet's view, exactly as many replicas per GPU where the two agree on distinct GPUs with
-     * no stacking, and {@code Allocate} of it, where it does not refuse an uneven stack, gives the container at
-     * least that many GPUs.
+     * gives on the kubelet's view (one replica per GPU wherever NVIDIA's are all on distinct GPUs), and
+     * {@code Allocate} of it, where it does not refuse an uneven stack, gives the container at least that many
+     * GPUs.
      */
     @Test
     void neverFewerDistinctGpusThanNvidiasPolicy() {
