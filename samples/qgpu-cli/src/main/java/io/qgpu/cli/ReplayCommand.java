@@ -132,6 +132,12 @@ final class ReplayCommand implements Subcommand {
             throw new UsageException("--threads " + threadsText + ": must be a whole number between 1 and " + MAX_THREADS);
         }
 
+        FileRoles files = new FileRoles().input("--nodes", nodesFile).input("--pods", podsFile)
+                .outputIn("--out", outDir, outDir.resolve("summary.csv")).outputIn("--out", outDir, outDir.resolve("curve.png"));
+        for (Replay.Policy policy : policies) {
+            files.outputIn("--out", outDir, OutputNames.file(outDir, "curve-", "--policies", policy.wireName(), ".csv"));
+        }
+        files.check();
         List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
         List<TracePod> pods = TraceCsv.pods(podsFile);
         long capacity = 0;

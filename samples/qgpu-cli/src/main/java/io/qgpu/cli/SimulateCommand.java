@@ -72,6 +72,11 @@ final class SimulateCommand implements Subcommand {
             throw new UsageException(args.positionals().isEmpty() ? "missing SCENARIO.json" : "one scenario file at a time");
         }
         Path file = OutputNames.userPath("SCENARIO.json", args.positional(0, "SCENARIO.json"));
+        if (args.flag("--compare") && args.option("--release").isPresent()) {
+            throw new io.qgpu.api.InvalidValueException("--release", args.option("--release").get(), "cannot be combined with"
+                    + " --compare, which runs every release rule itself (fixed delays 0..200ms and adaptive); drop one of the two");
+        }
+        new FileRoles().input("SCENARIO.json", file).check();
         Scenario scenario = ScenarioFile.read(file);
         if (args.option("--seed").isPresent()) {
             String s = args.option("--seed").get();
@@ -96,6 +101,17 @@ final class SimulateCommand implements Subcommand {
         for (int i = 0; i < scenario.gpus().size(); i++) {
             charts.add(OutputNames.file(outDir, "share-", file + ": " + gpuKey(file, scenario, i), scenario.gpus().get(i).id(), ".png"));
         }
+        FileRoles files = new FileRoles().input("SCENARIO.json", file);
+        if (args.flag("--compare")) {
+            files.outputIn("--out", outDir, outDir.resolve("pareto.png")).outputIn("--out", outDir, outDir.resolve("compare.csv"));
+        } else {
+            charts.forEach(png -> files.outputIn("--out", outDir, png));
+            for (String name : args.flag("--no-trace") ? List.of("shares.csv", "metrics.csv")
+                    : List.of("shares.csv", "metrics.csv", "trace.csv")) {
+                files.outputIn("--out", outDir, outDir.resolve(name));
+            }
+        }
+        files.check();
         System.setProperty("java.awt.headless", "true");
         List<Path> written = new ArrayList<>();
         if (args.flag("--compare")) {
