@@ -121,4 +121,42 @@ class ClearAnswersTest {
             assertFalse(e.contains("fraction"), e);
         }
     }
+
+    private Path edited(String example, String from, String to) throws IOException {
+        String text = Files.readString(Path.of(example));
+        assertTrue(text.contains(from), from);
+        return Files.writeString(dir.resolve("edited.json"), text.replaceFirst(java.util.regex.Pattern.quote(from),
+                java.util.regex.Matcher.quoteReplacement(to)));
+    }
+
+    @Test
+    void implausibleInventoryValuesAreRefusedWithFilePathAndValue() throws Exception {
+        Path eib = edited("examples/inventory.json", "\"memoryGiB\": 32", "\"memoryGiB\": 8589934591");
+        String e = run("place", "--inventory", eib.toString(), "--claims", "examples/claims-spread.json").refusal();
+        assertTrue(e.contains(eib + ": nodes[0].gpus[0].memoryGiB = 8589934591: is more memory than any GPU has: at most"
+                + " 1048576 GiB (1 PiB) (line "), e);
+        Path nul = edited("examples/inventory.json", "\"gpus\": [", "\"gpus\": null, \"x\": [");
+        String n = run("place", "--inventory", nul.toString(), "--claims", "examples/claims-spread.json").refusal();
+        assertTrue(n.contains(nul + ": nodes[0].gpus = null: must be an array of GPUs"), n);
+        Path label = edited("examples/inventory.json", "\"pool\": \"training\"", "\"pool\": 7");
+        String l = run("place", "--inventory", label.toString(), "--claims", "examples/claims-spread.json").refusal();
+        assertTrue(l.contains(label + ": nodes[0].labels.pool = 7: must be a string"), l);
+        String li = run("ledger", label.toString(), "examples/ledger-operations.json").refusal();
+        assertTrue(li.contains("nodes[0].labels.pool = 7: must be a string"), li);
+        Path bytes = edited("examples/ledger-snapshot.json", "\"memoryBytes\" : 17179869184", "\"memoryBytes\" : 9223372036854775807");
+        String b = run("ledger", "--restore", bytes.toString()).refusal();
+        assertTrue(b.contains(bytes + ": nodes[0].gpus[0].memoryBytes = 9223372036854775807: is more memory than any GPU has"), b);
+    }
+
+    /** A snapshot's rules may name a preset, as an inventory's do: honoured (and documented), the preset of this version. */
+    @Test
+    void aPresetRulesNameInASnapshotIsTheNamedPreset() throws Exception {
+        String text = Files.readString(Path.of("examples/ledger-snapshot.json"));
+        String rules = text.substring(text.indexOf("\"rules\""), text.indexOf("}", text.indexOf("\"rules\"")) + 1);
+        Path preset = Files.writeString(dir.resolve("preset.json"), text.replace(rules, "\"rules\": {\"name\": \"hami\"}"));
+        Run r = run("ledger", "--restore", preset.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("\"name\" : \"hami\""), r.out());
+        assertTrue(r.out().contains("\"maxTenantsPerGpu\""), "the snapshot written back spells every rule out: " + r.out());
+    }
 }
