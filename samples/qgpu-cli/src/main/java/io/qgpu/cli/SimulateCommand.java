@@ -57,9 +57,11 @@ final class SimulateCommand implements Subcommand {
                 "  --no-trace           do not record or write the event trace",
                 "  --compare            run fixed delays 0..200ms and the adaptive rule; print the table and write",
                 "                       pareto.png (offline GPU share vs online wait p99) and compare.csv",
+                "                       (not with --release: it runs every release rule itself)",
                 "",
                 "Files: share-<gpu>.png (stacked GPU share per tenant over time), shares.csv (the same numbers),",
                 "metrics.csv (one row per tenant and per GPU), trace.csv (time_s,gpu,tenant,event,detail).",
+                "None of them may be the scenario file itself (refused before the run, exit 2).",
                 "Scenario files: docs/formats.md; examples: samples/qgpu-cli/scenarios/*.json, e.g.",
                 "  qgpu simulate samples/qgpu-cli/scenarios/online-offline-burst-share.json --duration 10s --seed 7 --out target/sim");
     }
