@@ -71,6 +71,18 @@ final class FileRoles {
             }
         }
         for (Role out : outputs) {
+            Path dir = Path.of(out.asWritten());
+            if (!out.asWritten().equals(out.path().toString()) && Files.exists(dir) && !Files.isDirectory(dir)) {
+                // --out DIR naming a file: say which, before anything is created or written
+                for (Role in : inputs) {
+                    if (same(dir, in.path())) {
+                        throw new InvalidValueException(out.flag(), OutputNames.shown(out.asWritten()), "is the file " + in.flag()
+                                + " reads, not a directory; qgpu never writes over a file it reads: give another " + out.flag());
+                    }
+                }
+                throw new InvalidValueException(out.flag(), OutputNames.shown(out.asWritten()), "is a file, not a directory;"
+                        + " give a directory (it is created when missing)");
+            }
             String file = out.asWritten().equals(out.path().toString()) ? "" : "its " + out.path().getFileName() + " ";
             if (Files.isDirectory(out.path())) {
                 throw new InvalidValueException(out.flag(), OutputNames.shown(out.asWritten()),

@@ -225,6 +225,23 @@ class InputsNeverOverwrittenTest {
     }
 
     @Test
+    void anOutDirThatIsAnInputOrAFileIsRefused() throws Exception {
+        Path nodes = Files.writeString(base.resolve("nodes.csv"), "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\n");
+        Path pods = Files.writeString(base.resolve("pods.csv"), "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n");
+        byte[] before = Files.readAllBytes(pods);
+        Run r = run("replay", "--nodes", nodes.toString(), "--pods", pods.toString(), "--out", pods.toString());
+        assertEquals(2, r.code());
+        assertEquals("qgpu replay: --out = \"" + pods + "\": is the file --pods reads, not a directory; qgpu never writes over"
+                + " a file it reads: give another --out", r.err().strip());
+        assertArrayEquals(before, Files.readAllBytes(pods));
+        Path other = Files.writeString(base.resolve("other.txt"), "x");
+        Run s = run("simulate", "scenarios/online-offline-fixed-share.json", "--out", other.toString());
+        assertEquals(2, s.code());
+        assertEquals("qgpu simulate: --out = \"" + other + "\": is a file, not a directory; give a directory (it is created"
+                + " when missing)", s.err().strip());
+    }
+
+    @Test
     void aFolderGivenAsAnInputOrAsTheOutputIsRefusedWithItsFlag() throws Exception {
         Path inv = copy("examples/inventory.json", "inv.json");
         Path claims = copy("examples/claims-spread.json", "claims.json");
