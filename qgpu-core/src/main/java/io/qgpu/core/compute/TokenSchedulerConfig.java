@@ -34,8 +34,8 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
                                    LimitEnforcement limitEnforcement) {
 
     public TokenSchedulerConfig {
-        Validate.atLeast("tokenScheduler.window", windowNanos, 1);
-        Validate.atLeast("tokenScheduler.minQuota", minQuotaNanos, 1);
+        positive("tokenScheduler.window", windowNanos);
+        positive("tokenScheduler.minQuota", minQuotaNanos);
         if (baseQuotaNanos < minQuotaNanos) {
             throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.json.Durations.format(baseQuotaNanos),
                     "must be at least minQuota (" + io.qgpu.core.json.Durations.format(minQuotaNanos) + ")");
@@ -121,6 +121,13 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
 
         public TokenSchedulerConfig build() {
             return new TokenSchedulerConfig(window, baseQuota, minQuota, burstWeight, limitEnforcement);
+        }
+    }
+
+    /** A duration that must be more than zero: the rule in words with its unit, not "at least 1". */
+    private static void positive(String field, long nanos) {
+        if (nanos < 1) {
+            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(nanos), "must be positive (at least 1ns)");
         }
     }
 }

@@ -26,7 +26,7 @@ public final class DurationChecks {
     public static long positiveNanos(String field, Duration value) {
         Validate.notNull(field, value);
         if (value.isNegative() || value.isZero()) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must be positive");
+            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must be positive (at least 1ns)");
         }
         return fitting(field, value);
     }

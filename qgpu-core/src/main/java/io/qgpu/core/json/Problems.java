@@ -95,6 +95,10 @@ final class Problems {
             boolean fraction = e instanceof InvalidFormatException f && f.getValue() instanceof Number n
                     && (n instanceof Double || n instanceof Float || n instanceof java.math.BigDecimal);
             if (t == Integer.class || t == int.class || t == Long.class || t == long.class || t == Short.class) {
+                if (fraction && wholeValue(((InvalidFormatException) e).getValue())) {
+                    // 1.6e1, 16.0 or 1e30: a whole value, but written as a floating-point number
+                    return "must be a whole number written as digits alone (no decimal point, no exponent)";
+                }
                 return fraction || m.contains("Floating-point") ? "must be a whole number (a fraction is not accepted)"
                         : "must be a whole number";
             }
@@ -115,6 +119,19 @@ final class Problems {
             }
         }
         return clean(m);
+    }
+
+    /** Whether a floating-point value read where a whole number is meant has no fractional part. */
+    private static boolean wholeValue(@Nullable Object value) {
+        if (!(value instanceof Number n)) {
+            return false;
+        }
+        try {
+            java.math.BigDecimal d = n instanceof java.math.BigDecimal b ? b : new java.math.BigDecimal(n.toString());
+            return d.signum() == 0 || d.stripTrailingZeros().scale() <= 0;
+        } catch (NumberFormatException ex) {
+            return false; // NaN or infinity
+        }
     }
 
     /** Drops class names in back-quotes and anything after a parser's source description. */

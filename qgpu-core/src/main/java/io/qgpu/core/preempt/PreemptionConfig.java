@@ -33,7 +33,10 @@ import java.time.Duration;
 public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releasePolicy, boolean offlineFloor) {
 
     public PreemptionConfig {
-        Validate.atLeast("preemption.preemptionBound", preemptionBoundNanos, 1);
+        if (preemptionBoundNanos < 1) {
+            throw new io.qgpu.api.InvalidValueException("preemption.preemptionBound",
+                    io.qgpu.core.json.Durations.format(preemptionBoundNanos), "must be positive (at least 1ns)");
+        }
         Validate.notNull("preemption.releasePolicy", releasePolicy);
     }
 

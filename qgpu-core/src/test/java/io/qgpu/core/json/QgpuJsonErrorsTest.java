@@ -80,6 +80,14 @@ class QgpuJsonErrorsTest {
         QgpuJsonException gib = refused("claims.json", "[{\"tenant\": \"a\", \"memoryGiB\": 1.5}]", () -> QgpuJson.readClaims(f));
         assertEquals("claims[0].memoryGiB", gib.path());
         assertTrue(gib.getMessage().contains("= 1.5: must be a whole number (a fraction is not accepted)"), gib.getMessage());
+        // issue 41: a whole value in exponent form is not called a fraction
+        for (String v : List.of("1.6e1", "1e30", "16.0")) {
+            QgpuJsonException exp = refused("claims.json", "[{\"tenant\": \"a\", \"memoryGiB\": " + v + "}]",
+                    () -> QgpuJson.readClaims(f));
+            assertEquals("claims[0].memoryGiB", exp.path());
+            assertTrue(exp.getMessage().contains("= " + v + ": must be a whole number written as digits alone (no decimal point,"
+                    + " no exponent)"), exp.getMessage());
+        }
         QgpuJsonException cpu = refused("claims.json", "[{\"tenant\": \"a\", \"memoryGiB\": 1, \"computeRequest\": 30.9}]",
                 () -> QgpuJson.readClaims(f));
         assertEquals("claims[0].computeRequest", cpu.path());

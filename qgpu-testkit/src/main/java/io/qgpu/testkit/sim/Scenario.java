@@ -43,14 +43,14 @@ public record Scenario(String name, String description, long durationNanos, long
     public Scenario {
         Validate.notBlank("scenario.name", name);
         Validate.notNull("scenario.description", description);
-        Validate.atLeast("scenario.duration", durationNanos, 1);
-        Validate.atLeast("scenario.bucket", bucketNanos, 1);
+        positive("scenario.duration", durationNanos);
+        positive("scenario.bucket", bucketNanos);
         if (bucketNanos > durationNanos) {
-            throw new InvalidValueException("scenario.bucket", Duration.ofNanos(bucketNanos),
-                    "must not be longer than the duration (" + Duration.ofNanos(durationNanos) + ")");
+            throw new InvalidValueException("scenario.bucket", io.qgpu.core.json.Durations.format(bucketNanos),
+                    "must not be longer than the duration (" + io.qgpu.core.json.Durations.format(durationNanos) + ")");
         }
         if (durationNanos / bucketNanos > 1_000_000) {
-            throw new InvalidValueException("scenario.bucket", Duration.ofNanos(bucketNanos),
+            throw new InvalidValueException("scenario.bucket", io.qgpu.core.json.Durations.format(bucketNanos),
                     "gives more than 1,000,000 buckets over the duration");
         }
         Validate.notNull("scenario.compute", compute);
@@ -77,6 +77,14 @@ public record Scenario(String name, String description, long durationNanos, long
 
     public static Builder builder(String name) {
         return new Builder(name);
+    }
+
+    /** A duration that must be more than zero: the rule in words with its unit, not "at least 1". */
+    private static void positive(String field, long nanos) {
+        if (nanos < 1) {
+            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(nanos),
+                    "must be positive (at least 1ns)");
+        }
     }
 
     public Duration duration() {

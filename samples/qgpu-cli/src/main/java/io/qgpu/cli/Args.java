@@ -1,5 +1,6 @@
 package io.qgpu.cli;
 
+import io.qgpu.api.InvalidValueException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,7 +8,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/** Minimal parser: {@code --flag}, {@code --key value} or {@code --key=value}, and positionals. */
+/**
+ * Minimal parser: {@code --flag}, {@code --key value} or {@code --key=value}, and positionals. An option
+ * that takes a value may be given once: a second one is refused (exit 2) rather than silently winning.
+ */
 final class Args {
     private final Map<String, String> options = new LinkedHashMap<>();
     private final List<String> positionals = new ArrayList<>();
@@ -42,6 +46,12 @@ final class Args {
                             throw new UsageException(key + " needs a value");
                         }
                         value = args.get(++i);
+                    }
+                    String before = a.options.get(key);
+                    if (before != null) {
+                        // the last one silently winning hides a typo; say which two were given
+                        throw new InvalidValueException(key, OutputNames.shown(value), "is given twice (first "
+                                + OutputNames.shown(before) + "); give " + key + " once");
                     }
                     a.options.put(key, value);
                 } else {

@@ -59,6 +59,10 @@ final class LedgerCommand implements Subcommand {
     public int run(List<String> argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("--json"), Set.of("--snapshot", "--restore"));
         Path snapshotOut = args.option("--snapshot").map(v -> OutputNames.userPath("--snapshot", v)).orElse(null);
+        FileRoles files = new FileRoles();
+        if (snapshotOut != null) {
+            files.output("--snapshot", snapshotOut);
+        }
         Ledger ledger;
         List<LedgerOperations.Operation> ops;
         if (args.option("--restore").isPresent()) {
@@ -67,14 +71,23 @@ final class LedgerCommand implements Subcommand {
                         + args.positionals().get(1));
             }
             Path snapshotFile = OutputNames.userPath("--restore", args.option("--restore").get());
+            Path opsFile = args.positionals().isEmpty() ? null : OutputNames.userPath("OPERATIONS.json", args.positionals().get(0));
+            files.input("--restore", snapshotFile);
+            if (opsFile != null) {
+                files.input("OPERATIONS.json", opsFile);
+            }
+            files.check();
+            InventoryChecks.check(snapshotFile);
             ledger = Ledger.of(snapshot(snapshotFile, args.option("--restore").get()));
-            ops = args.positionals().isEmpty() ? List.of() : LedgerOperations.read(OutputNames.userPath("OPERATIONS.json", args.positionals().get(0)));
+            ops = opsFile == null ? List.of() : LedgerOperations.read(opsFile);
         } else {
             Path inventoryFile = OutputNames.userPath("INVENTORY.json", args.positional(0, "INVENTORY.json (or --restore SNAPSHOT.json)"));
             Path opsFile = OutputNames.userPath("OPERATIONS.json", args.positional(1, "OPERATIONS.json"));
             if (args.positionals().size() > 2) {
                 throw new UsageException("unexpected argument " + args.positionals().get(2));
             }
+            files.input("INVENTORY.json", inventoryFile).input("OPERATIONS.json", opsFile).check();
+            InventoryChecks.check(inventoryFile);
             Inventory inventory = QgpuJson.readInventory(inventoryFile);
             ops = LedgerOperations.read(opsFile);
             ledger = PlaceCommand.ledgerOf(inventory, inventoryFile.toString());

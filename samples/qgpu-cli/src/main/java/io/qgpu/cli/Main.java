@@ -50,6 +50,11 @@ public final class Main {
                 out.println(all.get(args.get(1)).usage());
                 return 0;
             }
+            if (args.size() > 1 && !args.get(1).equals("help")) {
+                err.println("qgpu help: unknown command '" + OutputNames.shown(args.get(1)) + "'; known: "
+                        + String.join(", ", all.keySet()));
+                return 2;
+            }
             out.println("usage: qgpu <command> [options]   (qgpu help <command> for details)");
             out.println();
             all.values().forEach(s -> out.printf("  %-10s %s%n", s.name(), s.summary()));

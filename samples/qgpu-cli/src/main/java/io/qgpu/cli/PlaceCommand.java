@@ -80,11 +80,16 @@ final class PlaceCommand implements Subcommand {
         if (!args.positionals().isEmpty()) {
             throw new UsageException("unexpected argument " + args.positionals().get(0));
         }
+        Path inventoryFile = file(args, "--inventory");
+        Path claimsFile = file(args, "--claims");
+        FileRoles files = new FileRoles().input("--inventory", inventoryFile).input("--claims", claimsFile);
         if (args.option("--out").isPresent()) {
-            out(args);
+            files.output("--out", out(args));
         }
-        Inventory inventory = QgpuJson.readInventory(file(args, "--inventory"));
-        List<Claim> claims = QgpuJson.readClaims(file(args, "--claims"));
+        files.check();
+        InventoryChecks.check(inventoryFile);
+        Inventory inventory = QgpuJson.readInventory(inventoryFile);
+        List<Claim> claims = QgpuJson.readClaims(claimsFile);
         PlacementConfig.Builder cfg = PlacementConfig.builder();
         args.option("--node-policy").ifPresent(p -> cfg.nodePolicy(PlacementPolicy.fromName("--node-policy", p)));
         args.option("--gpu-policy").ifPresent(p -> cfg.gpuPolicy(PlacementPolicy.fromName("--gpu-policy", p)));

@@ -75,7 +75,8 @@ final class ReplayCommand implements Subcommand {
                 "                     paper's integer score out of 100 (default 100); 0 for the exact linear score",
                 "  --threads N        replays run side by side, one per thread (default: the number of processors);",
                 "                     each replay is sequential and seeded, so the numbers do not depend on N",
-                "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out)");
+                "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out);",
+                "                     none of them may be --nodes or --pods (refused before the run, exit 2)");
     }
 
     /** The most the workload may be inflated to, in times the cluster's GPU capacity (the replay's own limit). */
@@ -132,6 +133,12 @@ final class ReplayCommand implements Subcommand {
             throw new UsageException("--threads " + threadsText + ": must be a whole number between 1 and " + MAX_THREADS);
         }
 
+        FileRoles files = new FileRoles().input("--nodes", nodesFile).input("--pods", podsFile)
+                .outputIn("--out", outDir, outDir.resolve("summary.csv")).outputIn("--out", outDir, outDir.resolve("curve.png"));
+        for (Replay.Policy policy : policies) {
+            files.outputIn("--out", outDir, OutputNames.file(outDir, "curve-", "--policies", policy.wireName(), ".csv"));
+        }
+        files.check();
         List<TraceNode> nodes = TraceCsv.nodes(nodesFile);
         List<TracePod> pods = TraceCsv.pods(podsFile);
         long capacity = 0;

@@ -57,9 +57,11 @@ final class SimulateCommand implements Subcommand {
                 "  --no-trace           do not record or write the event trace",
                 "  --compare            run fixed delays 0..200ms and the adaptive rule; print the table and write",
                 "                       pareto.png (offline GPU share vs online wait p99) and compare.csv",
+                "                       (not with --release: it runs every release rule itself)",
                 "",
                 "Files: share-<gpu>.png (stacked GPU share per tenant over time), shares.csv (the same numbers),",
                 "metrics.csv (one row per tenant and per GPU), trace.csv (time_s,gpu,tenant,event,detail).",
+                "None of them may be the scenario file itself (refused before the run, exit 2).",
                 "Scenario files: docs/formats.md; examples: samples/qgpu-cli/scenarios/*.json, e.g.",
                 "  qgpu simulate samples/qgpu-cli/scenarios/online-offline-burst-share.json --duration 10s --seed 7 --out target/sim");
     }
@@ -72,6 +74,11 @@ final class SimulateCommand implements Subcommand {
             throw new UsageException(args.positionals().isEmpty() ? "missing SCENARIO.json" : "one scenario file at a time");
         }
         Path file = OutputNames.userPath("SCENARIO.json", args.positional(0, "SCENARIO.json"));
+        if (args.flag("--compare") && args.option("--release").isPresent()) {
+            throw new io.qgpu.api.InvalidValueException("--release", args.option("--release").get(), "cannot be combined with"
+                    + " --compare, which runs every release rule itself (fixed delays 0..200ms and adaptive); drop one of the two");
+        }
+        new FileRoles().input("SCENARIO.json", file).check();
         Scenario scenario = ScenarioFile.read(file);
         if (args.option("--seed").isPresent()) {
             String s = args.option("--seed").get();
@@ -96,6 +103,17 @@ final class SimulateCommand implements Subcommand {
         for (int i = 0; i < scenario.gpus().size(); i++) {
             charts.add(OutputNames.file(outDir, "share-", file + ": " + gpuKey(file, scenario, i), scenario.gpus().get(i).id(), ".png"));
         }
+        FileRoles files = new FileRoles().input("SCENARIO.json", file);
+        if (args.flag("--compare")) {
+            files.outputIn("--out", outDir, outDir.resolve("pareto.png")).outputIn("--out", outDir, outDir.resolve("compare.csv"));
+        } else {
+            charts.forEach(png -> files.outputIn("--out", outDir, png));
+            for (String name : args.flag("--no-trace") ? List.of("shares.csv", "metrics.csv")
+                    : List.of("shares.csv", "metrics.csv", "trace.csv")) {
+                files.outputIn("--out", outDir, outDir.resolve(name));
+            }
+        }
+        files.check();
         System.setProperty("java.awt.headless", "true");
         List<Path> written = new ArrayList<>();
         if (args.flag("--compare")) {

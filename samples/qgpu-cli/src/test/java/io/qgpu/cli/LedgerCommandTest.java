@@ -81,7 +81,7 @@ class LedgerCommandTest {
         Run empty = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), ops.toString());
         assertEquals("qgpu ledger: " + ops + ": is empty", empty.err().trim());
         Run dir = run("ledger", EXAMPLES.resolve("ledger-inventory.json").toString(), tmp.toString());
-        assertEquals("qgpu ledger: " + tmp + ": is a directory, not a JSON file", dir.err().trim());
+        assertEquals("qgpu ledger: OPERATIONS.json = \"" + tmp + "\": is a directory; give a file", dir.err().trim());
     }
 
     @Test

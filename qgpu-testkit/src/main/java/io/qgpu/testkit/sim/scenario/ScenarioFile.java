@@ -138,13 +138,13 @@ public final class ScenarioFile {
     private static TokenSchedulerConfig compute(JsonInput in, ComputeDto c) {
         TokenSchedulerConfig.Builder t = TokenSchedulerConfig.custom();
         if (c.window() != null) {
-            t.window(duration(in, "compute.window", c.window()));
+            set(in, "compute.window", () -> t.window(duration(in, "compute.window", c.window())));
         }
         if (c.baseQuota() != null) {
-            t.baseQuota(duration(in, "compute.baseQuota", c.baseQuota()));
+            set(in, "compute.baseQuota", () -> t.baseQuota(duration(in, "compute.baseQuota", c.baseQuota())));
         }
         if (c.minQuota() != null) {
-            t.minQuota(duration(in, "compute.minQuota", c.minQuota()));
+            set(in, "compute.minQuota", () -> t.minQuota(duration(in, "compute.minQuota", c.minQuota())));
         }
         if (c.burstWeight() != null) {
             convert(in, "compute.burstWeight", () -> t.burstWeight(c.burstWeight()));
@@ -159,13 +159,13 @@ public final class ScenarioFile {
     private static PreemptionConfig preemption(JsonInput in, PreemptionDto p) {
         PreemptionConfig.Builder b = PreemptionConfig.custom();
         if (p.bound() != null) {
-            b.preemptionBound(duration(in, "preemption.bound", p.bound()));
+            set(in, "preemption.bound", () -> b.preemptionBound(duration(in, "preemption.bound", p.bound())));
         }
         if (p.releaseDelay() != null && p.release() != null) {
             throw in.error("preemption.release", "give either releaseDelay (a fixed delay) or release, not both");
         }
         if (p.releaseDelay() != null) {
-            b.releaseDelay(duration(in, "preemption.releaseDelay", p.releaseDelay()));
+            set(in, "preemption.releaseDelay", () -> b.releaseDelay(duration(in, "preemption.releaseDelay", p.releaseDelay())));
         }
         if (p.release() != null) {
             b.releasePolicy(release(in, "preemption.release"));
@@ -293,6 +293,15 @@ public final class ScenarioFile {
     private static Duration duration(JsonInput in, String at, String text) {
         try {
             return Durations.parse(at, text);
+        } catch (InvalidValueException e) {
+            throw in.error(at, e.rule(), e);
+        }
+    }
+
+    /** A builder's setter whose refusal (a zero window, ...) is named at the key the user wrote, with the file. */
+    private static void set(JsonInput in, String at, Runnable setter) {
+        try {
+            setter.run();
         } catch (InvalidValueException e) {
             throw in.error(at, e.rule(), e);
         }

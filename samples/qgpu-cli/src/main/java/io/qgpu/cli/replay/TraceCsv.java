@@ -2,6 +2,10 @@ package io.qgpu.cli.replay;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +20,8 @@ import java.util.Set;
  * Reads the trace's node and pod lists (comma separated, one header line naming the columns, in
  * any order; extra columns are ignored). A missing column, a row with too few fields, or a value
  * that is not a number in range fails with a {@link TraceFormatException} naming the file, line,
- * column and value.
+ * column and value; so does a pod name given twice, and a byte that is not UTF-8 text (the line and the
+ * byte).
  *
  * <p>Thread safety: stateless.
  */
@@ -51,7 +56,14 @@ public final class TraceCsv {
     /** The pod list: {@code name,cpu_milli,memory_mib,num_gpu,gpu_milli} and, when present, {@code gpu_spec,qos}. */
     public static List<TracePod> pods(Path file) throws IOException {
         List<TracePod> out = new ArrayList<>();
+        Map<String, Long> lines = new HashMap<>();
         read(file, List.of("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"), List.of("gpu_spec", "qos"), (r) -> {
+            String name = r.text("name");
+            Long first = lines.putIfAbsent(name, r.line);
+            if (first != null) {
+                // the arrival order sorts pods by name and the ledger keys them by it: two with one name cannot both be replayed
+                throw r.bad("name", name, "is a duplicate pod name (line " + first + " has it too); pod names must be unique");
+            }
             int gpus = (int) r.number("num_gpu", 0, 1024);
             int milli = (int) r.number("gpu_milli", 0, 1000);
             if (gpus > 0 && milli == 0) {
@@ -73,7 +85,7 @@ public final class TraceCsv {
                     models.add(m.trim());
                 }
             }
-            out.add(new TracePod(r.text("name"), r.number("cpu_milli", 0, Long.MAX_VALUE),
+            out.add(new TracePod(name, r.number("cpu_milli", 0, Long.MAX_VALUE),
                     r.number("memory_mib", 0, MAX_MIB), gpus, milli, models, r.optional("qos")));
         });
         return out;
@@ -168,6 +180,41 @@ public final class TraceCsv {
     }
 
     private static void read(Path file, List<String> required, List<String> optional, RowHandler handler) throws IOException {
+        try {
+            readText(file, required, optional, handler);
+        } catch (CharacterCodingException e) {
+            throw notUtf8(file);
+        }
+    }
+
+    /**
+     * The first line of {@code file} that is not UTF-8, found by decoding it line by line (the reader decodes
+     * ahead of the line it returns, so the line it failed on is not the line it was on).
+     */
+    static TraceFormatException notUtf8(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        long line = 1;
+        int start = 0;
+        for (int i = 0; i <= bytes.length; i++) {
+            if (i == bytes.length || bytes[i] == '\n') {
+                CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT);
+                ByteBuffer b = ByteBuffer.wrap(bytes, start, i - start);
+                try {
+                    d.decode(b);
+                } catch (CharacterCodingException e) {
+                    int at = b.position();
+                    return new TraceFormatException(file, line, "(text)", String.format("0x%02X", bytes[at] & 0xff),
+                            "at byte " + (at - start + 1) + " of the line is not UTF-8 text; save the file as UTF-8 (plain ASCII is UTF-8)");
+                }
+                line++;
+                start = i + 1;
+            }
+        }
+        return new TraceFormatException(file, 1, "(text)", "", "is not UTF-8 text; save the file as UTF-8");
+    }
+
+    private static void readText(Path file, List<String> required, List<String> optional, RowHandler handler) throws IOException {
         try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             String header = in.readLine();
             if (header == null) {
