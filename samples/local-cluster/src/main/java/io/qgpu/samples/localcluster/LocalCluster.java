@@ -24,6 +24,8 @@ import io.qgpu.kubernetes.extender.KubernetesCluster;
 import io.qgpu.kubernetes.extender.KubernetesSync;
 import io.qgpu.kubernetes.extender.QgpuAnnotations;
 import io.qgpu.kubernetes.node.AgentStartup;
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
+import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import java.io.IOException;
@@ -34,7 +36,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -59,10 +63,22 @@ public final class LocalCluster implements AutoCloseable {
     /** The node the device plugin runs on (the extender's inventory node). */
     public static final String DEVICE_PLUGIN_NODE = "gpu-dp";
 
-    /** What to start: the fake NVML library and the machine it plays (both agents' nodes play it). */
-    public record Options(Path nvmlLibrary, String machine) {
+    /**
+     * What to start: the fake NVML library, the machine each node plays, and the sharing back end both agents use
+     * ({@code none} or {@code hami-core}: HAMi-core with a placeholder {@code libvgpu.so} in the temporary directory,
+     * so that the containers' environment and mounts are what they would be; nothing runs to enforce them).
+     */
+    public record Options(Path nvmlLibrary, String draMachine, String devicePluginMachine, SharingBackend sharing) {
+        public Options {
+            if (sharing == SharingBackend.MPS) {
+                throw new IllegalArgumentException("--sharing mps: not in the local cluster (it needs nvidia-cuda-mps-control and a GPU);"
+                        + " none or hami-core");
+            }
+        }
+
+        /** The DRA node a dgx-h100, the device plugin's node a t4x4, HAMi-core. */
         public static Options defaults(Path nvmlLibrary) {
-            return new Options(nvmlLibrary, "dgx-h100");
+            return new Options(nvmlLibrary, "dgx-h100", "t4x4", SharingBackend.HAMI_CORE);
         }
     }
 
@@ -143,13 +159,15 @@ public final class LocalCluster implements AutoCloseable {
         Path plugins = Files.createDirectories(work.resolve("plugins"));
         DriverConfig dra = DriverConfig.defaults(DRA_NODE).withDirectories(registrar, plugins, work.resolve("cdi"))
                 .withStateFile(work.resolve("dra-state.json"))
-                .withNvml(Optional.of(draNvml), Optional.of(options.machine()));
+                .withNvml(Optional.of(draNvml), Optional.of(options.draMachine()))
+                .withSharing(sharing("dra"));
         draDriver = DraDriver.start(dra, client);
         open.add(draDriver);
         draInfo = kubelet.registerDraDriver(registrar);
 
         PluginConfig dp = PluginConfig.defaults(devicePlugins)
-                .withNvml(Optional.of(devicePluginNvml), Optional.of(options.machine()))
+                .withNvml(Optional.of(devicePluginNvml), Optional.of(options.devicePluginMachine()))
+                .withSharing(sharing("device-plugin"))
                 .withNode(DEVICE_PLUGIN_NODE)
                 .withStateFile(work.resolve("device-plugin-state.json"))
                 .withDecisions(LocalClusterDecisions.withoutFieldSelector(client, DEVICE_PLUGIN_NODE));
@@ -169,9 +187,26 @@ public final class LocalCluster implements AutoCloseable {
 
     /** The node's GPUs as {@code QgpuJson.writeNode} writes them, discovered through the fake NVML library. */
     private String inventoryOf(String node) {
-        try (Nvml nvml = AgentStartup.openNvml(Optional.of(devicePluginNvml), Optional.of(options.machine()))) {
+        try (Nvml nvml = AgentStartup.openNvml(Optional.of(devicePluginNvml), Optional.of(options.devicePluginMachine()))) {
             return QgpuJson.writeNode(NvmlDiscovery.builder().session(nvml).build().inventory(node).node());
         }
+    }
+
+    /** The node agent's sharing flags, with HAMi-core's files under the temporary directory. */
+    private SharingOptions sharing(String agent) throws IOException {
+        Map<String, String> flags = new LinkedHashMap<>();
+        flags.put(SharingBackend.FLAG, options.sharing().wireName());
+        if (options.sharing() == SharingBackend.HAMI_CORE) {
+            Path library = work.resolve("hami-core").resolve("libvgpu.so");
+            if (!Files.exists(library)) {
+                Files.createDirectories(library.getParent());
+                Files.writeString(library, "placeholder: the local cluster runs no container\n");
+            }
+            flags.put("--hami-core-library", library.toString());
+            flags.put("--hami-core-cache-root", work.resolve(agent).resolve("hami-core-cache").toString());
+            flags.put("--hami-core-lock-dir", work.resolve("hami-core").resolve("vgpulock").toString());
+        }
+        return SharingOptions.parse(flags);
     }
 
     private Path copyLibrary(String node) throws IOException {

@@ -1,5 +1,6 @@
 package io.qgpu.samples.localcluster;
 
+import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -8,7 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code ./qgpu-local-cluster [--machine NAME] [--nvml-lib PATH] [--keep] [--verbose]}: starts a {@link LocalCluster}
+ * {@code ./qgpu-local-cluster [--dra-machine NAME] [--dp-machine NAME] [--sharing none|hami-core] [--nvml-lib PATH] [--keep]}: starts a {@link LocalCluster}
  * (mock API server, stand-in kubelet, extender, DRA driver, device plugin, all on the fake NVML library), walks one
  * pod down the DRA path and one down the device-plugin path ({@link Walk}), prints each step and the containers'
  * environments, and stops it all (exit 0); with {@code --keep} it stays up, printing the URLs, until Ctrl-C.
@@ -16,8 +17,13 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class Main {
     static final String USAGE = """
-            usage: qgpu-local-cluster [--machine NAME] [--nvml-lib PATH] [--keep] [--verbose]
-              --machine NAME   the fake machine both GPU nodes play: dgx-h100 (default), t4x4, a100-bridged, ...
+            usage: qgpu-local-cluster [--dra-machine NAME] [--dp-machine NAME] [--machine NAME] [--sharing none|hami-core]
+                                      [--nvml-lib PATH] [--keep] [--verbose]
+              --dra-machine NAME  the fake machine the DRA driver's node (gpu-dra) plays (default dgx-h100)
+              --dp-machine NAME   the fake machine the device plugin's node (gpu-dp) plays (default t4x4)
+              --machine NAME   both: dgx-h100, t4x4, a100-bridged, a100-mig, x86-numa, h100-vm
+              --sharing B      the agents' sharing back end: hami-core (default; a placeholder libvgpu.so, so the
+                               containers get HAMi-core's environment and mounts) or none (QGPU_* only)
               --nvml-lib PATH  the fake libnvidia-ml.so.1 (default: the one the build compiled, target/fake-nvml)
               --keep           leave the cluster running after the walks, with its URLs printed, until Ctrl-C
               --verbose        the agents' own logs (INFO) on standard error""";
@@ -35,7 +41,9 @@ public final class Main {
 
     /** Runs the walks (and with {@code --keep} waits for Ctrl-C); returns the exit code. */
     public static int run(String[] argv, PrintStream out, PrintStream err) {
-        String machine = "dgx-h100";
+        String draMachine = "dgx-h100";
+        String dpMachine = "t4x4";
+        SharingBackend sharing = SharingBackend.HAMI_CORE;
         Path lib = null;
         boolean keep = false;
         boolean verbose = false;
@@ -48,7 +56,7 @@ public final class Main {
                 a = a.substring(0, eq);
             }
             switch (a) {
-                case "--machine", "--nvml-lib" -> {
+                case "--machine", "--dra-machine", "--dp-machine", "--sharing", "--nvml-lib" -> {
                     if (value == null) {
                         if (i + 1 >= argv.length) {
                             err.println("qgpu-local-cluster: " + a + " needs a value");
@@ -56,10 +64,22 @@ public final class Main {
                         }
                         value = argv[++i];
                     }
-                    if (a.equals("--machine")) {
-                        machine = value;
-                    } else {
-                        lib = Path.of(value);
+                    switch (a) {
+                        case "--machine" -> {
+                            draMachine = value;
+                            dpMachine = value;
+                        }
+                        case "--dra-machine" -> draMachine = value;
+                        case "--dp-machine" -> dpMachine = value;
+                        case "--sharing" -> {
+                            try {
+                                sharing = SharingBackend.parse(value);
+                            } catch (RuntimeException e) {
+                                err.println("qgpu-local-cluster: --sharing " + value + ": none or hami-core");
+                                return 2;
+                            }
+                        }
+                        default -> lib = Path.of(value);
                     }
                 }
                 case "--keep" -> keep = true;
@@ -95,8 +115,9 @@ public final class Main {
         }
 
         long t0 = System.nanoTime();
-        out.println("qgpu local cluster: starting (fake NVML machine " + machine + ")");
-        try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(lib.toAbsolutePath(), machine))) {
+        out.println("qgpu local cluster: starting (fake NVML: " + LocalCluster.DRA_NODE + " plays " + draMachine + ", "
+                + LocalCluster.DEVICE_PLUGIN_NODE + " plays " + dpMachine + "; sharing " + sharing.wireName() + ")");
+        try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(lib.toAbsolutePath(), draMachine, dpMachine, sharing))) {
             out.println("  API server      " + cluster.apiServerUrl() + "  (fabric8 mock, CRUD; kubeconfig " + cluster.kubeconfig() + ")");
             out.println("  extender        " + cluster.extenderUrl() + "/{filter,prioritize,bind,preempt}, " + cluster.extenderUrl() + "/ledger");
             out.println("  kubelet         " + cluster.kubelet().kubeletSocket() + "  (stand-in: device-plugin registration; DRA plugin watcher)");

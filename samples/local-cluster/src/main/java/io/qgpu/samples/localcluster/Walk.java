@@ -144,14 +144,18 @@ public final class Walk {
         java.nio.file.Path spec = new CdiSpecs(cluster.cdiRoot()).file(uid);
         Map<String, String> env = new TreeMap<>();
         List<String> deviceNodes = new ArrayList<>();
+        List<String> mounts = new ArrayList<>();
         JsonNode cdi = JSON.readTree(Files.readString(spec));
-        collect(cdi.path("containerEdits"), env, deviceNodes);
+        collect(cdi.path("containerEdits"), env, deviceNodes, mounts);
         for (JsonNode d : cdi.path("devices")) {
             if (cdiIds.contains(CdiSpecs.qualifiedName(d.path("name").asText()))) {
-                collect(d.path("containerEdits"), env, deviceNodes);
+                collect(d.path("containerEdits"), env, deviceNodes, mounts);
             }
         }
         out.println("  5. the container runtime applies CDI spec " + spec.getFileName() + ": device nodes " + deviceNodes);
+        if (!mounts.isEmpty()) {
+            out.println("     mounts " + mounts);
+        }
         printEnvironment("dra-infer", env);
         return env;
     }
@@ -178,11 +182,14 @@ public final class Walk {
                 b.append(' ').append(k).append('=').append(v.getString());
             }
         });
-        d.getCapacity().forEach((k, v) -> b.append(' ').append(k).append('=').append(v.getValue()));
+        d.getCapacity().forEach((k, v) -> {
+            long n = v.getValue().getNumericalAmount().longValue();
+            b.append(' ').append(k).append('=').append(k.equals(DriverNames.CAPACITY_MEMORY) ? gib(n) : String.valueOf(n));
+        });
         return b.toString();
     }
 
-    private static void collect(JsonNode edits, Map<String, String> env, List<String> deviceNodes) {
+    private static void collect(JsonNode edits, Map<String, String> env, List<String> deviceNodes, List<String> mounts) {
         for (JsonNode e : edits.path("env")) {
             String s = e.asText();
             int eq = s.indexOf('=');
@@ -190,6 +197,9 @@ public final class Walk {
         }
         for (JsonNode d : edits.path("deviceNodes")) {
             deviceNodes.add(d.path("path").asText());
+        }
+        for (JsonNode m : edits.path("mounts")) {
+            mounts.add(m.path("containerPath").asText());
         }
     }
 
@@ -237,18 +247,36 @@ public final class Walk {
         }
         applyBinding("dp-infer");
         Pod after = client.pods().inNamespace(NS).withName("dp-infer").get();
-        out.println("  4. extender bind: pod on " + after.getSpec().getNodeName() + ", qgpu.io/placement "
-                + after.getMetadata().getAnnotations().get(QgpuAnnotationsView.PLACEMENT));
+        out.println("  4. extender bind: Binding to " + after.getSpec().getNodeName() + " (applied to the pod), qgpu.io/placement: "
+                + placementSummary(after.getMetadata().getAnnotations().get(QgpuAnnotationsView.PLACEMENT)));
 
         AllocateResponse allocated = cluster.kubelet().allocate(plugin, ids, 1);
         ContainerAllocateResponse c = allocated.getContainerResponses(0);
         Pod marked = client.pods().inNamespace(NS).withName("dp-infer").get();
         out.println("  5. kubelet GetPreferredAllocation + Allocate of 1 device -> the plugin matched the extender's decision;"
                 + " pod marked " + QgpuAnnotationsView.ALLOCATED + "=" + marked.getMetadata().getAnnotations().get(QgpuAnnotationsView.ALLOCATED));
-        out.println("     device nodes " + c.getDevicesList().stream().map(d -> d.getHostPath()).toList());
+        out.println("     device nodes " + c.getDevicesList().stream().map(d -> d.getContainerPath()).toList());
+        if (c.getMountsCount() > 0) {
+            out.println("     mounts " + c.getMountsList().stream().map(m -> m.getContainerPath()).toList());
+        }
         Map<String, String> env = new TreeMap<>(c.getEnvsMap());
         printEnvironment("dp-infer", env);
         return env;
+    }
+
+    /** The placement annotation in one line: each slice's GPU, memory and compute. */
+    private static String placementSummary(String json) throws IOException {
+        JsonNode p = JSON.readTree(json);
+        List<String> slices = new ArrayList<>();
+        for (JsonNode s : p.path("slices")) {
+            slices.add(s.path("gpu").asText() + " " + gib(s.path("memoryBytes").asLong()) + ", compute " + s.path("computeRequest").asInt()
+                    + "-" + s.path("computeLimit").asInt() + "%");
+        }
+        return String.join("; ", slices) + ", " + p.path("claim").path("priority").asText();
+    }
+
+    private static String gib(long bytes) {
+        return bytes % (1L << 30) == 0 ? (bytes >> 30) + " GiB" : bytes + " bytes";
     }
 
     /** What kube-apiserver does with a pod's Binding (the mock stores it as an object): sets the pod's node. */

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * End to end: what {@code ./qgpu-local-cluster} runs ({@link Main#run}) on the fake dgx-h100, with the printed
+ * End to end: what {@code ./qgpu-local-cluster} runs ({@link Main#run}), with its defaults (a dgx-h100 for the DRA driver, a t4x4
+ * for the device plugin, HAMi-core), with the printed
  * environments of both containers checked line by line.
  */
 class LocalClusterTest {
@@ -26,7 +27,7 @@ class LocalClusterTest {
     void walksOnePodDownEachPathFromClaimToContainerEnvironment() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = Main.run(new String[] {"--machine", "dgx-h100"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+        int rc = Main.run(new String[0], new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         String text = out.toString(StandardCharsets.UTF_8);
         System.out.println(text);
@@ -47,6 +48,9 @@ class LocalClusterTest {
         assertEquals("30", dra.get("QGPU_COMPUTE_REQUEST"));
         assertEquals("60", dra.get("QGPU_COMPUTE_LIMIT"));
         assertEquals("online", dra.get("QGPU_PRIORITY"));
+        assertEquals("hami-core", dra.get("QGPU_SHARING"), dra.toString());
+        assertEquals("10240m", dra.get("CUDA_DEVICE_MEMORY_LIMIT_0"), dra.toString());
+        assertEquals("60", dra.get("CUDA_DEVICE_SM_LIMIT"), dra.toString());   // HAMi-core holds the limit
 
         // device plugin: the extender's decision, 8 GiB and 20%, online, at most 50%
         Map<String, String> dp = environment(parts[2]);
@@ -56,6 +60,11 @@ class LocalClusterTest {
         assertEquals("50", dp.get("QGPU_COMPUTE_LIMIT"));
         assertEquals("online", dp.get("QGPU_PRIORITY"));
         assertEquals("default/dp-infer", dp.get("QGPU_TENANT"));
+        assertEquals("hami-core", dp.get("QGPU_SHARING"), dp.toString());
+        assertEquals("8192m", dp.get("CUDA_DEVICE_MEMORY_LIMIT_0"), dp.toString());
+        assertEquals("50", dp.get("CUDA_DEVICE_SM_LIMIT"), dp.toString());
+        // two nodes, two machines: an H100 for the DRA claim, a T4 for the device plugin's pod
+        assertTrue(!dra.get("NVIDIA_VISIBLE_DEVICES").equals(dp.get("NVIDIA_VISIBLE_DEVICES")), text);
         assertTrue(text.contains("done in "), text);
     }
 
