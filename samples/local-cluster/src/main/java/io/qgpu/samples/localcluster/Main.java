@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./qgpu-local-cluster [--dra-machine NAME] [--dp-machine NAME] [--sharing none|hami-core] [--nvml-lib PATH] [--keep]}: starts a {@link LocalCluster}
@@ -115,6 +116,7 @@ public final class Main {
         }
 
         long t0 = System.nanoTime();
+        CountDownLatch closed = new CountDownLatch(1);
         out.println("qgpu local cluster: starting (fake NVML: " + LocalCluster.DRA_NODE + " plays " + draMachine + ", "
                 + LocalCluster.DEVICE_PLUGIN_NODE + " plays " + dpMachine + "; sharing " + sharing.wireName() + ")");
         try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(lib.toAbsolutePath(), draMachine, dpMachine, sharing))) {
@@ -134,8 +136,17 @@ public final class Main {
             if (keep) {
                 printKeep(cluster, out);
                 CountDownLatch stop = new CountDownLatch(1);
-                Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "qgpu-local-cluster-stop"));
+                // Ctrl-C: the hook lets this thread close the cluster (and remove its directory) before the JVM halts
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    stop.countDown();
+                    try {
+                        closed.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "qgpu-local-cluster-stop"));
                 stop.await();
+                out.println("stopping");
             }
             return 0;
         } catch (IllegalArgumentException e) {
@@ -147,6 +158,8 @@ public final class Main {
                 e.printStackTrace(err);
             }
             return 1;
+        } finally {
+            closed.countDown();
         }
     }
 

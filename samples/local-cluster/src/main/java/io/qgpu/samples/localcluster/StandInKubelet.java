@@ -1,5 +1,6 @@
 package io.qgpu.samples.localcluster;
 
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.StreamObserver;
@@ -27,7 +28,6 @@ import io.qgpu.kubernetes.node.UnixSockets;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -95,13 +95,19 @@ public final class StandInKubelet implements AutoCloseable {
         return DevicePluginGrpc.newBlockingStub(dial(devicePluginDir.resolve(r.getEndpoint())));
     }
 
-    /** The first list {@code ListAndWatch} sends (the kubelet keeps the stream open; this one reads once and cancels). */
+    /** The first list {@code ListAndWatch} sends (the kubelet keeps the stream open; this one reads once and cancels it). */
     public ListAndWatchResponse listDevices(DevicePluginGrpc.DevicePluginBlockingStub plugin) {
-        Iterator<ListAndWatchResponse> stream = plugin.withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS)
-                .listAndWatch(Empty.getDefaultInstance());
-        ListAndWatchResponse first = stream.next();
-        // a deadline-bound server stream ends with the deadline; nothing more is read from it
-        return first;
+        Context.CancellableContext stream = Context.current().withCancellation();
+        try {
+            return stream.call(() -> plugin.withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS)
+                    .listAndWatch(Empty.getDefaultInstance()).next());
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("ListAndWatch: " + e.getMessage(), e);
+        } finally {
+            stream.cancel(null);
+        }
     }
 
     /** {@code GetPreferredAllocation} for one container, then {@code Allocate} of what it preferred. */
