@@ -171,7 +171,8 @@ public final class Main {
         out.println("  curl -s " + api + "/apis/resource.k8s.io/v1/resourceslices");
         out.println("  curl -s " + api + "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims");
         out.println("  curl -s " + c.extenderUrl() + "/ledger");
-        out.println("  KUBECONFIG=" + c.kubeconfig() + " kubectl get pods -o wide   (a client that accepts the mock's answers)");
+        out.println("  KUBECONFIG=" + c.kubeconfig() + "   for a client of your own (the mock answers what fabric8's CRUD mode"
+                + " does: no field selectors, no admission)");
         out.println("  the CDI specs: " + c.cdiRoot());
     }
 

@@ -74,6 +74,10 @@ class LocalClusterTest {
         assertEquals(2, Main.run(new String[] {"--bogus"}, new PrintStream(new ByteArrayOutputStream()),
                 new PrintStream(err, true, StandardCharsets.UTF_8)));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option --bogus"));
+        ByteArrayOutputStream mps = new ByteArrayOutputStream();
+        assertEquals(2, Main.run(new String[] {"--sharing", "mps"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(mps, true, StandardCharsets.UTF_8)));
+        assertTrue(mps.toString(StandardCharsets.UTF_8).contains("--sharing mps: not in the local cluster"), mps.toString(StandardCharsets.UTF_8));
     }
 
     /** The {@code NAME=value} lines of one walk's container. */
