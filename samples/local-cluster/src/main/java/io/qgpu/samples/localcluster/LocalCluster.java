@@ -1,6 +1,10 @@
 package io.qgpu.samples.localcluster;
 
+import io.fabric8.kubernetes.api.model.Binding;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -133,6 +137,21 @@ public final class LocalCluster implements AutoCloseable {
         client = api.createClient();
         open.add(client);
         kubeconfig = Files.writeString(work.resolve("kubeconfig"), kubeconfigYaml(client.getConfiguration().getMasterUrl()));
+        // the mock stores a pod's Binding as an object of its own: apply it to the pod as kube-apiserver does, so that
+        // a bind through the extender (the walk's, or a user's with curl under --keep) puts the pod on its node
+        open.add(client.bindings().inAnyNamespace().watch(new Watcher<Binding>() {
+            @Override
+            public void eventReceived(Action action, Binding b) {
+                if (action == Action.ADDED) {
+                    applyBinding(b);
+                }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+                // closed with the cluster
+            }
+        }));
 
         // --- the nodes: the device plugin's carries its GPUs as the extender reads them (qgpu.io/inventory) ---
         client.nodes().resource(new NodeBuilder().withNewMetadata().withName(DRA_NODE).endMetadata().build()).create();
@@ -182,6 +201,18 @@ public final class LocalCluster implements AutoCloseable {
                 throw new IllegalStateException("the extender did not see node " + DEVICE_PLUGIN_NODE + "'s inventory within 20 s");
             }
             Thread.sleep(20);
+        }
+    }
+
+    private void applyBinding(Binding b) {
+        try {
+            String ns = b.getMetadata().getNamespace();
+            String node = b.getTarget().getName();
+            client.pods().inNamespace(ns).withName(b.getMetadata().getName())
+                    .edit(p -> new PodBuilder(p).editSpec().withNodeName(node).endSpec().build());
+        } catch (RuntimeException e) {
+            System.err.println("qgpu-local-cluster: cannot apply the Binding of pod " + b.getMetadata().getNamespace() + "/"
+                    + b.getMetadata().getName() + ": " + e.getMessage());
         }
     }
 

@@ -47,7 +47,7 @@ import java.util.UUID;
  *       one GPU, online, at most 60%), allocated as kube-scheduler would from the slice; the stand-in kubelet's
  *       {@code NodePrepareResources}; the container's environment from the CDI spec the driver wrote;</li>
  *   <li>{@link #devicePlugin()}: a pod asking for {@code qgpu.io/gpu} (8 GiB, 20%, online, at most 50%) through
- *       the extender's filter, prioritize and bind over HTTP, the Binding applied to the pod; the stand-in kubelet's
+ *       the extender's filter, prioritize and bind over HTTP (the local cluster applies the Binding to the pod); the stand-in kubelet's
  *       {@code ListAndWatch}, {@code GetPreferredAllocation} and {@code Allocate}; the container's environment from
  *       the plugin's answer.</li>
  * </ul>
@@ -245,7 +245,7 @@ public final class Walk {
         if (!bound.path("Error").asText().isEmpty()) {
             throw new IllegalStateException("the extender's bind failed: " + bound.path("Error").asText());
         }
-        applyBinding("dp-infer");
+        awaitBound("dp-infer");
         Pod after = client.pods().inNamespace(NS).withName("dp-infer").get();
         out.println("  4. extender bind: Binding to " + after.getSpec().getNodeName() + " (applied to the pod), qgpu.io/placement: "
                 + placementSummary(after.getMetadata().getAnnotations().get(QgpuAnnotationsView.PLACEMENT)));
@@ -279,14 +279,21 @@ public final class Walk {
         return bytes % (1L << 30) == 0 ? (bytes >> 30) + " GiB" : bytes + " bytes";
     }
 
-    /** What kube-apiserver does with a pod's Binding (the mock stores it as an object): sets the pod's node. */
-    private void applyBinding(String name) {
-        Binding b = client.bindings().inNamespace(NS).withName(name).get();
-        if (b == null) {
-            throw new IllegalStateException("the extender created no Binding for pod " + NS + "/" + name);
+    /** Waits until the pod is on a node: the local cluster applies the Binding the extender created, as kube-apiserver does. */
+    private void awaitBound(String name) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            Pod p = client.pods().inNamespace(NS).withName(name).get();
+            if (p != null && p.getSpec().getNodeName() != null && !p.getSpec().getNodeName().isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() > until) {
+                Binding b = client.bindings().inNamespace(NS).withName(name).get();
+                throw new IllegalStateException("pod " + NS + "/" + name + " is not on a node 20 s after the extender's bind ("
+                        + (b == null ? "no Binding was created" : "its Binding to " + b.getTarget().getName() + " was not applied") + ")");
+            }
+            Thread.sleep(20);
         }
-        client.pods().inNamespace(NS).withName(name).edit(p -> new PodBuilder(p).editSpec().withNodeName(b.getTarget().getName())
-                .endSpec().build());
     }
 
     private JsonNode post(String verb, JsonNode body) throws IOException, InterruptedException {
