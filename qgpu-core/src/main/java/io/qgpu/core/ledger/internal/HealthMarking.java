@@ -21,11 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread safety: stateless; safe under the ledger's read lock from any number of threads.
  */
-public final class GpuHealth {
+public final class HealthMarking {
 
     private static final Logger LOG = LoggerFactory.getLogger(io.qgpu.core.ledger.Ledger.class);   // the public facade: users see no internal class name
 
-    private GpuHealth() {
+    private HealthMarking() {
     }
 
     /**
