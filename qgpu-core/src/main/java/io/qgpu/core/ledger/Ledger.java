@@ -75,7 +75,7 @@ public final class Ledger implements ClusterView {
     private static final Logger LOG = LoggerFactory.getLogger(Ledger.class);
 
     static {
-        LedgerFeeds.install(ledger -> ledger.current);
+        LedgerFeeds.install(view -> ((Ledger) view).current);   // only a ledger is passed (LedgerFeeds.of)
     }
 
     private final StampedLock lock = new StampedLock();

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class HealthMarking {
 
-    private static final Logger LOG = LoggerFactory.getLogger(io.qgpu.core.ledger.Ledger.class);   // the public facade: users see no internal class name
+    private static final Logger LOG = LoggerFactory.getLogger("io.qgpu.core.ledger.Ledger");   // the public facade's logger: users see no internal class name, and this class does not name the ledger back
 
     private HealthMarking() {
     }
