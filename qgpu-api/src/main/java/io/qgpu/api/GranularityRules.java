@@ -7,6 +7,10 @@ package io.qgpu.api;
  * ({@link GpuDevice#migInstance()}) is a whole device of its own and holds one tenant, unless
  * {@link #shareMigInstances()}; every preset keeps that default.
  *
+ * <p>Rules other than the presets ({@link #ofDefaults()}, {@link #hami()}, {@link #gpuManager()},
+ * {@link #preset(String)}) are made with the one {@link Builder}: {@link #custom()} starts from qGPU's
+ * defaults, {@link #toBuilder()} from any rules.
+ *
  * <pre>{@code
  * GranularityRules qgpu = GranularityRules.ofDefaults();
  * GranularityRules hami = GranularityRules.hami();
@@ -14,7 +18,7 @@ package io.qgpu.api;
  *         .memoryUnitBytes(512 * GpuDevice.MIB).computeUnit(1).maxTenantsPerGpu(32).build();
  * qgpu.maxTenants(t4);   // 4 for a 16 GiB T4: min(16, 16 GiB / 4 GiB)
  * qgpu.keepsWhole(mig);  // true for a device whose UUID is MIG-...: one tenant per MIG instance
- * qgpu.withShareMigInstances(true).keepsWhole(mig);   // false: tenants may share the instance
+ * qgpu.toBuilder().shareMigInstances(true).build().keepsWhole(mig);   // false: tenants may share the instance
  * }</pre>
  *
  * @param name                     a label for reports
@@ -51,7 +55,14 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         Validate.atLeast("rules.memoryPerTenantSlotBytes", memoryPerTenantSlotBytes, 0);
     }
 
-    /** Rules that keep each MIG instance for one tenant. */
+    /**
+     * Rules that keep each MIG instance for one tenant.
+     *
+     * @deprecated use {@link #custom()} (or {@link #toBuilder()}) and {@link Builder#build()}; every rule has a
+     *             setter there
+     */
+    @Deprecated
+    @SuppressWarnings("InlineMeSuggester")   // the replacement is the builder, not the canonical constructor
     public GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
                             int maxTenantsPerGpu, long memoryPerTenantSlotBytes, boolean admitZeroRequestOnBookedGpu) {
         this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes,
@@ -61,19 +72,34 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
     /**
      * Rules that refuse zero-request claims on GPUs whose guaranteed compute is fully booked and keep each
      * MIG instance for one tenant.
+     *
+     * @deprecated use {@link #custom()} (or {@link #toBuilder()}) and {@link Builder#build()}; every rule has a
+     *             setter there
      */
+    @Deprecated
+    @SuppressWarnings("InlineMeSuggester")   // the replacement is the builder, not the canonical constructor
     public GranularityRules(String name, long memoryUnitBytes, long minMemoryBytes, int computeUnit,
                             int maxTenantsPerGpu, long memoryPerTenantSlotBytes) {
         this(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu, memoryPerTenantSlotBytes, false, false);
     }
 
-    /** A copy with {@link #admitZeroRequestOnBookedGpu()} set to {@code admit}. */
+    /**
+     * A copy with {@link #admitZeroRequestOnBookedGpu()} set to {@code admit}.
+     *
+     * @deprecated use {@code toBuilder().admitZeroRequestOnBookedGpu(admit).build()}
+     */
+    @Deprecated
     public GranularityRules withAdmitZeroRequestOnBookedGpu(boolean admit) {
         return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
                 memoryPerTenantSlotBytes, admit, shareMigInstances);
     }
 
-    /** A copy with {@link #shareMigInstances()} set to {@code share}. */
+    /**
+     * A copy with {@link #shareMigInstances()} set to {@code share}.
+     *
+     * @deprecated use {@code toBuilder().shareMigInstances(share).build()}
+     */
+    @Deprecated
     public GranularityRules withShareMigInstances(boolean share) {
         return new GranularityRules(name, memoryUnitBytes, minMemoryBytes, computeUnit, maxTenantsPerGpu,
                 memoryPerTenantSlotBytes, admitZeroRequestOnBookedGpu, share);
@@ -89,17 +115,17 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
 
     /** qGPU: 1 GiB memory units (min 1 GiB), 5% compute units, at most min(16, memory / 4 GiB) tenants. */
     public static GranularityRules ofDefaults() {
-        return new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16, 4 * GpuDevice.GIB);
+        return new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16, 4 * GpuDevice.GIB, false, false);
     }
 
     /** HAMi: memory in MiB, compute in 1% units, 10 tenants per GPU. */
     public static GranularityRules hami() {
-        return new GranularityRules("hami", GpuDevice.MIB, GpuDevice.MIB, 1, 10, 0);
+        return new GranularityRules("hami", GpuDevice.MIB, GpuDevice.MIB, 1, 10, 0, false, false);
     }
 
     /** gpu-manager: memory in 256 MiB units, compute in 1% units. */
     public static GranularityRules gpuManager() {
-        return new GranularityRules("gpu-manager", 256 * GpuDevice.MIB, 256 * GpuDevice.MIB, 1, 100, 0);
+        return new GranularityRules("gpu-manager", 256 * GpuDevice.MIB, 256 * GpuDevice.MIB, 1, 100, 0, false, false);
     }
 
     /** Looks a preset up by name: {@code qgpu}, {@code hami}, {@code gpu-manager}. */
@@ -154,14 +180,36 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         }
     }
 
+    /**
+     * The builder of rules: qGPU's defaults ({@link #ofDefaults()}) named {@code custom}; each setter changes one
+     * rule, {@link Builder#build()} validates them all.
+     */
     public static Builder custom() {
-        return new Builder(ofDefaults());
+        return new Builder(ofDefaults(), "custom");
     }
 
+    /** The builder holding these rules, name included, to change some of them. */
+    public Builder toBuilder() {
+        return new Builder(this, name);
+    }
+
+    /**
+     * The builder holding {@code base}'s rules, named {@code custom}.
+     *
+     * @deprecated use {@code base.toBuilder()} (which keeps {@code base}'s name; set {@code name("custom")} for the
+     *             old name)
+     */
+    @Deprecated
     public static Builder from(GranularityRules base) {
-        return new Builder(base);
+        return new Builder(base, "custom");
     }
 
+    /**
+     * The one way to make rules other than the presets: {@link GranularityRules#custom()} or
+     * {@link GranularityRules#toBuilder()}, a setter per rule, then {@link #build()}.
+     *
+     * <p>Thread safety: not thread-safe; use one builder on one thread.
+     */
     public static final class Builder {
         private String name;
         private long memoryUnitBytes;
@@ -172,10 +220,10 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
         private boolean admitZeroRequestOnBookedGpu;
         private boolean shareMigInstances;
 
-        private Builder(GranularityRules base) {
+        private Builder(GranularityRules base, String name) {
             this.admitZeroRequestOnBookedGpu = base.admitZeroRequestOnBookedGpu;
             this.shareMigInstances = base.shareMigInstances;
-            this.name = "custom";
+            this.name = name;
             this.memoryUnitBytes = base.memoryUnitBytes;
             this.minMemoryBytes = base.minMemoryBytes;
             this.computeUnit = base.computeUnit;

@@ -127,16 +127,40 @@ class ModelValidationTest {
             assertEquals(1, preset.maxTenants(mig), preset.name());
             assertFalse(preset.keepsWhole(gpu), preset.name());
         }
-        GranularityRules share = GranularityRules.ofDefaults().withShareMigInstances(true);
+        GranularityRules share = GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build();
         assertFalse(share.keepsWhole(mig));
         assertEquals(10, share.maxTenants(mig), "then the slot rule: 40 GiB / 4 GiB");
         assertEquals(10, GranularityRules.ofDefaults().maxTenants(gpu));
-        assertEquals(share, GranularityRules.from(share).name("qgpu").build(), "the builder keeps the rule");
-        assertEquals(share, GranularityRules.from(GranularityRules.ofDefaults()).name("qgpu").shareMigInstances(true).build());
+        assertEquals(share, share.toBuilder().build(), "the builder keeps the rule and the name");
+        assertEquals(share, GranularityRules.custom().name("qgpu").shareMigInstances(true).build());
         assertNotEquals(share, GranularityRules.ofDefaults(), "equals covers the rule");
+        assertTrue(share.toBuilder().admitZeroRequestOnBookedGpu(true).build().shareMigInstances(), "the other rule is kept");
+    }
+
+    @Test
+    void oneBuilderMakesRulesFromTheDefaultsOrFromAnyRules() {
+        GranularityRules mine = GranularityRules.custom().memoryUnitBytes(512 * GpuDevice.MIB).computeUnit(1).build();
+        assertEquals("custom", mine.name(), "custom() starts from qGPU's defaults, named custom");
+        assertEquals(GranularityRules.ofDefaults().maxTenantsPerGpu(), mine.maxTenantsPerGpu());
+        assertEquals(GranularityRules.hami(), GranularityRules.hami().toBuilder().build(), "toBuilder() keeps every rule and the name");
+        assertEquals(GranularityRules.ofDefaults(), GranularityRules.custom().name("qgpu").build());
+        assertEquals("rules.computeUnit", refused(() -> GranularityRules.hami().toBuilder().computeUnit(3).build()).field());
+    }
+
+    @Test
+    @SuppressWarnings("deprecation")   // the deprecated ways still make the same rules
+    void theDeprecatedConstructorsFromAndWithersStillWork() {
+        GranularityRules share = GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build();
+        assertEquals(share, GranularityRules.ofDefaults().withShareMigInstances(true));
+        assertEquals(share, GranularityRules.from(share).name("qgpu").build(), "from() keeps the rule");
+        assertEquals("custom", GranularityRules.from(GranularityRules.hami()).build().name(), "from() names its rules custom");
+        assertEquals(GranularityRules.hami().toBuilder().name("custom").build(), GranularityRules.from(GranularityRules.hami()).build());
         assertTrue(share.withAdmitZeroRequestOnBookedGpu(true).shareMigInstances(), "the other copy keeps it");
+        assertTrue(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true).admitZeroRequestOnBookedGpu());
         assertEquals(GranularityRules.ofDefaults(), new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16,
                 4 * GpuDevice.GIB, false), "the 7-argument constructor keeps instances whole");
+        assertEquals(GranularityRules.ofDefaults(), new GranularityRules("qgpu", GpuDevice.GIB, GpuDevice.GIB, 5, 16,
+                4 * GpuDevice.GIB), "the 6-argument constructor too, and refuses zero-request claims on booked GPUs");
     }
 
     @Test

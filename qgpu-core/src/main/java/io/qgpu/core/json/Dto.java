@@ -109,8 +109,8 @@ final class Dto {
             boolean shareMig = Boolean.TRUE.equals(shareMigInstances);
             if (memoryUnitBytes == null && minMemoryBytes == null && computeUnit == null && maxTenantsPerGpu == null
                     && memoryPerTenantSlotBytes == null) {
-                return GranularityRules.preset(required("rules.name", name)).withAdmitZeroRequestOnBookedGpu(admitZero)
-                        .withShareMigInstances(shareMig);
+                return GranularityRules.preset(required("rules.name", name)).toBuilder().admitZeroRequestOnBookedGpu(admitZero)
+                        .shareMigInstances(shareMig).build();
             }
             return new GranularityRules(required("rules.name", name), required("rules.memoryUnitBytes", memoryUnitBytes),
                     required("rules.minMemoryBytes", minMemoryBytes), required("rules.computeUnit", computeUnit),

@@ -11,10 +11,10 @@ import io.qgpu.api.Validate;
 import io.qgpu.core.internal.LedgerFeeds;
 import io.qgpu.core.internal.NodeFeed;
 import io.qgpu.core.ledger.internal.BatchCommit;
-import io.qgpu.core.ledger.internal.GpuHealth;
+import io.qgpu.core.ledger.internal.HealthMarking;
 import io.qgpu.core.ledger.internal.Reconciler;
-import io.qgpu.core.ledger.internal.Replay;
 import io.qgpu.core.ledger.internal.Reservations;
+import io.qgpu.core.ledger.internal.SnapshotReplay;
 import io.qgpu.core.ledger.internal.Structure;
 import java.util.Collection;
 import java.util.Collections;
@@ -75,7 +75,7 @@ public final class Ledger implements ClusterView {
     private static final Logger LOG = LoggerFactory.getLogger(Ledger.class);
 
     static {
-        LedgerFeeds.install(ledger -> ledger.current);
+        LedgerFeeds.install(view -> ((Ledger) view).current);   // only a ledger is passed (LedgerFeeds.of)
     }
 
     private final StampedLock lock = new StampedLock();
@@ -92,7 +92,7 @@ public final class Ledger implements ClusterView {
      * @throws LedgerStateException if two nodes have one name or one GPU UUID is on two nodes
      */
     public static Ledger create(GranularityRules rules, Collection<Node> nodes) {
-        return new Ledger(Replay.build(rules, nodes, List.of()).orThrow("cannot create the ledger"));
+        return new Ledger(SnapshotReplay.build(rules, nodes, List.of()).orThrow("cannot create the ledger"));
     }
 
     /**
@@ -199,7 +199,7 @@ public final class Ledger implements ClusterView {
         Validate.notNull("health", health);
         long stamp = lock.readLock();
         try {
-            return GpuHealth.set(structure(), gpuUuid, health);
+            return HealthMarking.set(structure(), gpuUuid, health);
         } finally {
             lock.unlockRead(stamp);
         }
@@ -207,7 +207,7 @@ public final class Ledger implements ClusterView {
 
     /** Tenants holding a slice on an unhealthy GPU, in tenant-id order. */
     public List<Placement> displaced() {
-        return GpuHealth.displaced(structure());
+        return HealthMarking.displaced(structure());
     }
 
     /**
@@ -323,8 +323,8 @@ public final class Ledger implements ClusterView {
         LOG.info("ledger restored: {} node(s), {} reservation(s)", snapshot.nodes().size(), snapshot.placements().size());
     }
 
-    private static Replay.Result replay(LedgerSnapshot snapshot) {
-        return Replay.build(snapshot.rules(), snapshot.nodes(), Replay.byTenant(snapshot.placements()));
+    private static SnapshotReplay.Result replay(LedgerSnapshot snapshot) {
+        return SnapshotReplay.build(snapshot.rules(), snapshot.nodes(), SnapshotReplay.byTenant(snapshot.placements()));
     }
 
     /**

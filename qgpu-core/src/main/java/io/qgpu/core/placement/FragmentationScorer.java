@@ -154,7 +154,7 @@ public final class FragmentationScorer implements GpuSetScorer {
      * A copy with or without the CPU balance term ({@link Fragmentation}: {@code S(n)}, the free GPU compute a
      * node's free CPU cannot feed at the mix's CPU per GPU). On by default; {@code false} scores with the
      * paper's measure alone, which looks one request ahead and so leaves GPUs stranded behind CPU that the
-     * requests after it take (the trace replay in docs/placement.md measures both).
+     * requests after it take (the trace replay in docs/placement-measurements.md measures both).
      */
     public FragmentationScorer withCpuBalance(boolean on) {
         return new FragmentationScorer(sample, mix, cpuFree, cpuAsked, resolution, on);

@@ -83,8 +83,8 @@ import org.slf4j.LoggerFactory;
  * index of the keys by free room hands out only nodes that may fit, best first. GPU sets are searched
  * on at most {@code shortlist} nodes, and no {@link Reason} is built unless the claim is refused; a
  * refusal is proved from the keys and summaries without visiting GPUs where they allow it.
- * docs/placement.md ("Refusals", "Thread safety and cost", "A scheduling pass at scale") has the
- * details and the measured figures.
+ * docs/placement.md ("Refusals", "Thread safety and cost") has the details, docs/placement-measurements.md
+ * ("A scheduling pass at scale") the measured figures.
  *
  * <h2>Thread safety</h2>
  * Thread-safe: {@link #place}, {@link #explain}, {@link #check} and {@link #release} may be called

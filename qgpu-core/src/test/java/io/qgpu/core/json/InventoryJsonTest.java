@@ -70,7 +70,7 @@ class InventoryJsonTest {
         assertFalse(QgpuJson.readInventory(INVENTORY).rules().shareMigInstances(), "default false");
         Inventory preset = QgpuJson.readInventory(INVENTORY.replace("\"admitZeroRequestOnBookedGpu\": true",
                 "\"admitZeroRequestOnBookedGpu\": true, \"shareMigInstances\": true"));
-        assertEquals(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true).withShareMigInstances(true),
+        assertEquals(GranularityRules.ofDefaults().toBuilder().admitZeroRequestOnBookedGpu(true).shareMigInstances(true).build(),
                 preset.rules());
         String custom = """
                 {"schemaVersion": 1, "rules": {"name": "mine", "memoryUnitBytes": 1048576, "minMemoryBytes": 1048576,

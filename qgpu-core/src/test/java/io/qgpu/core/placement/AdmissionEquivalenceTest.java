@@ -33,8 +33,8 @@ class AdmissionEquivalenceTest {
     void fastPredicateEqualsAdmissionOnRandomStates() {
         SplittableRandom rnd = new SplittableRandom(SEED);
         GranularityRules[] rules = {GranularityRules.ofDefaults(), GranularityRules.hami(),
-                GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true),
-                GranularityRules.ofDefaults().withShareMigInstances(true)};
+                GranularityRules.ofDefaults().toBuilder().admitZeroRequestOnBookedGpu(true).build(),
+                GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build()};
         int admitted = 0;
         int refused = 0;
         int migAdmitted = 0;

@@ -64,7 +64,7 @@ class MigInstancePlacementTest {
 
     @Test
     void withShareMigInstancesTenantsShareAnInstance() {
-        Ledger l = Ledger.create(GranularityRules.ofDefaults().withShareMigInstances(true), List.of(node()));
+        Ledger l = Ledger.create(GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build(), List.of(node()));
         PlacementEngine e = PlacementEngine.create(l);
         assertEquals(A, placedOn(e, packed("first", A)));
         assertEquals(A, placedOn(e, packed("second", A)));

@@ -81,7 +81,7 @@ class PlacementPropertyTest {
 
     @Test
     void propertyRejectsAnEngineWithLooserRules() {
-        GranularityRules loose = GranularityRules.from(RULES).maxTenantsPerGpu(64).memoryPerTenantSlotBytes(0).build();
+        GranularityRules loose = RULES.toBuilder().maxTenantsPerGpu(64).memoryPerTenantSlotBytes(0).build();
         List<String> v = run((nodes, rules) -> engine(nodes, loose), SEED, 250);
         assertTrue(v.stream().anyMatch(s -> s.contains("tenants")), () -> v.isEmpty() ? "none" : v.get(0));
     }

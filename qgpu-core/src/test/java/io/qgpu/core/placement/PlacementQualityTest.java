@@ -156,7 +156,7 @@ class PlacementQualityTest {
     @Test
     void replicasOfOneRequestAsOneClaimGetOneReplicaOfEachGpu() {
         Node n = node("n", new int[] {0, 0}, SYS, new Object[0][]);
-        Ledger l = Ledger.create(new GranularityRules("two-replicas", GpuDevice.GIB, GpuDevice.GIB, 5, 2, 0), List.of(n));
+        Ledger l = Ledger.create(GranularityRules.custom().name("two-replicas").maxTenantsPerGpu(2).memoryPerTenantSlotBytes(0).build(), List.of(n));
         assertTrue(l.reserve(on(claim("taken", 4, 0, 100), n, 1)).reserved());
         Claim two = Claim.builder("pod").gpus(2).memoryGiB(4).compute(0, 100).build();
         assertArrayEquals(new int[] {0, 1}, place(l, n, two));
@@ -257,7 +257,7 @@ class PlacementQualityTest {
         // B: memory 6 of 16 GiB, compute 40, 2 of 4 slots -> most booked 0.5
         // the old mean of the three ranked A (0.375) below B (0.425): spread took the nearly full A
         Node n = Nodes.t4("a", 2);
-        Ledger l = Ledger.create(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true), List.of(n));
+        Ledger l = Ledger.create(GranularityRules.ofDefaults().toBuilder().admitZeroRequestOnBookedGpu(true).build(), List.of(n));
         assertTrue(l.reserve(on(claim("big", 14, 0, 100), n, 0)).reserved());
         assertTrue(l.reserve(on(claim("b1", 3, 20, 100), n, 1)).reserved());
         assertTrue(l.reserve(on(claim("b2", 3, 20, 100), n, 1)).reserved());
@@ -309,7 +309,7 @@ class PlacementQualityTest {
         var refused = assertInstanceOf(io.qgpu.core.ledger.ReserveResult.Refused.class, l.reserve(on(claim("zero", 1, 0, 100), n, 0)));
         assertTrue(refused.summary().contains("would starve"), refused.summary());
 
-        Ledger admitting = Ledger.create(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true), List.of(n));
+        Ledger admitting = Ledger.create(GranularityRules.ofDefaults().toBuilder().admitZeroRequestOnBookedGpu(true).build(), List.of(n));
         assertTrue(admitting.reserve(on(claim("full", 4, 100, 100), n, 0)).reserved());
         assertArrayEquals(new int[] {0}, place(admitting, n, claim("zero", 1, 0, 100)));
     }

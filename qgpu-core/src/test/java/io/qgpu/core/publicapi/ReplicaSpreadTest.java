@@ -53,7 +53,7 @@ class ReplicaSpreadTest {
             }
             nodes.add(b.build());
         }
-        GranularityRules rules = GranularityRules.from(GranularityRules.ofDefaults()).maxTenantsPerGpu(slots)
+        GranularityRules rules = GranularityRules.ofDefaults().toBuilder().maxTenantsPerGpu(slots)
                 .memoryPerTenantSlotBytes(0).build();
         return Ledger.create(rules, nodes);
     }

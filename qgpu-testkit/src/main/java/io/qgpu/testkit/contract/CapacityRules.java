@@ -73,7 +73,7 @@ abstract class CapacityRules extends ContractSupport {
         s.refused(Claim.builder("t5").memoryGiB(1).compute(0, 100).build(),
                 "100% is guaranteed: a tenant with request 0 would starve");
         CheckedScheduler admits = start(FakeCluster.builder()
-                .rules(GranularityRules.ofDefaults().withAdmitZeroRequestOnBookedGpu(true))
+                .rules(GranularityRules.ofDefaults().toBuilder().admitZeroRequestOnBookedGpu(true).build())
                 .nodes(Machines.GN7_2XLARGE32, 1, g -> { }).build());
         admits.placed(Claim.builder("t1").memoryGiB(1).compute(100, 100).build());
         admits.placed(Claim.builder("t5").memoryGiB(1).compute(0, 100).build());
@@ -255,7 +255,7 @@ abstract class CapacityRules extends ContractSupport {
         s.placed(gib("t1", 4));
         s.placed(gib("t2", 4));
         s.refused(gib("t3", 4), "each of the two MIG instances holds one tenant under the qgpu rules");
-        CheckedScheduler shared = start(new Inventory(GranularityRules.ofDefaults().withShareMigInstances(true), List.of(mig)));
+        CheckedScheduler shared = start(new Inventory(GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build(), List.of(mig)));
         for (int i = 1; i <= 3; i++) {
             shared.placed(gib("t" + i, 4));
         }

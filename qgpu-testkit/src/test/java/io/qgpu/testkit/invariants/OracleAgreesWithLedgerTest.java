@@ -59,7 +59,7 @@ class OracleAgreesWithLedgerTest {
      */
     @Test
     void theyAgreeWhenTheDevicesAreMigInstances() {
-        for (GranularityRules rules : List.of(GranularityRules.ofDefaults(), GranularityRules.ofDefaults().withShareMigInstances(true))) {
+        for (GranularityRules rules : List.of(GranularityRules.ofDefaults(), GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build())) {
             Property.forAll(QgpuGens.scenarios(InventoryOptions.defaults().withRules(rules), ClaimOptions.defaults(), 25)
                             .map(OracleAgreesWithLedgerTest::asMigInstances))
                     .tries(40)

@@ -65,7 +65,7 @@ class PlacementInvariantsTest {
         Placement zero = on(gib("a", 8), t4, 0);
         Placement full = on(Claim.builder("b").memoryGiB(8).compute(100, 100).build(), t4, 0);
         only(Invariant.COMPUTE, check(zero, full), "request 0");
-        Inventory admitting = new Inventory(inv.rules().withAdmitZeroRequestOnBookedGpu(true), inv.nodes());
+        Inventory admitting = new Inventory(inv.rules().toBuilder().admitZeroRequestOnBookedGpu(true).build(), inv.nodes());
         assertEquals(List.of(), PlacementInvariants.check(admitting, List.of(zero, full)));
     }
 
@@ -125,7 +125,7 @@ class PlacementInvariantsTest {
                 "mig-0/gpu0 (MIG-aaaaaaaa-0000-0000-0000-000000000000): MIG instance shared by 2 tenants, at most 1");
         assertEquals(List.of(), PlacementInvariants.check(GranularityRules.ofDefaults(), List.of(mig),
                 List.of(a, on(gib("b", 8), mig, 1))), "one tenant per instance is fine");
-        assertEquals(List.of(), PlacementInvariants.check(GranularityRules.ofDefaults().withShareMigInstances(true),
+        assertEquals(List.of(), PlacementInvariants.check(GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build(),
                 List.of(mig), List.of(a, b)), "the rule lets tenants share an instance");
         assertEquals(List.of(), check(on(gib("a", 1), t4, 2), on(gib("b", 1), t4, 2)), "a GPU-... device is not an instance");
     }

@@ -1,11 +1,11 @@
 package io.qgpu.cli;
 
-import io.qgpu.cli.replay.Replay;
 import io.qgpu.cli.replay.ReplayChart;
 import io.qgpu.cli.replay.TraceChecks;
 import io.qgpu.cli.replay.TraceCsv;
 import io.qgpu.cli.replay.TraceNode;
 import io.qgpu.cli.replay.TracePod;
+import io.qgpu.cli.replay.TraceReplay;
 import io.qgpu.cli.replay.Workload;
 import io.qgpu.core.placement.FragmentationScorer;
 import io.qgpu.core.placement.RequestMix;
@@ -90,9 +90,9 @@ final class ReplayCommand implements Subcommand {
                 "--resolution", "--threads", "--out"));
         Path nodesFile = OutputNames.userPath("--nodes", a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
         Path podsFile = OutputNames.userPath("--pods", a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
-        List<Replay.Policy> policies = new ArrayList<>();
+        List<TraceReplay.Policy> policies = new ArrayList<>();
         for (String p : a.option("--policies").orElse("binpack,fragmentation").split(",")) {
-            policies.add(Replay.Policy.fromName(p.trim()));
+            policies.add(TraceReplay.Policy.fromName(p.trim()));
         }
         List<Long> seeds = seeds(a.option("--seeds").orElse("42-51"));
         String ratioText = a.option("--ratio").orElse("1.3");
@@ -164,13 +164,13 @@ final class ReplayCommand implements Subcommand {
         Map<String, double[]> means = new LinkedHashMap<>();
         StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
         out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
-        Map<String, Replay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution,
+        Map<String, TraceReplay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution,
                 !a.flag("--no-cpu-balance"), threads);
-        for (Replay.Policy policy : policies) {
+        for (TraceReplay.Policy policy : policies) {
             List<double[]> curves = new ArrayList<>();
             List<Double> atShare = new ArrayList<>();
             for (long seed : seeds) {
-                Replay.Result r = results.get(policy.wireName() + "/" + seed);
+                TraceReplay.Result r = results.get(policy.wireName() + "/" + seed);
                 curves.add(ReplayChart.curve(r, maxPercent));
                 double v = 100 * r.allocationAt(at);
                 atShare.add(v);
@@ -197,20 +197,20 @@ final class ReplayCommand implements Subcommand {
     }
 
     /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
-    private static Map<String, Replay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
-                                                     List<Replay.Policy> policies, List<Long> seeds, RequestMix typical,
+    private static Map<String, TraceReplay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
+                                                     List<TraceReplay.Policy> policies, List<Long> seeds, RequestMix typical,
                                                      int resolution, boolean cpuBalance, int threads) {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         try {
-            Map<String, Future<Replay.Result>> futures = new LinkedHashMap<>();
-            for (Replay.Policy policy : policies) {
+            Map<String, Future<TraceReplay.Result>> futures = new LinkedHashMap<>();
+            for (TraceReplay.Policy policy : policies) {
                 for (long seed : seeds) {
                     futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
-                            Replay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution, cpuBalance)));
+                            TraceReplay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution, cpuBalance)));
                 }
             }
-            Map<String, Replay.Result> out = new LinkedHashMap<>();
-            for (Map.Entry<String, Future<Replay.Result>> e : futures.entrySet()) {
+            Map<String, TraceReplay.Result> out = new LinkedHashMap<>();
+            for (Map.Entry<String, Future<TraceReplay.Result>> e : futures.entrySet()) {
                 try {
                     out.put(e.getKey(), e.getValue().get());
                 } catch (ExecutionException ex) {

@@ -101,7 +101,7 @@ class MigPlacementTest {
     @Test
     void withShareMigInstancesSlicesShareAnInstance() {
         NvmlInventory inv = discover();
-        GranularityRules share = GranularityRules.ofDefaults().withShareMigInstances(true);
+        GranularityRules share = GranularityRules.ofDefaults().toBuilder().shareMigInstances(true).build();
         PlacementEngine engine = PlacementEngine.builder(Ledger.create(share, List.of(inv.node()))).build();
         String first = inv.migInstances().get(0).uuid();
         assertEquals(first, placedOn(engine, slice("s0", first)));

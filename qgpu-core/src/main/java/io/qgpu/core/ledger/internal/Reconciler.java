@@ -36,9 +36,9 @@ public final class Reconciler {
      */
     public static Outcome reconcile(Structure current, Collection<Placement> authoritative) {
         Map<String, Placement> before = current.tenants().committed();
-        List<Placement> ordered = Replay.byTenant(authoritative);
+        List<Placement> ordered = SnapshotReplay.byTenant(authoritative);
         ordered.sort((x, y) -> Boolean.compare(!x.equals(before.get(x.tenantId())), !y.equals(before.get(y.tenantId()))));
-        Replay.Result built = Replay.build(current.rules(), current.nodes(), ordered);
+        SnapshotReplay.Result built = SnapshotReplay.build(current.rules(), current.nodes(), ordered);
         Map<String, List<Reason>> refused = built.tenantRefusals();
         Map<String, Placement> after = built.structure().tenants().committed();
         Set<String> all = new TreeSet<>(before.keySet());

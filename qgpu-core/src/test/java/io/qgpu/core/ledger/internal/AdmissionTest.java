@@ -85,7 +85,7 @@ class AdmissionTest {
 
     @Test
     void shareMigInstancesLetsTenantsShareAnInstanceWithinTheOtherRules() {
-        GranularityRules share = RULES.withShareMigInstances(true);
+        GranularityRules share = RULES.toBuilder().shareMigInstances(true).build();
         Admission.Admitted ok = assertInstanceOf(Admission.Admitted.class, secondTenant(MIG, share));
         assertEquals(2, ok.next().gpu(0).tenants());
         assertEquals(10, share.maxTenants(single(MIG).gpus().get(0)), "then the usual slot rule: 40 GiB / 4 GiB");

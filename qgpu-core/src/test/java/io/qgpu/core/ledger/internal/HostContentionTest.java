@@ -88,7 +88,7 @@ class HostContentionTest {
 
     /** The deliberately broken variant: the real tenant table, but no re-validation at the commit. */
     private static Target broken(List<Node> nodes) {
-        Structure s = Replay.build(GranularityRules.ofDefaults(), nodes, List.of()).orThrow("test");
+        Structure s = SnapshotReplay.build(GranularityRules.ofDefaults(), nodes, List.of()).orThrow("test");
         return new Target() {
             public ReserveResult reserve(Placement p) {
                 return s.tenants().reserve(p, q -> brokenReserve(s, q));

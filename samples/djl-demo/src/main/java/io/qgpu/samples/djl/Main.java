@@ -167,7 +167,7 @@ public final class Main {
             job.start();
             long t0 = System.nanoTime();
             long r0 = job.rows();
-            LoadGenerator.Outcome o = LoadGenerator.run(server.uri(), c);
+            OpenLoopClient.Outcome o = OpenLoopClient.run(server.uri(), c);
             double seconds = (System.nanoTime() - t0) / 1e9;
             double rate = (job.rows() - r0) / seconds;
             job.stop();

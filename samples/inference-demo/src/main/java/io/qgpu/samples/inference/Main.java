@@ -100,7 +100,7 @@ public final class Main {
             job.start();
             long t0 = System.nanoTime();
             long s0 = job.slices();
-            LoadGenerator.Outcome o = LoadGenerator.run(server.uri(), c);
+            OpenLoopClient.Outcome o = OpenLoopClient.run(server.uri(), c);
             long[] gateWaits = server.timings().stream().mapToLong(x -> x[0]).toArray();
             long[] serverTimes = server.timings().stream().mapToLong(x -> x[1]).toArray();
             double seconds = (System.nanoTime() - t0) / 1e9;

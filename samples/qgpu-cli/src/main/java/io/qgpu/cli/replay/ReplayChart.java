@@ -94,7 +94,7 @@ public final class ReplayChart {
     }
 
     /** The allocation rate (percent) at arrived 1..max percent, from one replay. */
-    public static double[] curve(Replay.Result r, int maxPercent) {
+    public static double[] curve(TraceReplay.Result r, int maxPercent) {
         double[] y = new double[maxPercent];
         for (int p = 1; p <= maxPercent; p++) {
             y[p - 1] = 100.0 * r.allocationAt(p / 100.0);

@@ -228,9 +228,9 @@ class KubeDraTest {
             pods.add(pod("p" + i, 2000 + 500 * (i % 3), 4096, m == 0 ? 0 : i % 11 == 0 ? 2 : 1, m));
         }
         long cap = 18_000;
-        Replay.Result a = Replay.run(nodes, Workload.stream(pods, cap, 1.2, 5), Replay.Policy.fromName("kube-dra"), 5, null);
-        Replay.Result b = Replay.run(nodes, Workload.stream(pods, cap, 1.2, 5), Replay.Policy.KUBE_DRA, 5, null);
-        assertEquals(Replay.Policy.KUBE_DRA, a.policy());
+        TraceReplay.Result a = TraceReplay.run(nodes, Workload.stream(pods, cap, 1.2, 5), TraceReplay.Policy.fromName("kube-dra"), 5, null);
+        TraceReplay.Result b = TraceReplay.run(nodes, Workload.stream(pods, cap, 1.2, 5), TraceReplay.Policy.KUBE_DRA, 5, null);
+        assertEquals(TraceReplay.Policy.KUBE_DRA, a.policy());
         assertTrue(java.util.Arrays.equals(a.allocatedMilli(), b.allocatedMilli()));
         assertTrue(a.placed() > 0);
     }

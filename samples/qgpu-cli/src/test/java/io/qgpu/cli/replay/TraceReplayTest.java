@@ -46,8 +46,8 @@ class TraceReplayTest {
                 + pod("a", 1000, 1024, 1, 500, "", "LS") + pod("b", 1000, 1024, 1, 300, "", "BE")
                 + pod("c", 1000, 1024, 1, 700, "", "LS") + pod("d", 1000, 1024, 1, 500, "", "LS")));
         RequestMix typical = Workload.typicalMix(pods, 1.0);
-        Replay.Result binpack = Replay.run(nodes, pods, Replay.Policy.BINPACK, 0, typical);
-        Replay.Result frag = Replay.run(nodes, pods, Replay.Policy.FRAGMENTATION, 0, typical);
+        TraceReplay.Result binpack = TraceReplay.run(nodes, pods, TraceReplay.Policy.BINPACK, 0, typical);
+        TraceReplay.Result frag = TraceReplay.run(nodes, pods, TraceReplay.Policy.FRAGMENTATION, 0, typical);
         assertEquals(0.75, binpack.allocationAt(1.0), 1e-9);
         assertEquals(1.00, frag.allocationAt(1.0), 1e-9);
         assertEquals(4, frag.placed());
@@ -70,8 +70,8 @@ class TraceReplayTest {
         }
         List<TracePod> pods = TraceCsv.pods(write("p.csv", text.toString()));
         RequestMix typical = Workload.typicalMix(pods, 1.0);
-        Replay.Result balanced = Replay.run(nodes, pods, Replay.Policy.FRAGMENTATION, 0, typical, 100, true);
-        Replay.Result paper = Replay.run(nodes, pods, Replay.Policy.FRAGMENTATION, 0, typical, 100, false);
+        TraceReplay.Result balanced = TraceReplay.run(nodes, pods, TraceReplay.Policy.FRAGMENTATION, 0, typical, 100, true);
+        TraceReplay.Result paper = TraceReplay.run(nodes, pods, TraceReplay.Policy.FRAGMENTATION, 0, typical, 100, false);
         assertEquals(0.8, balanced.allocationAt(1.0), 1e-9);
         assertEquals(10, balanced.placed());
         assertEquals(0.4, paper.allocationAt(1.0), 1e-9);
@@ -106,8 +106,8 @@ class TraceReplayTest {
                 + pod("gpu-a", 4000, 1024, 1, 1000, "", "LS")        // needs 4: refused
                 + pod("gpu-b", 2000, 70000, 1, 1000, "", "LS")       // CPU fits, memory does not: refused
                 + pod("gpu-c", 2000, 1024, 1, 1000, "", "LS")));     // fits
-        for (Replay.Policy p : Replay.Policy.values()) {
-            Replay.Result r = Replay.run(nodes, pods, p, 0, Workload.typicalMix(pods, 1.0));
+        for (TraceReplay.Policy p : TraceReplay.Policy.values()) {
+            TraceReplay.Result r = TraceReplay.run(nodes, pods, p, 0, Workload.typicalMix(pods, 1.0));
             assertEquals(2, r.placed(), p.wireName());
             assertEquals(0.5, r.allocationAt(2.0), 1e-9, p.wireName());   // all 3000 milli arrived on 2000
         }
@@ -120,7 +120,7 @@ class TraceReplayTest {
                 + pod("two", 1000, 1024, 2, 1000, "", "LS")            // only v has two GPUs
                 + pod("p100", 1000, 1024, 1, 100, "P100", "LS")        // no P100 anywhere: refused
                 + pod("t4-or-a10", 1000, 1024, 1, 100, "A10|T4", "LS")));
-        Replay.Result r = Replay.run(nodes, pods, Replay.Policy.BINPACK, 0, RequestMix.empty());
+        TraceReplay.Result r = TraceReplay.run(nodes, pods, TraceReplay.Policy.BINPACK, 0, RequestMix.empty());
         assertEquals(2, r.placed());
         assertEquals((2000 + 100) / 3000.0, r.allocationAt(2.0), 1e-9);
     }

@@ -1,7 +1,6 @@
 package io.qgpu.kubernetes.node.sharing;
 
 import io.qgpu.kubernetes.node.ContainerEdits;
-import io.qgpu.kubernetes.node.PlacementEdits;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -13,7 +12,7 @@ import java.util.Objects;
 /**
  * What a sharing back end adds to a container: container edits (environment entries and bind mounts, in
  * {@link ContainerEdits}' own types) and the host paths the node agent creates before the container starts
- * (directories, and files with a fixed content such as HAMi-core's {@code ld.so.preload}). {@link PlacementEdits},
+ * (directories, and files with a fixed content such as HAMi-core's {@code ld.so.preload}). {@code PlacementEdits},
  * the one mapping of a placement to container edits, merges it in; no node agent uses it on its own.
  *
  * <pre>{@code

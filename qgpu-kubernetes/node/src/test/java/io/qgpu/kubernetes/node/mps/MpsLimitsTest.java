@@ -54,7 +54,8 @@ class MpsLimitsTest {
         assertEquals(new MpsLimits(1024, 5), MpsLimits.smallest(GranularityRules.ofDefaults()), "qgpu: 1 GiB, 5%");
         assertEquals(new MpsLimits(1, 1), MpsLimits.smallest(GranularityRules.hami()), "hami: 1 MiB, 1%");
         assertEquals(new MpsLimits(256, 1), MpsLimits.smallest(GranularityRules.gpuManager()));
-        GranularityRules noMinimum = new GranularityRules("x", 512 * GpuDevice.MIB, 0, 10, 8, 0);
+        GranularityRules noMinimum = GranularityRules.custom().name("x").memoryUnitBytes(512 * GpuDevice.MIB).minMemoryBytes(0)
+                .computeUnit(10).maxTenantsPerGpu(8).memoryPerTenantSlotBytes(0).build();
         assertEquals(new MpsLimits(512, 10), MpsLimits.smallest(noMinimum), "no minimum: one memory unit");
     }
 

@@ -21,11 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread safety: stateless; safe under the ledger's read lock from any number of threads.
  */
-public final class GpuHealth {
+public final class HealthMarking {
 
-    private static final Logger LOG = LoggerFactory.getLogger(io.qgpu.core.ledger.Ledger.class);   // the public facade: users see no internal class name
+    private static final Logger LOG = LoggerFactory.getLogger("io.qgpu.core.ledger.Ledger");   // the public facade's logger: users see no internal class name, and this class does not name the ledger back
 
-    private GpuHealth() {
+    private HealthMarking() {
     }
 
     /**

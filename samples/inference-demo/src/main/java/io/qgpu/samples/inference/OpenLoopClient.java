@@ -15,7 +15,7 @@ import java.util.concurrent.locks.LockSupport;
  * (open loop, so a slow answer does not delay the next request), and measures each latency from the
  * planned send time to the answer.
  */
-final class LoadGenerator {
+final class OpenLoopClient {
 
     /** Latencies in nanoseconds, and the HTTP status of each answer. */
     record Outcome(long[] latencies, int[] statuses) {

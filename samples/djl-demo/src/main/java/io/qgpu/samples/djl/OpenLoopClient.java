@@ -15,7 +15,7 @@ import java.util.concurrent.locks.LockSupport;
  * request), and measures each latency from the planned send time to the answer. The same client as
  * inference-demo's (whose classes are package-private to that sample).
  */
-final class LoadGenerator {
+final class OpenLoopClient {
 
     /** Latencies in nanoseconds, and the HTTP status of each answer. */
     record Outcome(long[] latencies, int[] statuses) {

@@ -24,7 +24,7 @@ import java.util.Locale;
  *
  * <p>Thread safety: not thread-safe; a replay runs on one thread.
  */
-public final class Replay {
+public final class TraceReplay {
 
     /** The placement policies a replay can run. */
     public enum Policy {
@@ -78,7 +78,7 @@ public final class Replay {
         }
     }
 
-    private Replay() {
+    private TraceReplay() {
     }
 
     /**

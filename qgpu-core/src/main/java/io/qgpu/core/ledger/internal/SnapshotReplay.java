@@ -29,9 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Thread safety: stateless; the structure it builds is not published until it returns.
  */
-public final class Replay {
+public final class SnapshotReplay {
 
-    private Replay() {
+    private SnapshotReplay() {
     }
 
     /** A built structure and what was refused, by key. */
@@ -101,7 +101,7 @@ public final class Replay {
             for (GpuDevice g : n.gpus()) {
                 // a duplicate node's GPUs are not on the slot of the first node of that name
                 if (!g.healthy() && slot.get().node().positionOf(g.uuid()) >= 0) {
-                    slot.set(GpuHealth.withHealth(slot.get(), g.uuid(), g.health()));
+                    slot.set(HealthMarking.withHealth(slot.get(), g.uuid(), g.health()));
                 }
             }
         }
