@@ -135,7 +135,7 @@ final class ReplayCommand implements Subcommand {
 
         FileRoles files = new FileRoles().input("--nodes", nodesFile).input("--pods", podsFile)
                 .outputIn("--out", outDir, outDir.resolve("summary.csv")).outputIn("--out", outDir, outDir.resolve("curve.png"));
-        for (Replay.Policy policy : policies) {
+        for (TraceReplay.Policy policy : policies) {
             files.outputIn("--out", outDir, OutputNames.file(outDir, "curve-", "--policies", policy.wireName(), ".csv"));
         }
         files.check();
