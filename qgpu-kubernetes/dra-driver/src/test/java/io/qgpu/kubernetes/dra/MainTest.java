@@ -72,7 +72,7 @@ class MainTest {
                 List.of("--node-name", "n", "--kubelet-registrar-directory-path", reg.toString(), "--kubelet-plugins-directory-path=/no/plugins"));
         Path file = Files.writeString(tmp.resolve("file"), "x");
         refused("--cdi-root " + file + ": not a directory", dirs("--cdi-root", file.toString()));
-        refused("--state-file " + tmp + ": is a directory", dirs("--state-file", tmp.toString()));
+        refused("--state-file " + tmp + ": is a directory, not a file", dirs("--state-file", tmp.toString()));
         refused("--kubeconfig /no/kubeconfig: no such file", dirs("--kubeconfig", "/no/kubeconfig"));
         refused("--nvml-lib /no/lib.so: no such file", dirs("--nvml-lib", "/no/lib.so"));
         refused("--machine t4x4: needs --nvml-lib naming the fake NVML library", dirs("--machine", "t4x4"));
@@ -92,7 +92,8 @@ class MainTest {
         Run r = run(Map.of(), dirs("--cdi-root", tmp.resolve("cdi").toString(), "--state-file", tmp.resolve("s.json").toString(),
                 "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "dgx-z9").toArray(String[]::new));
         assertEquals(Main.USAGE_ERROR, r.code(), r.err());
-        assertEquals("error: --machine dgx-z9: the fake library knows dgx-h100, t4x4 and a100-bridged" + System.lineSeparator(), r.err());
+        assertEquals("error: --machine dgx-z9: the fake NVML library plays dgx-h100, t4x4, a100-bridged, a100-mig, x86-numa, h100-vm"
+                + System.lineSeparator(), r.err());
         assertEquals(0, FakeNvmlControl.load().fake_nvml_init_count(), "the refused start closed its NVML session");
     }
 
@@ -102,7 +103,9 @@ class MainTest {
         Run r = run(Map.of(), dirs("--cdi-root", tmp.resolve("cdi").toString(), "--nvml-lib", notALibrary.toString())
                 .toArray(String[]::new));
         assertEquals(Main.USAGE_ERROR, r.code(), r.err());
-        assertTrue(r.err().startsWith("error: --nvml-lib " + notALibrary + ": not an NVML library: "), r.err());
+        assertTrue(r.err().startsWith("error: --nvml-lib " + notALibrary + ": cannot be loaded as the NVML library ("), r.err());
+        assertTrue(r.err().contains("give the path of libnvidia-ml.so.1"), r.err());
+        assertFalse(r.err().contains("-Dqgpu.nvml.library") || r.err().contains("Nvml.builder"), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
     }
 
@@ -163,6 +166,116 @@ class MainTest {
         assertEquals(io.qgpu.kubernetes.node.sharing.SharingOptions.defaults(), Main.config(Main.parse(dirs()), Map.of()).sharing());
         for (String flag : io.qgpu.kubernetes.node.sharing.SharingOptions.FLAGS) {
             assertTrue(Main.USAGE.contains(flag + " "), flag + " is in the usage text");
+        }
+    }
+
+    // ---- issue 41 items 3-4: every start-up check is one line naming the flag and the value, exit code 2 ----
+
+    List<String> fake(String... more) {
+        List<String> a = dirs("--cdi-root", tmp.resolve("cdi").toString(), "--nvml-lib", FakeNvmlControl.path().toString(),
+                "--machine", "t4x4");
+        a.addAll(List.of(more));
+        return a;
+    }
+
+    @Test
+    void aCorruptStateFileNamesTheFileThePathAndWhatIsWrong() throws Exception {
+        Path state = Files.writeString(tmp.resolve("state.json"), "garbage");
+        Run r = run(Map.of(), fake("--state-file=" + state).toArray(String[]::new));
+        assertEquals(Main.USAGE_ERROR, r.code(), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("error: --state-file " + state + ": is not valid JSON"), r.err());
+        assertTrue(r.err().contains("(line 1, column "), r.err());
+        assertTrue(r.err().contains("fix or remove the file"), r.err());
+        assertFalse(r.err().contains("REDACTED") || r.err().contains("Unrecognized token") || r.err().contains("Exception"), r.err());
+        Files.writeString(state, "{\"version\": 99, \"node\": \"node-a\", \"claims\": []}");
+        refused("--state-file " + state + ": $.version: 99 must be 1; fix or remove the file (the driver then starts with no prepared"
+                + " claims)", fake("--state-file=" + state));
+        Files.writeString(state, "{\"version\": 1, \"node\": \"node-b\", \"claims\": []}");
+        refused("--state-file " + state + ": $.node: \"node-b\" must be this node's name \"node-a\"; fix or remove the file (the driver"
+                + " then starts with no prepared claims)", fake("--state-file=" + state));
+    }
+
+    @Test
+    void stateAndCdiDirectoriesThatCannotBeWrittenAreRefusedAtStart() throws Exception {
+        Path file = Files.writeString(tmp.resolve("a-file"), "x");
+        refused("--state-file " + file.resolve("s.json") + ": its directory " + file + " cannot be created (" + file
+                + " is a file, not a directory)", dirs("--state-file", file.resolve("s.json").toString()));
+        refused("--cdi-root " + file.resolve("cdi") + ": cannot be created (" + file + " is a file, not a directory)",
+                dirs("--cdi-root", file.resolve("cdi").toString()));
+        // a read-only file system: sysfs takes no new file, not even from root
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/sys/kernel")));
+        Run r = run(Map.of(), dirs("--cdi-root", "/sys/kernel").toArray(String[]::new));
+        assertEquals(Main.USAGE_ERROR, r.code(), r.err());
+        assertTrue(r.err().startsWith("error: --cdi-root /sys/kernel: is not writable ("), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+    }
+
+    @Test
+    void aDirectoryOfAnotherUserIsRefusedWithoutRoot() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse("root".equals(System.getProperty("user.name")), "root writes anywhere");
+        Path locked = Files.createDirectories(tmp.resolve("locked"));
+        Files.setPosixFilePermissions(locked, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        try {
+            refused("--state-file " + locked.resolve("s.json") + ": its directory " + locked + " is not writable (permission denied)",
+                    dirs("--state-file", locked.resolve("s.json").toString()));
+            refused("--cdi-root " + locked + ": is not writable (permission denied)", dirs("--cdi-root", locked.toString()));
+        } finally {
+            Files.setPosixFilePermissions(locked, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
+
+    @Test
+    void aRecoveryTooLongIsRefusedWithItsMaximum() {
+        refused("--recover-after 99999999999999: must be at most 3153600000 (100 years)", dirs("--recover-after", "99999999999999"));
+        refused("--recover-after 99999999999999999999999: must be at most 3153600000 (100 years)",
+                dirs("--recover-after", "99999999999999999999999"));
+        assertEquals(Duration.ofSeconds(3153600000L),
+                Main.config(Main.parse(dirs("--recover-after", "3153600000")), Map.of()).recoverAfter());
+    }
+
+    @Test
+    void mpsControlThatCannotRunIsRefusedWhenTheAgentStartsTheDaemons() throws Exception {
+        Path missing = tmp.resolve("no/nvidia-cuda-mps-control");
+        refused("--mps-control " + missing + ": no such file",
+                dirs("--sharing", "mps", "--mps-daemons", "agent", "--mps-control", missing.toString()));
+        Path plain = Files.writeString(tmp.resolve("mps-control"), "#!/bin/sh\n");
+        refused("--mps-control " + plain + ": not executable (chmod +x, or give the program's path)",
+                dirs("--sharing", "mps", "--mps-daemons", "agent", "--mps-control", plain.toString()));
+        Run r = run(Map.of("PATH", tmp.toString()), dirs("--sharing", "mps", "--mps-daemons", "agent").toArray(String[]::new));
+        assertEquals(Main.USAGE_ERROR, r.code(), r.err());
+        assertEquals("error: --mps-control nvidia-cuda-mps-control: not found on the PATH (" + tmp + "); give the program's path"
+                + System.lineSeparator(), r.err());
+        // with the MPS control daemon DaemonSet (external) the agent never runs it: nothing to check
+        Main.config(Main.parse(dirs("--sharing", "mps", "--mps-control", missing.toString())), Map.of());
+    }
+
+    @Test
+    void anApiServerThatCannotBeReachedIsOneLineWithItsUrlAndCauseWithinTheTimeout() throws Exception {
+        int port = io.qgpu.kubernetes.node.TestKubeconfig.closedPort();
+        Path closed = io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, "https://127.0.0.1:" + port);
+        long t0 = System.nanoTime();
+        refused("--kubeconfig " + closed + ": the Kubernetes API server https://127.0.0.1:" + port + "/: connection refused",
+                fake("--kubeconfig", closed.toString()));
+        Path unknown = io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, "https://" + io.qgpu.kubernetes.node.TestKubeconfig.UNRESOLVABLE
+                + ":6443");
+        refused("--kubeconfig " + unknown + ": the Kubernetes API server https://" + io.qgpu.kubernetes.node.TestKubeconfig.UNRESOLVABLE
+                + ":6443/: unknown host " + io.qgpu.kubernetes.node.TestKubeconfig.UNRESOLVABLE, fake("--kubeconfig", unknown.toString(),
+                "--api-timeout", "5s"));
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(15), "both within the timeouts");
+        refused("--api-timeout = \"10\": must be a duration: a number and a unit: ns, us, ms, s or m (for example \"250ms\", \"1.5s\","
+                + " \"40us\", \"2m\")", dirs("--api-timeout", "10"));
+        refused("--api-timeout 0s: must be above 0 and at most 10m", dirs("--api-timeout", "0s"));
+    }
+
+    @Test
+    void aServerThatDoesNotAnswerInTimeIsNamedWithTheTimeout() throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Path k = io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, "https://127.0.0.1:" + silent.getLocalPort());
+            long t0 = System.nanoTime();
+            refused("--kubeconfig " + k + ": the Kubernetes API server https://127.0.0.1:" + silent.getLocalPort()
+                    + "/: no answer within 1s (--api-timeout)", fake("--kubeconfig", k.toString(), "--api-timeout", "1s"));
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "within the timeout");
         }
     }
 }
