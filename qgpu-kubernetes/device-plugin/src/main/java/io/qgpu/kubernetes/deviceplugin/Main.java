@@ -76,13 +76,15 @@ public final class Main {
     /**
      * Settings that keep the start-up free of warnings that are not the user's to act on: Netty's note on
      * every Unix socket that TCP keep-alive does not apply to it, and (JDK 24 and later) the warning that
-     * Netty calls {@code sun.misc.Unsafe}'s memory methods: the plugin's few small messages do not need them.
+     * Netty calls {@code sun.misc.Unsafe}'s memory methods (gRPC's shaded Netty, and with {@code --kubernetes} the API
+     * client's): the plugin's few small messages do not need them.
      * A value the user set on the command line wins.
      */
     static void quietStartup() {
         for (Map.Entry<String, String> e : Map.of(
                 "org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap", "error",
-                "io.grpc.netty.shaded.io.netty.noUnsafe", "true").entrySet()) {
+                "io.grpc.netty.shaded.io.netty.noUnsafe", "true",
+                "io.netty.noUnsafe", "true").entrySet()) {
             if (System.getProperty(e.getKey()) == null) {
                 System.setProperty(e.getKey(), e.getValue());
             }
@@ -217,9 +219,7 @@ public final class Main {
         }
         PluginConfig c = PluginConfig.defaults(pluginDir);
         Optional<Path> lib = Optional.ofNullable(opts.get("--nvml-lib")).map(Path::of);
-        if (lib.isPresent() && !Files.isRegularFile(lib.get())) {
-            throw new IllegalArgumentException("--nvml-lib " + lib.get() + ": no such file");
-        }
+        lib.ifPresent(l -> AgentChecks.library("--nvml-lib", l.toString()));
         if (opts.containsKey("--machine")) {
             AgentChecks.fakeMachine(opts.get("--machine"));
         }

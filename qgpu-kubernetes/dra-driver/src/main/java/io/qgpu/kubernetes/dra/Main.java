@@ -78,7 +78,23 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        quietStartup();
         System.exit(run(args, System.getenv(), System.out, System.err));
+    }
+
+    /**
+     * Settings that keep the start-up free of warnings that are not the user's to act on (JDK 24 and later): Netty's
+     * calls to {@code sun.misc.Unsafe}'s memory methods, in the API client's Netty (fabric8's Vert.x) and in gRPC's
+     * shaded copy; the driver's few small messages do not need them. Set before any Netty class loads; a value the
+     * user set on the command line wins. (JNA's native access is enabled by the jar's manifest,
+     * {@code Enable-Native-Access: ALL-UNNAMED}.)
+     */
+    static void quietStartup() {
+        for (String p : List.of("io.netty.noUnsafe", "io.grpc.netty.shaded.io.netty.noUnsafe")) {
+            if (System.getProperty(p) == null) {
+                System.setProperty(p, "true");
+            }
+        }
     }
 
     /**
@@ -249,9 +265,7 @@ public final class Main {
             throw new IllegalArgumentException("--kubeconfig " + opts.get("--kubeconfig") + ": no such file");
         }
         Optional<Path> lib = Optional.ofNullable(opts.get("--nvml-lib")).map(Path::of);
-        if (lib.isPresent() && !Files.isRegularFile(lib.get())) {
-            throw new IllegalArgumentException("--nvml-lib " + lib.get() + ": no such file");
-        }
+        lib.ifPresent(l -> AgentChecks.library("--nvml-lib", l.toString()));
         Optional<String> machine = Optional.ofNullable(opts.get("--machine"));
         if (machine.isPresent() && lib.isEmpty()) {
             throw new IllegalArgumentException("--machine " + machine.get() + ": needs --nvml-lib naming the fake NVML library");

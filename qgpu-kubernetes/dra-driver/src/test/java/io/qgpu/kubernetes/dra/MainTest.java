@@ -75,6 +75,7 @@ class MainTest {
         refused("--state-file " + tmp + ": is a directory, not a file", dirs("--state-file", tmp.toString()));
         refused("--kubeconfig /no/kubeconfig: no such file", dirs("--kubeconfig", "/no/kubeconfig"));
         refused("--nvml-lib /no/lib.so: no such file", dirs("--nvml-lib", "/no/lib.so"));
+        refused("--nvml-lib " + tmp + ": not a file", dirs("--nvml-lib", tmp.toString()));
         refused("--machine t4x4: needs --nvml-lib naming the fake NVML library", dirs("--machine", "t4x4"));
         refused("--rules x: must be qgpu, hami or gpu-manager", dirs("--rules", "x"));
         refused("--recover-after soon: must be a whole number of seconds", dirs("--recover-after", "soon"));
@@ -276,6 +277,41 @@ class MainTest {
             refused("--kubeconfig " + k + ": the Kubernetes API server https://127.0.0.1:" + silent.getLocalPort()
                     + "/: no answer within 1s (--api-timeout)", fake("--kubeconfig", k.toString(), "--api-timeout", "1s"));
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "within the timeout");
+        }
+    }
+
+    @Test
+    void aDriverStoppedBySigtermSaysSo() throws Exception {
+        io.fabric8.kubernetes.client.server.mock.KubernetesMockServer api =
+                new io.fabric8.kubernetes.client.server.mock.KubernetesMockServer(false);
+        api.expect().get().withPath("/version").andReturn(200, "{\"major\":\"1\",\"minor\":\"34\"}").always();
+        api.init();
+        try {
+            Path k = io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, api.url("/").replaceAll("/$", ""));
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            List<String> cmd = new ArrayList<>(List.of(java.toString(), "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            cmd.addAll(fake("--kubeconfig", k.toString(), "--state-file", tmp.resolve("s.json").toString()));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            StringBuilder log = new StringBuilder();
+            java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            String line;
+            while (System.nanoTime() < deadline && (line = r.readLine()) != null) {
+                log.append(line).append('\n');
+                if (line.contains("GPU(s) published")) {
+                    break;
+                }
+            }
+            assertTrue(log.toString().contains("GPU(s) published"), log.toString());
+            // SIGTERM, as the kubelet sends (Process.destroy would close the streams before the last line is read)
+            assertEquals(0, new ProcessBuilder("kill", "-TERM", String.valueOf(p.pid())).start().waitFor());
+            while ((line = r.readLine()) != null) {
+                log.append(line).append('\n');
+            }
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the JVM ended");
+            assertTrue(log.toString().contains("stopping (signal received)"), log.toString());
+        } finally {
+            api.destroy();
         }
     }
 }

@@ -58,6 +58,10 @@ public final class Main {
     }
 
     public static void main(String[] argv) throws Exception {
+        if (System.getProperty("io.netty.noUnsafe") == null) {
+            // JDK 24+: no warning about Netty's sun.misc.Unsafe memory calls (the API client's Vert.x); a value given wins
+            System.setProperty("io.netty.noUnsafe", "true");
+        }
         int rc = run(argv, System.out, System.err);
         if (rc != 0) {
             System.exit(rc);
