@@ -44,7 +44,8 @@ public final class Main {
             prepares ResourceClaims with CDI specs, qgpu's ledger and granularity rules behind it.
 
               --node-name NODE                         this node's name (default: $NODE_NAME)
-              --kubeconfig FILE                        kubeconfig (default: in-cluster configuration)
+              --kubeconfig FILE                        kubeconfig (default: $KUBECONFIG, ~/.kube/config, else the
+                                                       in-cluster configuration)
               --api-timeout D                          how long the API server may take to answer at start
                                                        (default 10s; a number and a unit)
               --kubelet-registrar-directory-path DIR   the kubelet's plugin registrar directory
@@ -151,7 +152,7 @@ public final class Main {
         Optional<String> api = ApiServerCheck.problem(client, apiTimeout);
         if (api.isPresent()) {
             client.close();
-            err.println("error: " + kubeconfig.map(k -> "--kubeconfig " + k).orElse("in-cluster configuration") + ": " + api.get());
+            err.println("error: " + kubeconfig.map(k -> "--kubeconfig " + k).orElse("kubeconfig ($KUBECONFIG, ~/.kube/config or in-cluster)") + ": " + api.get());
             return USAGE_ERROR;
         }
         DraDriver driver;
