@@ -46,10 +46,10 @@ class MainTest {
         assertEquals(Duration.ofSeconds(10), c.recoveryCheckEvery());
         assertEquals("node-7", Main.config(Main.parse(List.of("--plugin-dir", dir.toString())), Map.of("NODE_NAME", "node-7"))
                 .nodeName());
-        PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", "/x/s.json",
+        PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", tmp.resolve("x/s.json").toString(),
                 "--rules", "hami", "--recover-after", "30", "--machine", "t4x4");
         assertEquals("n1", all.nodeName());
-        assertEquals(Path.of("/x/s.json"), all.stateFile());
+        assertEquals(tmp.resolve("x/s.json"), all.stateFile());
         assertEquals("hami", all.rules().name());
         assertEquals(Duration.ofSeconds(30), all.recoverAfter());
         assertEquals("t4x4", all.fakeMachine().orElseThrow());

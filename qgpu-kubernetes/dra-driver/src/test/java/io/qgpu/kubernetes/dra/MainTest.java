@@ -42,9 +42,13 @@ class MainTest {
         return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** The test's directories; --cdi-root too unless given (the driver writes in it at start: never the machine's /var/run/cdi). */
     List<String> dirs(String... more) {
         List<String> a = new ArrayList<>(List.of("--node-name", "node-a", "--kubelet-registrar-directory-path", reg.toString(),
                 "--kubelet-plugins-directory-path", plugins.toString()));
+        if (java.util.Arrays.stream(more).noneMatch(m -> m.startsWith("--cdi-root"))) {
+            a.addAll(List.of("--cdi-root", tmp.resolve("cdi").toString()));
+        }
         a.addAll(List.of(more));
         return a;
     }
@@ -83,7 +87,7 @@ class MainTest {
         Path deep = Files.createDirectories(tmp.resolve("p".repeat(100)));
         String longPlugins = "--kubelet-plugins-directory-path " + deep + ": the socket path " + deep.resolve("gpu.qgpu.io/dra.sock");
         Run r = run(Map.of(), "--node-name", "n", "--kubelet-registrar-directory-path", reg.toString(),
-                "--kubelet-plugins-directory-path", deep.toString());
+                "--kubelet-plugins-directory-path", deep.toString(), "--cdi-root", tmp.resolve("cdi").toString());
         assertEquals(Main.USAGE_ERROR, r.code());
         assertTrue(r.err().startsWith("error: " + longPlugins) && r.err().contains("at most 107"), r.err());
     }
@@ -112,13 +116,14 @@ class MainTest {
 
     @Test
     void defaultsAreTheKubeletsDirectoriesAndBothValueFormsWork() {
-        DriverConfig c = Main.config(Main.parse(dirs("--cdi-root=/run/cdi", "--state-file", "/x/s.json", "--rules", "hami",
+        // the directories are checked by writing in them: the test's own, never the machine's
+        DriverConfig c = Main.config(Main.parse(dirs("--cdi-root=" + tmp.resolve("run/cdi"), "--state-file", tmp.resolve("x/s.json").toString(), "--rules", "hami",
                 "--recover-after", "30")), Map.of());
         assertEquals("node-a", c.nodeName());
         assertEquals(reg.toAbsolutePath().resolve("gpu.qgpu.io-reg.sock"), c.registrationSocket());
         assertEquals(plugins.toAbsolutePath().resolve("gpu.qgpu.io/dra.sock"), c.draSocket());
-        assertEquals(Path.of("/run/cdi"), c.cdiRoot());
-        assertEquals(Path.of("/x/s.json"), c.stateFile());
+        assertEquals(tmp.resolve("run/cdi").toAbsolutePath(), c.cdiRoot());
+        assertEquals(tmp.resolve("x/s.json").toAbsolutePath(), c.stateFile());
         assertEquals("hami", c.rules().name());
         assertEquals(Duration.ofSeconds(30), c.recoverAfter());
         DriverConfig d = DriverConfig.defaults("n");
@@ -128,7 +133,8 @@ class MainTest {
         assertEquals(Path.of("/var/lib/kubelet/plugins/gpu.qgpu.io/state.json"), d.stateFile());
         assertEquals("qgpu", d.rules().name());
         assertEquals("node-7", Main.config(Main.parse(List.of("--kubelet-registrar-directory-path", reg.toString(),
-                "--kubelet-plugins-directory-path", plugins.toString())), Map.of("NODE_NAME", "node-7")).nodeName());
+                "--kubelet-plugins-directory-path", plugins.toString(), "--cdi-root", tmp.resolve("cdi").toString())),
+                Map.of("NODE_NAME", "node-7")).nodeName());
         assertEquals(plugins.toAbsolutePath().resolve("gpu.qgpu.io/state.json"),
                 Main.config(Main.parse(dirs()), Map.of()).stateFile());
         Run help = run(Map.of(), "--help");
@@ -173,8 +179,7 @@ class MainTest {
     // ---- issue 41 items 3-4: every start-up check is one line naming the flag and the value, exit code 2 ----
 
     List<String> fake(String... more) {
-        List<String> a = dirs("--cdi-root", tmp.resolve("cdi").toString(), "--nvml-lib", FakeNvmlControl.path().toString(),
-                "--machine", "t4x4");
+        List<String> a = dirs("--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "t4x4");
         a.addAll(List.of(more));
         return a;
     }
