@@ -5,7 +5,9 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.kubernetes.node.AgentChecks;
 import io.qgpu.kubernetes.node.AgentFlags;
+import io.qgpu.kubernetes.node.ApiServerCheck;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.NvmlLibraryException;
 import java.io.IOException;
@@ -39,19 +41,24 @@ public final class Main {
               --nvml-lib PATH       load NVML from PATH instead of libnvidia-ml.so.1
               --machine NAME        with the fake NVML library only: dgx-h100, t4x4, a100-bridged,
                                     a100-mig, x86-numa or h100-vm
-              --node-name NAME      the node's name (default: $NODE_NAME, else $HOSTNAME, else local)
+              --node-name NAME      the node's name, a DNS subdomain (default: $NODE_NAME, else $HOSTNAME,
+                                    else local)
               --state-file PATH     allocations kept across restarts
                                     (default: DIR/../qgpu-device-plugin-state.json)
               --rules NAME          granularity rules: qgpu (default), hami or gpu-manager
-              --recover-after SEC   seconds without a critical Xid before a GPU is healthy again (default 300)
+              --recover-after SEC   seconds without a critical Xid before a GPU is healthy again (default 300,
+                                    at most 3153600000)
               --kubernetes          read the extender's decisions from the pods of this node
-                                    (kubeconfig: $KUBECONFIG, ~/.kube/config, or in-cluster)
+                                    (kubeconfig: $KUBECONFIG, ~/.kube/config, or in-cluster); the API server
+                                    must answer at start
+              --api-timeout D       with --kubernetes: how long the API server may take to answer at start
+                                    (default 10s; a number and a unit)
             """ + SharingOptions.USAGE + """
               --help                this text
             """;
 
     /** The machines the fake NVML library plays (qgpu-nvml/src/test/c/fake_nvml.c); the plugin starts on each. */
-    static final List<String> FAKE_MACHINES = List.of("dgx-h100", "t4x4", "a100-bridged", "a100-mig", "x86-numa", "h100-vm");
+    static final List<String> FAKE_MACHINES = AgentChecks.FAKE_MACHINES;
 
     private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 
@@ -69,13 +76,15 @@ public final class Main {
     /**
      * Settings that keep the start-up free of warnings that are not the user's to act on: Netty's note on
      * every Unix socket that TCP keep-alive does not apply to it, and (JDK 24 and later) the warning that
-     * Netty calls {@code sun.misc.Unsafe}'s memory methods: the plugin's few small messages do not need them.
+     * Netty calls {@code sun.misc.Unsafe}'s memory methods (gRPC's shaded Netty, and with {@code --kubernetes} the API
+     * client's): the plugin's few small messages do not need them.
      * A value the user set on the command line wins.
      */
     static void quietStartup() {
         for (Map.Entry<String, String> e : Map.of(
                 "org.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap", "error",
-                "io.grpc.netty.shaded.io.netty.noUnsafe", "true").entrySet()) {
+                "io.grpc.netty.shaded.io.netty.noUnsafe", "true",
+                "io.netty.noUnsafe", "true").entrySet()) {
             if (System.getProperty(e.getKey()) == null) {
                 System.setProperty(e.getKey(), e.getValue());
             }
@@ -112,6 +121,12 @@ public final class Main {
         try {
             if (opts.containsKey("--kubernetes")) {
                 client = new KubernetesClientBuilder().build();
+                Optional<String> api = ApiServerCheck.problem(client, AgentFlags.apiTimeout(opts));
+                if (api.isPresent()) {
+                    client.close();
+                    err.println("error: --kubernetes: " + api.get());
+                    return 2;
+                }
                 config = config.withDecisions(new KubernetesPodDecisions(client, config.nodeName()));
             }
             plugin = DevicePlugin.start(config);
@@ -143,13 +158,7 @@ public final class Main {
     /** Why the plugin did not start, in one line naming the flag the user can change. */
     static String startFailure(Exception e, Map<String, String> opts) {
         if (e instanceof NvmlLibraryException n) {
-            String lib = opts.get("--nvml-lib");
-            return lib != null
-                    ? "--nvml-lib " + lib + ": cannot be loaded as the NVML library (" + loadProblem(n) + "); give the path of"
-                    + " libnvidia-ml.so.1"
-                    : "no NVML library (libnvidia-ml.so.1) on this machine: is the NVIDIA driver installed? Give its path with"
-                    + " --nvml-lib PATH (to try the plugin without a GPU: --nvml-lib qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1"
-                    + " --machine t4x4)";
+            return AgentChecks.nvmlLoadFailure(n, Optional.ofNullable(opts.get("--nvml-lib")));
         }
         if (e instanceof StateFile.StateFileException) {
             String file = opts.getOrDefault("--state-file", "(default) ");
@@ -158,18 +167,6 @@ public final class Main {
             return "--state-file " + file.trim() + ": " + (m.startsWith("state file ") && colon > 0 ? m.substring(colon + 2) : m);
         }
         return firstLine(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
-    }
-
-    /** What the loader said, without the library's own hints (they name a system property, not the plugin's flag). */
-    private static String loadProblem(NvmlLibraryException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof UnsatisfiedLinkError u && u.getMessage() != null) {
-                return firstLine(u.getMessage()).replaceAll("\\s*Native library \\(.*", "").trim();
-            }
-        }
-        String m = firstLine(e.getMessage());
-        int hint = m.indexOf(". Is the NVIDIA driver installed");
-        return hint > 0 ? m.substring(0, hint) : m;
     }
 
     private static String firstLine(String s) {
@@ -184,7 +181,7 @@ public final class Main {
 
     private static final Set<String> FLAGS = Set.of("--help", "--kubernetes");
     private static final Set<String> VALUED = Set.of("--plugin-dir", "--nvml-lib", "--machine", "--node-name",
-            "--state-file", "--rules", "--recover-after", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir",
+            "--state-file", "--rules", "--recover-after", "--api-timeout", "--sharing", "--mps-root", "--mps-control", "--mps-shm-dir",
             "--mps-daemons",
             "--hami-core-library", "--hami-core-cache-root", "--hami-core-lock-dir",
             "--hami-core-preload", "--hami-core-preload-file");
@@ -222,15 +219,15 @@ public final class Main {
         }
         PluginConfig c = PluginConfig.defaults(pluginDir);
         Optional<Path> lib = Optional.ofNullable(opts.get("--nvml-lib")).map(Path::of);
-        if (lib.isPresent() && !Files.isRegularFile(lib.get())) {
-            throw new IllegalArgumentException("--nvml-lib " + lib.get() + ": no such file");
-        }
-        if (opts.containsKey("--machine") && !FAKE_MACHINES.contains(opts.get("--machine"))) {
-            throw new IllegalArgumentException("--machine " + opts.get("--machine") + ": the fake NVML library plays "
-                    + String.join(", ", FAKE_MACHINES));
+        lib.ifPresent(l -> AgentChecks.library("--nvml-lib", l.toString()));
+        if (opts.containsKey("--machine")) {
+            AgentChecks.fakeMachine(opts.get("--machine"));
         }
         c = c.withNvml(lib, Optional.ofNullable(opts.get("--machine")));
         String node = opts.getOrDefault("--node-name", firstNonBlank(env.get("NODE_NAME"), env.get("HOSTNAME"), "local"));
+        AgentChecks.nodeName(opts.containsKey("--node-name") ? "--node-name"
+                : notBlank(env.get("NODE_NAME")) ? "--node-name (from $NODE_NAME)"
+                : notBlank(env.get("HOSTNAME")) ? "--node-name (from $HOSTNAME)" : "--node-name", node);
         c = c.withNode(node);
         if (opts.containsKey("--state-file")) {
             c = c.withStateFile(Path.of(opts.get("--state-file")));
@@ -240,27 +237,25 @@ public final class Main {
         c = AgentFlags.rules(opts).map(c::withRules).orElse(c);
         c = c.withRecovery(AgentFlags.recoverAfter(opts).orElse(c.recoverAfter()), c.recoveryCheckEvery(), c.ticker());
         c = c.withSharing(SharingOptions.parse(opts));
+        AgentChecks.sharingPrograms(c.sharing(), env.get("PATH"));
+        if (opts.containsKey("--api-timeout") && !opts.containsKey("--kubernetes")) {
+            throw new IllegalArgumentException("--api-timeout " + opts.get("--api-timeout") + ": only with --kubernetes");
+        }
+        AgentFlags.apiTimeout(opts);
         return c;
     }
 
     /**
-     * A state file that exists must be a readable JSON file: said here, in the user's terms, before
-     * anything starts (the plugin's own reader then checks what the JSON holds).
+     * A state file must be writable where it is (its directory takes a new file) and, when it exists, a readable JSON
+     * file: said here, in the user's terms, before anything starts (the plugin's own reader then checks what the JSON
+     * holds).
      */
     static void checkStateFile(String label, Path file) {
-        if (Files.isDirectory(file)) {
-            throw new IllegalArgumentException(label + ": is a directory, not a file");
-        }
-        if (!Files.exists(file)) {
-            return;
-        }
-        try {
-            JsonInput.read(file, "");
-        } catch (QgpuJsonException e) {
-            throw new IllegalArgumentException(label + ": " + e.rule()
-                    + (e.line() > 0 ? " (line " + e.line() + ", column " + e.column() + ")" : "")
-                    + "; fix or remove the file (the plugin then starts with no allocations)");
-        }
+        AgentChecks.stateFile(label, file, "fix or remove the file (the plugin then starts with no allocations)");
+    }
+
+    private static boolean notBlank(String v) {
+        return v != null && !v.isBlank();
     }
 
     private static String firstNonBlank(String... values) {

@@ -46,10 +46,10 @@ class MainTest {
         assertEquals(Duration.ofSeconds(10), c.recoveryCheckEvery());
         assertEquals("node-7", Main.config(Main.parse(List.of("--plugin-dir", dir.toString())), Map.of("NODE_NAME", "node-7"))
                 .nodeName());
-        PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", "/x/s.json",
+        PluginConfig all = config("--plugin-dir", dir.toString(), "--node-name", "n1", "--state-file", tmp.resolve("x/s.json").toString(),
                 "--rules", "hami", "--recover-after", "30", "--machine", "t4x4");
         assertEquals("n1", all.nodeName());
-        assertEquals(Path.of("/x/s.json"), all.stateFile());
+        assertEquals(tmp.resolve("x/s.json"), all.stateFile());
         assertEquals("hami", all.rules().name());
         assertEquals(Duration.ofSeconds(30), all.recoverAfter());
         assertEquals("t4x4", all.fakeMachine().orElseThrow());
@@ -145,6 +145,7 @@ class MainTest {
         Run r = run("--plugin-dir", dir.toString(), "--nvml-lib", notALibrary.toString());
         assertEquals(2, r.rc());
         assertTrue(firstLine(r).startsWith("error: --nvml-lib " + notALibrary + ": cannot be loaded as the NVML library"), r.err());
+        assertTrue(r.err().contains("give the path of libnvidia-ml.so.1"), r.err());
         assertFalse(r.err().contains("-Dqgpu.nvml.library") || r.err().contains("NVML_ERROR"), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
         String none = Main.startFailure(new io.qgpu.nvml.NvmlLibraryException("load", io.qgpu.nvml.NvmlReturn.LIBRARY_NOT_FOUND,
@@ -210,5 +211,111 @@ class MainTest {
         assertEquals(2, bad.rc());
         assertEquals("error: --sharing = \"mig\": must be one of none, mps, hami-core", firstLine(bad));
         assertEquals(1, bad.err().lines().count(), bad.err());
+    }
+
+    // ---- issue 41 items 3-4: every start-up check is one line naming the flag and the value, exit code 2 ----
+
+    /** One line on standard error, exit code 2. */
+    static void oneLine(String line, Run r) {
+        assertEquals(2, r.rc(), r.err());
+        assertEquals(List.of("error: " + line), r.err().lines().toList(), "one line, no usage text, no stack trace");
+    }
+
+    @Test
+    void nodeNamesKubernetesWouldNotTakeAreRefusedWithTheDraDriversRule() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        refused("--node-name Node_A: must be a DNS subdomain (lower-case letters, digits, '-' and '.')",
+                "--plugin-dir", dir.toString(), "--node-name", "Node_A");
+        refused("--node-name " + "a".repeat(254) + ": must be a DNS subdomain (lower-case letters, digits, '-' and '.')",
+                "--plugin-dir", dir.toString(), "--node-name", "a".repeat(254));
+        IllegalArgumentException env = assertThrows(IllegalArgumentException.class,
+                () -> Main.config(Main.parse(List.of("--plugin-dir", dir.toString())), Map.of("HOSTNAME", "My_Laptop")));
+        assertEquals("--node-name (from $HOSTNAME) My_Laptop: must be a DNS subdomain (lower-case letters, digits, '-' and '.')",
+                env.getMessage());
+        assertEquals("node-1.example.com", config("--plugin-dir", dir.toString(), "--node-name", "node-1.example.com").nodeName());
+    }
+
+    @Test
+    void aStateFileWhoseDirectoryCannotBeWrittenIsRefusedAtStart() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path file = Files.writeString(tmp.resolve("a-file"), "x");
+        Path state = file.resolve("state.json");
+        oneLine("--state-file " + state + ": its directory " + file + " cannot be created (" + file + " is a file, not a directory)",
+                run("--plugin-dir", dir.toString(), "--state-file", state.toString()));
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/sys/kernel")));
+        Run ro = run("--plugin-dir", dir.toString(), "--state-file", "/sys/kernel/qgpu-state.json");
+        assertEquals(2, ro.rc(), ro.err());
+        assertTrue(firstLine(ro).startsWith("error: --state-file /sys/kernel/qgpu-state.json: its directory /sys/kernel is not writable ("),
+                ro.err());
+    }
+
+    @Test
+    void aDirectoryOfAnotherUserIsRefusedWithoutRoot() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse("root".equals(System.getProperty("user.name")), "root writes anywhere");
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path locked = Files.createDirectories(tmp.resolve("locked"));
+        Files.setPosixFilePermissions(locked, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        try {
+            refused("--state-file " + locked.resolve("s.json") + ": its directory " + locked + " is not writable (permission denied)",
+                    "--plugin-dir", dir.toString(), "--state-file", locked.resolve("s.json").toString());
+        } finally {
+            Files.setPosixFilePermissions(locked, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
+
+    @Test
+    void aRecoveryTooLongIsRefusedWithItsMaximum() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        oneLine("--recover-after 99999999999999: must be at most 3153600000 (100 years)",
+                run("--plugin-dir", dir.toString(), "--recover-after", "99999999999999"));
+        assertEquals(Duration.ofSeconds(3153600000L), config("--plugin-dir", dir.toString(), "--recover-after", "3153600000").recoverAfter());
+    }
+
+    @Test
+    void mpsControlThatCannotRunIsRefusedWhenThePluginStartsTheDaemons() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        Path missing = tmp.resolve("no/nvidia-cuda-mps-control");
+        oneLine("--mps-control " + missing + ": no such file", run("--plugin-dir", dir.toString(), "--sharing", "mps",
+                "--mps-daemons", "agent", "--mps-control", missing.toString()));
+        Path plain = Files.writeString(tmp.resolve("mps-control"), "#!/bin/sh\n");
+        oneLine("--mps-control " + plain + ": not executable (chmod +x, or give the program's path)", run("--plugin-dir", dir.toString(),
+                "--sharing", "mps", "--mps-daemons", "agent", "--mps-control", plain.toString()));
+        IllegalArgumentException onPath = assertThrows(IllegalArgumentException.class, () -> Main.config(Main.parse(List.of(
+                "--plugin-dir", dir.toString(), "--sharing", "mps", "--mps-daemons", "agent")), Map.of("PATH", tmp.toString())));
+        assertEquals("--mps-control nvidia-cuda-mps-control: not found on the PATH (" + tmp + "); give the program's path",
+                onPath.getMessage());
+        config("--plugin-dir", dir.toString(), "--sharing", "mps", "--mps-control", missing.toString()); // external daemons: not run
+    }
+
+    @Test
+    void anApiServerThatCannotBeReachedIsOneLineWithItsUrlAndCause() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("d"));
+        int port = io.qgpu.kubernetes.node.TestKubeconfig.closedPort();
+        String before = System.getProperty("kubeconfig");
+        try {
+            System.setProperty("kubeconfig", io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, "https://127.0.0.1:" + port).toString());
+            long t0 = System.nanoTime();
+            oneLine("--kubernetes: the Kubernetes API server https://127.0.0.1:" + port + "/: connection refused",
+                    run("--plugin-dir", dir.toString(), "--nvml-lib", FakeNvmlControl.path().toString(), "--machine", "t4x4",
+                            "--kubernetes"));
+            String host = io.qgpu.kubernetes.node.TestKubeconfig.UNRESOLVABLE;
+            System.setProperty("kubeconfig", io.qgpu.kubernetes.node.TestKubeconfig.write(tmp, "https://" + host + ":6443").toString());
+            oneLine("--kubernetes: the Kubernetes API server https://" + host + ":6443/: unknown host " + host,
+                    run("--plugin-dir", dir.toString(), "--kubernetes", "--api-timeout", "5s"));
+            assertTrue(System.nanoTime() - t0 < java.util.concurrent.TimeUnit.SECONDS.toNanos(15), "both within the timeouts");
+        } finally {
+            if (before == null) {
+                System.clearProperty("kubeconfig");
+            } else {
+                System.setProperty("kubeconfig", before);
+            }
+        }
+        refused("--api-timeout 5s: only with --kubernetes", "--plugin-dir", dir.toString(), "--api-timeout", "5s");
+        refused("--api-timeout 11m: must be above 0 and at most 10m", "--plugin-dir", dir.toString(), "--kubernetes", "--api-timeout", "11m");
+    }
+
+    @Test
+    void theFakeMachinesComeFromOnePlace() {
+        assertEquals(io.qgpu.kubernetes.node.AgentChecks.FAKE_MACHINES, Main.FAKE_MACHINES);
     }
 }

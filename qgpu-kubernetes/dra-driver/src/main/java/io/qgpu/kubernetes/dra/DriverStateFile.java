@@ -104,8 +104,12 @@ final class DriverStateFile implements ClaimStore {
             root = MAPPER.readTree(Files.readAllBytes(path));
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+            throw bad("$", "is not valid JSON" + (at == null || at.getLineNr() < 1 ? ""
+                    : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"));
         } catch (IOException e) {
-            throw bad("$", "cannot be read as JSON: " + e.getMessage());
+            throw bad("$", "cannot be read (" + e.getMessage() + ")");
         }
         if (root == null || !root.isObject()) {
             throw bad("$", "must be a JSON object");

@@ -23,6 +23,27 @@ public final class AgentFlags {
     private AgentFlags() {
     }
 
+    /**
+     * {@code --api-timeout}: how long the start-up check of the API server may take ({@link ApiServerCheck}), a number
+     * and a unit ({@code 10s}, {@code 500ms}), above zero and at most 10 minutes; the default when the flag is absent.
+     */
+    public static Duration apiTimeout(Map<String, String> opts) {
+        String v = opts.get(ApiServerCheck.FLAG);
+        if (v == null) {
+            return ApiServerCheck.DEFAULT_TIMEOUT;
+        }
+        Duration d;
+        try {
+            d = io.qgpu.core.json.Durations.parse(ApiServerCheck.FLAG, v);
+        } catch (InvalidValueException e) {
+            throw new IllegalArgumentException(e.getMessage());
+        }
+        if (d.isZero() || d.isNegative() || d.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new IllegalArgumentException(ApiServerCheck.FLAG + " " + v + ": must be above 0 and at most 10m");
+        }
+        return d;
+    }
+
     /** {@code --rules}: a preset of {@link GranularityRules#preset}; empty when the flag is absent. */
     public static Optional<GranularityRules> rules(Map<String, String> opts) {
         if (!opts.containsKey("--rules")) {
@@ -35,7 +56,13 @@ public final class AgentFlags {
         }
     }
 
-    /** {@code --recover-after}: a whole number of seconds, at least 1; empty when the flag is absent. */
+    /** The largest {@code --recover-after}: 100 years in seconds (its nanoseconds, added to a clock's, stay in a long). */
+    public static final long MAX_RECOVER_AFTER_SECONDS = 100L * 365 * 24 * 3600;
+
+    /**
+     * {@code --recover-after}: a whole number of seconds, at least 1 and at most {@value #MAX_RECOVER_AFTER_SECONDS};
+     * empty when the flag is absent.
+     */
     public static Optional<Duration> recoverAfter(Map<String, String> opts) {
         if (!opts.containsKey("--recover-after")) {
             return Optional.empty();
@@ -45,10 +72,18 @@ public final class AgentFlags {
         try {
             seconds = Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--recover-after " + v + ": must be a whole number of seconds");
+            if (v.matches("\\+?[0-9]+")) {
+                seconds = Long.MAX_VALUE; // digits too many for a long: too large
+            } else {
+                throw new IllegalArgumentException("--recover-after " + v + ": must be a whole number of seconds");
+            }
         }
         if (seconds < 1) {
             throw new IllegalArgumentException("--recover-after " + v + ": must be at least 1");
+        }
+        if (seconds > MAX_RECOVER_AFTER_SECONDS) {
+            throw new IllegalArgumentException("--recover-after " + v + ": must be at most " + MAX_RECOVER_AFTER_SECONDS
+                    + " (100 years)");
         }
         return Optional.of(Duration.ofSeconds(seconds));
     }

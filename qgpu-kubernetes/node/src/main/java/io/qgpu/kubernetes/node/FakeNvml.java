@@ -34,7 +34,8 @@ public final class FakeNvml {
                     + "(qgpu-nvml/target/fake-nvml/libnvidia-ml.so.1); " + library + " does not export " + SELECT);
         }
         if (select.invokeInt(new Object[] {machine}) != 0) {
-            throw new IllegalArgumentException("--machine " + machine + ": the fake library knows dgx-h100, t4x4 and a100-bridged");
+            throw new IllegalArgumentException("--machine " + machine + ": the fake NVML library plays "
+                    + String.join(", ", AgentChecks.FAKE_MACHINES));
         }
     }
 }

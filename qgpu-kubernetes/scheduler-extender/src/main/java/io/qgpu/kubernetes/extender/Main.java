@@ -41,6 +41,8 @@ import java.util.concurrent.CountDownLatch;
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
  *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
+ *   --api-timeout D        how long the API server may take to answer /version at start-up (default 10s); a server that
+ *                          does not is one line naming its URL and the cause, exit code 2
  *   --leader-elect         run as one of several replicas: leader election on a coordination.k8s.io Lease (see LeaderElection)
  *   --lease-namespace NS   the Lease's namespace (default: $POD_NAMESPACE, else kube-system)
  *   --lease-name NAME      the Lease's name (default qgpu-scheduler-extender)
@@ -56,6 +58,10 @@ public final class Main {
     }
 
     public static void main(String[] argv) throws Exception {
+        if (System.getProperty("io.netty.noUnsafe") == null) {
+            // JDK 24+: no warning about Netty's sun.misc.Unsafe memory calls (the API client's Vert.x); a value given wins
+            System.setProperty("io.netty.noUnsafe", "true");
+        }
         int rc = run(argv, System.out, System.err);
         if (rc != 0) {
             System.exit(rc);
@@ -80,7 +86,27 @@ public final class Main {
             out.println(usage());
             return 0;
         }
-        try (Running r = start(opts)) {
+        Running started;
+        try {
+            started = start(opts);
+        } catch (IllegalArgumentException | QgpuException e) {
+            // a flag's value, a file or the API server: one line naming it (the usage text is for unknown options)
+            err.println("qgpu-scheduler-extender: " + e.getMessage());
+            return 2;
+        } catch (IOException e) {
+            err.println("qgpu-scheduler-extender: " + e.getMessage());
+            return 1;
+        } catch (java.util.concurrent.TimeoutException e) {
+            err.println("qgpu-scheduler-extender: the informers did not sync within --sync-timeout "
+                    + opts.getOrDefault("sync-timeout", "60s") + " (the API server answered /version; it may be slow or the"
+                    + " nodes and pods many: raise --sync-timeout)");
+            return 1;
+        } catch (RuntimeException e) {
+            String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            err.println("qgpu-scheduler-extender: could not start: " + (m.indexOf('\n') < 0 ? m : m.substring(0, m.indexOf('\n'))));
+            return 1;
+        }
+        try (Running r = started) {
             out.println("qgpu scheduler extender serving " + r.server.baseUrl() + "/{filter,prioritize,bind,preempt}"
                     + (r.client == null ? " (demo: no Kubernetes API)" : ""));
             CountDownLatch stop = new CountDownLatch(1);
@@ -89,13 +115,6 @@ public final class Main {
                 stop.countDown();
             }, "qgpu-extender-shutdown"));
             stop.await();
-        } catch (IllegalArgumentException | QgpuException e) {
-            // a flag's value or a file: one line naming it (the usage text is for unknown options)
-            err.println("qgpu-scheduler-extender: " + e.getMessage());
-            return 2;
-        } catch (IOException e) {
-            err.println("qgpu-scheduler-extender: " + e.getMessage());
-            return 1;
         }
         return 0;
     }
@@ -132,7 +151,7 @@ public final class Main {
         } else if (demo) {
             throw new IllegalArgumentException("--demo needs --inventory FILE");
         } else {
-            inventory = new Inventory(GranularityRules.preset(opts.getOrDefault("rules", "qgpu")), List.of());
+            inventory = new Inventory(rules(opts.getOrDefault("rules", "qgpu")), List.of());
         }
         Ledger ledger = Ledger.create(inventory.rules(), inventory.nodes());
         PlacementConfig config = PlacementConfig.builder()
@@ -152,6 +171,13 @@ public final class Main {
                     ? Config.fromKubeconfig(Files.readString(Path.of(opts.get("kubeconfig"))))
                     : Config.autoConfigure(null);
             client = new KubernetesClientBuilder().withConfig(cfg).build();
+            java.util.Optional<String> api = ApiServerCheck.problem(client, Durations.parse("--api-timeout",
+                    opts.getOrDefault("api-timeout", "10s")));
+            if (api.isPresent()) {
+                client.close();
+                throw new IllegalArgumentException((opts.containsKey("kubeconfig") ? "--kubeconfig " + opts.get("kubeconfig")
+                        : "kubeconfig (KUBECONFIG, ~/.kube/config or in-cluster)") + ": " + api.get());
+            }
             cluster = new KubernetesCluster(client);
         }
         GpuExtender extender = new GpuExtender(ledger, config, cluster);
@@ -237,7 +263,7 @@ public final class Main {
     private static final List<String> FLAGS = List.of("demo", "help",
             "leader-elect");
     private static final List<String> VALUED = List.of("kubeconfig", "inventory", "rules", "host", "port", "url-prefix",
-            "max-body-bytes", "threads", "node-policy", "gpu-policy", "sync-timeout",
+            "max-body-bytes", "threads", "node-policy", "gpu-policy", "sync-timeout", "api-timeout",
             "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period");
 
     static Map<String, String> parse(String[] argv) {
@@ -275,12 +301,24 @@ public final class Main {
                 throw new IllegalArgumentException("unknown option --" + name);
             }
         }
-        if (m.containsKey("sync-timeout")) {
-            try {
-                Durations.parse("--sync-timeout", m.get("sync-timeout"));
-            } catch (InvalidValueException e) {
-                throw new BadValue(e.getMessage());
+        for (String d : List.of("sync-timeout", "api-timeout")) {
+            if (m.containsKey(d)) {
+                java.time.Duration parsed;
+                try {
+                    parsed = Durations.parse("--" + d, m.get(d));
+                } catch (InvalidValueException e) {
+                    throw new BadValue(e.getMessage());
+                }
+                if (parsed.isZero() || parsed.isNegative()) {
+                    throw new BadValue("--" + d + " " + m.get(d) + ": must be above 0");
+                }
             }
+        }
+        if (m.containsKey("api-timeout") && m.containsKey("demo")) {
+            throw new BadValue("--api-timeout " + m.get("api-timeout") + ": not with --demo (no Kubernetes API)");
+        }
+        if (m.containsKey("rules")) {
+            rules(m.get("rules"));
         }
         for (Map.Entry<String, long[]> r : RANGES.entrySet()) {
             String n = r.getKey();
@@ -298,6 +336,15 @@ public final class Main {
             }
         }
         return m;
+    }
+
+    /** {@code --rules}: a preset, else a {@link BadValue} naming the flag, the value and the presets. */
+    static GranularityRules rules(String name) {
+        try {
+            return GranularityRules.preset(name);
+        } catch (InvalidValueException e) {
+            throw new BadValue("--rules " + name + ": must be qgpu, hami or gpu-manager");
+        }
     }
 
     /** A flag with a value it does not take (as opposed to an unknown flag): one line, no usage text. */
@@ -336,6 +383,7 @@ public final class Main {
                 "  --gpu-policy P        spread (default) or binpack",
                 "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",
                 "                        default 60s; a bare number is refused",
+                "  --api-timeout D       how long the API server may take to answer at start-up (default 10s)",
                 "  --leader-elect        several replicas: leader election on a coordination.k8s.io Lease",
                 "  --lease-namespace NS  the Lease's namespace (default: $POD_NAMESPACE, else kube-system)",
                 "  --lease-name NAME     the Lease's name (default qgpu-scheduler-extender)",

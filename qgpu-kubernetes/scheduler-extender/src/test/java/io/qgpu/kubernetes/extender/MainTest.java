@@ -154,4 +154,94 @@ class MainTest {
         assertTrue(bare.getMessage().startsWith("--sync-timeout = \"60\": must be a duration: a number and a unit"),
                 bare.getMessage());
     }
+
+    // ---- issue 41 item 3: the extender fails fast and says why ----
+
+    /** A kubeconfig whose cluster is {@code server}, with a token and TLS checks off. */
+    private Path kubeconfig(String server) throws Exception {
+        return Files.writeString(Files.createTempFile(dir, "kubeconfig", ".yaml"), """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: c
+                  cluster: {server: "%s", insecure-skip-tls-verify: true}
+                contexts:
+                - name: c
+                  context: {cluster: c, user: u, namespace: default}
+                current-context: c
+                users:
+                - name: u
+                  user: {token: not-a-token}
+                """.formatted(server));
+    }
+
+    private static int closedPort() throws Exception {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void aRulesNameThatIsNoPresetIsRefusedInEveryMode() throws Exception {
+        Path inv = dir.resolve("inventory.json");
+        Files.write(inv, TestSupport.resource("inventory.json"));
+        for (String[] args : new String[][] {{"--rules", "nope"}, {"--demo", "--inventory", inv.toString(), "--rules", "nope"}}) {
+            Run r = run(args);
+            assertEquals(2, r.rc(), r.err());
+            assertEquals("qgpu-scheduler-extender: --rules nope: must be qgpu, hami or gpu-manager\n", r.err(), "one line, no usage text");
+        }
+    }
+
+    @Test
+    void anApiServerThatCannotBeReachedIsOneLineWithItsUrlAndCauseWithinTheTimeout() throws Exception {
+        int port = closedPort();
+        Path closed = kubeconfig("https://127.0.0.1:" + port);
+        long t0 = System.nanoTime();
+        Run r = run("--kubeconfig", closed.toString(), "--port", "0");
+        assertEquals(2, r.rc(), r.err());
+        assertEquals("qgpu-scheduler-extender: --kubeconfig " + closed + ": the Kubernetes API server https://127.0.0.1:" + port
+                + "/: connection refused\n", r.err());
+        String host = "qgpu-no-such-api-server.invalid";
+        Path unknown = kubeconfig("https://" + host + ":6443");
+        Run u = run("--kubeconfig", unknown.toString(), "--port", "0", "--api-timeout", "5s");
+        assertEquals(2, u.rc(), u.err());
+        assertEquals("qgpu-scheduler-extender: --kubeconfig " + unknown + ": the Kubernetes API server https://" + host
+                + ":6443/: unknown host " + host + "\n", u.err());
+        assertTrue(System.nanoTime() - t0 < java.util.concurrent.TimeUnit.SECONDS.toNanos(15), "within the timeouts, not after 60 s");
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Path k = kubeconfig("https://127.0.0.1:" + silent.getLocalPort());
+            Run s = run("--kubeconfig", k.toString(), "--port", "0", "--api-timeout", "500ms");
+            assertEquals(2, s.rc(), s.err());
+            assertEquals("qgpu-scheduler-extender: --kubeconfig " + k + ": the Kubernetes API server https://127.0.0.1:"
+                    + silent.getLocalPort() + "/: no answer within 500ms (--api-timeout)\n", s.err());
+        }
+    }
+
+    @Test
+    void credentialsTheServerRefusesAreNamedWithTheCode() throws Exception {
+        io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server =
+                new io.fabric8.kubernetes.client.server.mock.KubernetesMockServer(false);
+        server.expect().get().withPath("/version").andReturn(401, "{\"kind\":\"Status\",\"code\":401}").always();
+        server.init();
+        try {
+            String url = server.url("/").replaceAll("/$", "");
+            Path k = kubeconfig(url);
+            Run r = run("--kubeconfig", k.toString(), "--port", "0");
+            assertEquals(2, r.rc(), r.err());
+            assertEquals("qgpu-scheduler-extender: --kubeconfig " + k + ": the Kubernetes API server " + url + "/: 401 Unauthorized: the"
+                    + " credentials of the kubeconfig (or the pod's service account) were refused\n", r.err());
+        } finally {
+            server.destroy();
+        }
+    }
+
+    @Test
+    void apiTimeoutTakesTheDurationSyntaxAndNotDemo() throws Exception {
+        assertEquals("qgpu-scheduler-extender: --api-timeout = \"10\": must be a duration: a number and a unit: ns, us, ms, s or m"
+                + " (for example \"250ms\", \"1.5s\", \"40us\", \"2m\")\n", run("--api-timeout", "10").err());
+        assertEquals("qgpu-scheduler-extender: --api-timeout 0s: must be above 0\n", run("--api-timeout", "0s").err());
+        Run demo = run("--demo", "--inventory", "x.json", "--api-timeout", "5s");
+        assertEquals(2, demo.rc());
+        assertEquals("qgpu-scheduler-extender: --api-timeout 5s: not with --demo (no Kubernetes API)\n", demo.err());
+    }
 }
