@@ -21,6 +21,23 @@ public final class Validate {
     /** The longest tenant id: a Kubernetes {@code namespace/name} (63 + 1 + 253 characters). */
     public static final int MAX_TENANT_ID_LENGTH = 317;
 
+    /** A DNS subdomain (RFC 1123): lower-case letters, digits, '-' and '.', as Kubernetes names nodes. */
+    private static final java.util.regex.Pattern DNS_SUBDOMAIN =
+            java.util.regex.Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+    /**
+     * Whether a name is one Kubernetes takes for a node: a DNS subdomain (RFC 1123) of at most
+     * {@value #MAX_NAME_LENGTH} characters. The one rule the node agents and the command-line tool apply.
+     *
+     * <pre>{@code
+     * Validate.isDnsSubdomain("gpu-node-1.example");   // true
+     * Validate.isDnsSubdomain("Node_A");               // false
+     * }</pre>
+     */
+    public static boolean isDnsSubdomain(String name) {
+        return name != null && name.length() <= MAX_NAME_LENGTH && DNS_SUBDOMAIN.matcher(name).matches();
+    }
+
     /** A non-blank name of at most {@code max} characters. */
     public static String name(String field, String value, int max) {
         notBlank(field, value);

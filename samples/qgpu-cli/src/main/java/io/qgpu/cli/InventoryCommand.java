@@ -101,9 +101,15 @@ final class InventoryCommand implements Subcommand {
         }
         String node = a.option("--node").orElseGet(() -> {
             String h = System.getenv("HOSTNAME");
-            return h == null || h.isBlank() ? "local" : h;
+            // the kubelet names its node by the host name in lower case
+            return h == null || h.isBlank() ? "local" : h.toLowerCase(java.util.Locale.ROOT);
         });
-        try (Nvml nvml = open(builder, a.option("--nvml-lib").isPresent())) {
+        if (!io.qgpu.api.Validate.isDnsSubdomain(node)) {
+            throw new UsageException((a.option("--node").isPresent() ? "--node " : "$HOSTNAME = ") + node
+                    + ": not a Kubernetes node name (a DNS subdomain: lower-case letters, digits, '-' and '.')"
+                    + (a.option("--node").isPresent() ? "" : "; give the node's name with --node NAME"));
+        }
+        try (Nvml nvml = open(builder, a.option("--nvml-lib").orElse(null))) {
             if (a.option("--machine").isPresent()) {
                 selectFakeMachine(nvml.library(), a.option("--machine").get());
             }
@@ -122,11 +128,17 @@ final class InventoryCommand implements Subcommand {
     }
 
     /** Opens NVML; without a library on this machine, says how to point the CLI at one. */
-    private static Nvml open(Nvml.Builder builder, boolean libGiven) {
+    private static Nvml open(Nvml.Builder builder, String libGiven) {
         try {
             return builder.open();
         } catch (NvmlLibraryException e) {
-            if (libGiven || e.result() != NvmlReturn.LIBRARY_NOT_FOUND) {
+            if (libGiven != null && e.result() == NvmlReturn.LIBRARY_NOT_FOUND) {
+                // the binding's own text points at its system property; the CLI's way is --nvml-lib
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                String why = String.valueOf(cause.getMessage()).lines().findFirst().orElse(e.result().name());
+                throw new UsageException("--nvml-lib " + libGiven + ": cannot be loaded as NVML (" + why + ")");
+            }
+            if (libGiven != null || e.result() != NvmlReturn.LIBRARY_NOT_FOUND) {
                 throw e;
             }
             throw new UsageException("no NVML library (libnvidia-ml.so.1) on this machine: is the NVIDIA driver installed?"

@@ -62,6 +62,28 @@ class InventoryCommandTest {
     }
 
     @Test
+    void aNodeNameKubernetesWouldNotTakeIsRefused() {
+        Result r = run("inventory", "--nvml-lib", fake().toString(), "--machine", "t4x4", "--node", "Node_A");
+        assertEquals(2, r.code(), r.out());
+        assertTrue(r.err().contains("--node Node_A: not a Kubernetes node name"), r.err());
+        assertTrue(r.err().lines().findFirst().orElseThrow().endsWith("'-' and '.')"), "one line, then the usage: " + r.err());
+    }
+
+    @Test
+    void aLibraryThatIsNotNvmlIsNamedByItsFlag() throws Exception {
+        Path notNvml = Files.createTempFile("not-nvml", ".so.1");
+        try {
+            Result r = run("inventory", "--nvml-lib", notNvml.toString(), "--machine", "t4x4");
+            assertEquals(2, r.code(), r.out());
+            assertTrue(r.err().contains("--nvml-lib " + notNvml + ": cannot be loaded as NVML"), r.err());
+            String first = r.err().lines().findFirst().orElseThrow();
+            assertTrue(!first.contains("qgpu.nvml.library"), "the flag, not the binding's system property: " + first);
+        } finally {
+            Files.deleteIfExists(notNvml);
+        }
+    }
+
+    @Test
     void dgxH100IsNv18Everywhere() {
         Result r = run("inventory", "--nvml-lib", fake().toString(), "--machine", "dgx-h100");
         assertEquals(0, r.code(), r.err());

@@ -28,15 +28,13 @@ import java.util.regex.Pattern;
 public final class AgentChecks {
     /** The machines the fake NVML library plays (qgpu-nvml/src/test/c/fake_nvml.c), in its order. */
     public static final List<String> FAKE_MACHINES = List.of("dgx-h100", "t4x4", "a100-bridged", "a100-mig", "x86-numa", "h100-vm");
-    /** A Kubernetes node name: a DNS subdomain (RFC 1123), at most 253 characters. */
-    private static final Pattern NODE = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
     private AgentChecks() {
     }
 
     /** Refuses a node name Kubernetes would not take. */
     public static String nodeName(String flag, String name) {
-        if (name.length() > 253 || !NODE.matcher(name).matches()) {
+        if (!io.qgpu.api.Validate.isDnsSubdomain(name)) {
             throw new IllegalArgumentException(flag + " " + name + ": must be a DNS subdomain (lower-case letters, digits, '-' and '.')");
         }
         return name;
