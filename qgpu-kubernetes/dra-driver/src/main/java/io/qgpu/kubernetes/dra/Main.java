@@ -14,7 +14,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -205,37 +204,7 @@ public final class Main {
 
     /** Options to values ({@code ""} for {@code --help}); refuses unknown, repeated or valueless options. */
     static Map<String, String> parse(List<String> args) {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            String name = a;
-            String value = null;
-            int eq = a.indexOf('=');
-            if (a.startsWith("--") && eq > 0) {
-                name = a.substring(0, eq);
-                value = a.substring(eq + 1);
-            }
-            if ("--help".equals(a)) {
-                out.put(a, "");
-                continue;
-            }
-            if (!VALUED.contains(name)) {
-                throw new IllegalArgumentException("unknown argument " + a);
-            }
-            if (value == null) {
-                if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
-                    throw new IllegalArgumentException(name + " needs a value");
-                }
-                value = args.get(++i);
-            }
-            if (value.isEmpty()) {
-                throw new IllegalArgumentException(name + " \"\": must not be empty");
-            }
-            if (out.put(name, value) != null) {
-                throw new IllegalArgumentException(name + " is given twice");
-            }
-        }
-        return out;
+        return AgentFlags.parse(args, VALUED);
     }
 
     /** The configuration the options describe; refuses a value by flag name and value. */

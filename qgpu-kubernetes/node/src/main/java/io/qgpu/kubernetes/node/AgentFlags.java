@@ -3,6 +3,9 @@ package io.qgpu.kubernetes.node;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import java.time.Duration;
+import java.util.Set;
+import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -86,5 +89,47 @@ public final class AgentFlags {
                     + " (100 years)");
         }
         return Optional.of(Duration.ofSeconds(seconds));
+    }
+
+    /**
+     * An agent's command line as options to values: each option takes a value, as the next argument or after
+     * {@code =} ({@code --cdi-root=/var/run/cdi}); {@code --help} maps to {@code ""}. The one parser of the DRA driver and
+     * the MPS control daemon.
+     *
+     * @param valued the options that take a value
+     * @throws IllegalArgumentException naming the argument: unknown, without a value, with an empty value, or given twice
+     */
+    public static Map<String, String> parse(List<String> args, Set<String> valued) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if ("--help".equals(a)) {
+                out.put(a, "");
+                continue;
+            }
+            String name = a;
+            String value = null;
+            int eq = a.indexOf('=');
+            if (a.startsWith("--") && eq > 0) {
+                name = a.substring(0, eq);
+                value = a.substring(eq + 1);
+            }
+            if (!valued.contains(name)) {
+                throw new IllegalArgumentException("unknown argument " + a);
+            }
+            if (value == null) {
+                if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
+                    throw new IllegalArgumentException(name + " needs a value");
+                }
+                value = args.get(++i);
+            }
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException(name + " \"\": must not be empty");
+            }
+            if (out.put(name, value) != null) {
+                throw new IllegalArgumentException(name + " is given twice");
+            }
+        }
+        return out;
     }
 }

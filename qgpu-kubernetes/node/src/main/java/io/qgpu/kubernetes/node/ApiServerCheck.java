@@ -22,7 +22,7 @@ import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
 
 /**
- * The node agents' start-up check of the Kubernetes API server ({@code --api-timeout}): one cheap request,
+ * The agents' start-up check of the Kubernetes API server ({@code --api-timeout}): one cheap request,
  * {@code GET /version}, with the agent's client's configuration (its credentials and TLS settings) but no retries
  * (fabric8 retries a refused connection with back-off for about 20 s by default) and the timeout as connect and request
  * timeout, bounded as a whole by the timeout. A failure is one line naming the server's URL
@@ -33,8 +33,7 @@ import javax.net.ssl.SSLException;
  * // Optional[the Kubernetes API server https://127.0.0.1:1/: connection refused]
  * }</pre>
  *
- * <p>The scheduler extender, which does not depend on this module, keeps a copy in step
- * ({@code io.qgpu.kubernetes.extender.ApiServerCheck}).
+ * <p>The scheduler extender uses it too (it takes this module without its NVML, JNA and gRPC parts).
  *
  * <p>Thread safety: stateless.
  */

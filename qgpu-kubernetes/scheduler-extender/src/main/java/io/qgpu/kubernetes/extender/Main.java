@@ -171,7 +171,7 @@ public final class Main {
                     ? Config.fromKubeconfig(Files.readString(Path.of(opts.get("kubeconfig"))))
                     : Config.autoConfigure(null);
             client = new KubernetesClientBuilder().withConfig(cfg).build();
-            java.util.Optional<String> api = ApiServerCheck.problem(client, Durations.parse("--api-timeout",
+            java.util.Optional<String> api = io.qgpu.kubernetes.node.ApiServerCheck.problem(client, Durations.parse("--api-timeout",
                     opts.getOrDefault("api-timeout", "10s")));
             if (api.isPresent()) {
                 client.close();

@@ -3,6 +3,7 @@ package io.qgpu.kubernetes.node.mps;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlDevice;
@@ -11,7 +12,6 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -243,33 +243,6 @@ public final class MpsControlDaemon implements AutoCloseable {
 
     /** Options to values ({@code ""} for {@code --help}); refuses unknown, repeated or valueless options. */
     static Map<String, String> parse(List<String> args) {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            if ("--help".equals(a)) {
-                out.put(a, "");
-                continue;
-            }
-            String name = a;
-            String value = null;
-            int eq = a.indexOf('=');
-            if (a.startsWith("--") && eq > 0) {
-                name = a.substring(0, eq);
-                value = a.substring(eq + 1);
-            }
-            if (!VALUED.contains(name)) {
-                throw new IllegalArgumentException("unknown argument " + a);
-            }
-            if (value == null) {
-                if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
-                    throw new IllegalArgumentException(name + " needs a value");
-                }
-                value = args.get(++i);
-            }
-            if (out.put(name, value) != null) {
-                throw new IllegalArgumentException(name + " is given twice");
-            }
-        }
-        return out;
+        return AgentFlags.parse(args, VALUED);
     }
 }
