@@ -53,8 +53,6 @@ final class SlicePublisher implements NodeResource<String> {
     private final GranularityRules rules;
     private final Set<String> unhealthy = new LinkedHashSet<>();
     private long generation;
-    /** The device names of the last slice this driver wrote, or null when it wrote none yet. */
-    private List<String> published;
 
     /**
      * @param rules the node's granularity rules ({@code --rules}): the capacities' request policies follow from them
@@ -99,7 +97,6 @@ final class SlicePublisher implements NodeResource<String> {
             generation = Math.max(generation, generationOf(have));
             if (have.getSpec() != null && sameDevices(have, want) && DriverNames.DRIVER.equals(have.getSpec().getDriver())
                     && node.equals(have.getSpec().getNodeName())) {
-                published = names(want);
                 return;
             }
         }
@@ -110,7 +107,6 @@ final class SlicePublisher implements NodeResource<String> {
         }
         client.resources(ResourceSlice.class).resource(s).createOr(NonDeletingOperation::update);
         generation = next;
-        published = names(s);
         LOG.info("published ResourceSlice {}: {} device(s), pool generation {}", name, s.getSpec().getDevices().size(), generation);
     }
 
@@ -141,19 +137,12 @@ final class SlicePublisher implements NodeResource<String> {
         return build(generation);
     }
 
-    /** The devices of the last slice written or found right, null before the first. */
-    synchronized List<String> published() {
-        return published == null ? null : List.copyOf(published);
-    }
 
     private static long generationOf(ResourceSlice s) {
         return s.getSpec() != null && s.getSpec().getPool() != null && s.getSpec().getPool().getGeneration() != null
                 ? s.getSpec().getPool().getGeneration() : 0L;
     }
 
-    private static List<String> names(ResourceSlice s) {
-        return s.getSpec().getDevices().stream().map(Device::getName).toList();
-    }
 
     private static boolean sameDevices(ResourceSlice have, ResourceSlice want) {
         return java.util.Objects.equals(have.getSpec().getDevices(), want.getSpec().getDevices())

@@ -69,20 +69,14 @@ public final class CdiSpecs {
     }
 
     /**
-     * Writes (or replaces) the owner's spec.
+     * Writes (or replaces) the owner's spec ({@link #ensure}: a file that already holds it is left alone).
      *
      * @return the qualified CDI ids of the devices, in order
      * @throws IllegalArgumentException naming a device name CDI does not allow, or an empty device list
      * @throws UncheckedIOException     naming the file when it cannot be written
      */
     public List<String> write(String transientId, ContainerEdits common, List<Device> devices) {
-        Path file = file(transientId);
-        byte[] content = render(transientId, common, devices);
-        try {
-            AtomicFiles.write(file, content);
-        } catch (IOException e) {
-            throw new UncheckedIOException("CDI spec " + file + " cannot be written: " + e.getMessage(), e);
-        }
+        ensure(transientId, common, devices);
         return ids(devices);
     }
 
