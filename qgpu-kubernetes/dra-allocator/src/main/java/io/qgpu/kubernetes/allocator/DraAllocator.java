@@ -282,9 +282,12 @@ public final class DraAllocator {
         }
     }
 
-    /** A decision's write failed: its reservations return (unless the claim is allocated meanwhile). */
-    synchronized void abandon(Decision.Allocate d) {
-        for (ClaimAllocation c : d.claims()) {
+    /**
+     * Writes of a decision failed: the reservations of these claims return (unless the informer shows the claim
+     * allocated meanwhile). Claims of the decision that were written stay reserved until the informer brings them.
+     */
+    synchronized void abandon(List<ClaimAllocation> unwritten) {
+        for (ClaimAllocation c : unwritten) {
             String uid = c.claim().getMetadata().getUid();
             Placement p = inFlight.remove(uid);
             if (p != null && !allocated.containsKey(uid)) {
