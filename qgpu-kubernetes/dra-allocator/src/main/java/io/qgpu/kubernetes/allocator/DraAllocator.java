@@ -70,7 +70,9 @@ import org.slf4j.LoggerFactory;
  * are rebuilt from the allocated claims and the decisions in flight ({@link Ledger#reconcile}).
  *
  * <p><b>A decision.</b> The pod's claims of the allocator ({@link ClaimTranslator}) are placed together on one node:
- * one claim with {@link PlacementEngine#place}, several as a {@link Gang} with {@link GangScope#sameNode()}. A claim
+ * the first with {@link PlacementEngine#place}, the others on its node with {@link PlacementEngine#placeOn} (claims of
+ * one pod may share a GPU); when they do not fit there, all of them as a {@link Gang} with {@link GangScope#sameNode()}
+ * (on distinct GPUs). A claim
  * already allocated is taken as it is (its node binds the others). The result of each claim: its requests' devices
  * in order, each with the driver, pool, device, a {@code shareID} (a name-based UUID of the claim's uid and the
  * device, the same on every retry) and {@code consumedCapacity} ({@code memory}, {@code cores}, and {@code tenants}
@@ -353,13 +355,23 @@ public final class DraAllocator {
             claims.add(c.get());
         }
         List<Placement> placed;
-        if (claims.size() == 1) {
-            PlacementResult r = engine.place(claims.get(0));
-            if (r instanceof PlacementResult.Unschedulable u) {
-                return new Decision.Refused("claim " + asks.get(0).key() + ": " + u.summary());
+        PlacementResult first = engine.place(claims.get(0));
+        if (first instanceof PlacementResult.Unschedulable u) {
+            return new Decision.Refused("claim " + asks.get(0).key() + ": " + u.summary());
+        }
+        placed = new ArrayList<>(List.of(((PlacementResult.Placed) first).placement()));
+        for (int i = 1; i < claims.size() && placed != null; i++) {
+            // the pod's other claims on the node the first one chose (claims of one pod may share a GPU)
+            PlacementResult r = engine.placeOn(claims.get(i), placed.get(0).nodeName());
+            if (r instanceof PlacementResult.Placed p) {
+                placed.add(p.placement());
+            } else {
+                placed.forEach(p -> ledger.release(p.tenantId()));
+                placed = null;
             }
-            placed = List.of(((PlacementResult.Placed) r).placement());
-        } else {
+        }
+        if (placed == null) {
+            // no room beside the first claim's choice: the claims as one gang over every node
             Gang.Builder g = Gang.builder("pod-claims-" + asks.get(0).uid()).together(GangScope.sameNode());
             claims.forEach(g::member);
             GangResult r = gangs.place(g.build());
