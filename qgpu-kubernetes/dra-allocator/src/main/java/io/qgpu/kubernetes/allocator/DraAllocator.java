@@ -14,9 +14,6 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.qgpu.api.Claim;
-import io.qgpu.api.Gang;
-import io.qgpu.api.GangResult;
-import io.qgpu.api.GangScope;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
@@ -27,7 +24,6 @@ import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
-import io.qgpu.core.placement.GangPlacer;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.kubernetes.node.dra.DraNames;
@@ -71,8 +67,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>A decision.</b> The pod's claims of the allocator ({@link ClaimTranslator}) are placed together on one node:
  * the first with {@link PlacementEngine#place}, the others on its node with {@link PlacementEngine#placeOn} (claims of
- * one pod may share a GPU); when they do not fit there, all of them as a {@link Gang} with {@link GangScope#sameNode()}
- * (on distinct GPUs). A claim
+ * one pod may share a GPU); when they do not fit there, every other published node in turn, all of them with
+ * {@link PlacementEngine#placeOn}. A claim
  * already allocated is taken as it is (its node binds the others). The result of each claim: its requests' devices
  * in order, each with the driver, pool, device, a {@code shareID} (a name-based UUID of the claim's uid and the
  * device, the same on every retry) and {@code consumedCapacity} ({@code memory}, {@code cores}, and {@code tenants}
@@ -88,7 +84,6 @@ public final class DraAllocator {
     private final ClaimTranslator translator;
     private final Ledger ledger;
     private final PlacementEngine engine;
-    private final GangPlacer gangs;
     private final GranularityRules rules;
     private final ClaimTranslator.PriorityOf priority;
     /** The published nodes by name. */
@@ -109,7 +104,6 @@ public final class DraAllocator {
         this.translator = new ClaimTranslator(deviceClasses, rules, priority);
         this.ledger = Ledger.create(rules, List.of());
         this.engine = engineOf == null ? PlacementEngine.builder(ledger).config(config).build() : engineOf.apply(ledger);
-        this.gangs = new GangPlacer(engine);
     }
 
     /**
@@ -366,19 +360,28 @@ public final class DraAllocator {
             if (r instanceof PlacementResult.Placed p) {
                 placed.add(p.placement());
             } else {
+                LOG.debug("claim {} does not fit beside {} on {}: {}", asks.get(i).key(), asks.get(0).key(),
+                        placed.get(0).nodeName(), ((PlacementResult.Unschedulable) r).summary());
                 placed.forEach(p -> ledger.release(p.tenantId()));
                 placed = null;
             }
         }
         if (placed == null) {
-            // no room beside the first claim's choice: the claims as one gang over every node
-            Gang.Builder g = Gang.builder("pod-claims-" + asks.get(0).uid()).together(GangScope.sameNode());
-            claims.forEach(g::member);
-            GangResult r = gangs.place(g.build());
-            if (r instanceof GangResult.Unschedulable u) {
-                return new Decision.Refused("claims " + asks.stream().map(ClaimAsk::key).toList() + " together: " + u.summary());
+            // no room beside the first claim's choice: every other node that can take the first claim, in turn
+            String tried = ledgerFirstNode(first);
+            for (String node : nodes.keySet()) {
+                if (node.equals(tried)) {
+                    continue;
+                }
+                placed = onOneNode(claims, node);
+                if (placed != null) {
+                    break;
+                }
             }
-            placed = ((GangResult.Placed) r).placements();
+            if (placed == null) {
+                return new Decision.Refused("claims " + asks.stream().map(ClaimAsk::key).toList() + " together: no published "
+                        + "node holds all of them (each fits somewhere, but not beside the others)");
+            }
         }
         List<ClaimAllocation> out = new ArrayList<>();
         for (int i = 0; i < asks.size(); i++) {
@@ -386,6 +389,24 @@ public final class DraAllocator {
             out.add(new ClaimAllocation(toAllocate.get(i), allocation(toAllocate.get(i), asks.get(i), placed.get(i), classLookup)));
         }
         return new Decision.Allocate(placed.get(0).nodeName(), out);
+    }
+
+    private static String ledgerFirstNode(PlacementResult first) {
+        return ((PlacementResult.Placed) first).placement().nodeName();
+    }
+
+    /** Every claim on this node, reserved; or null (nothing reserved) when one does not fit. */
+    private List<Placement> onOneNode(List<Claim> claims, String node) {
+        List<Placement> placed = new ArrayList<>();
+        for (Claim c : claims) {
+            PlacementResult r = engine.placeOn(c, node);
+            if (!(r instanceof PlacementResult.Placed p)) {
+                placed.forEach(x -> ledger.release(x.tenantId()));
+                return null;
+            }
+            placed.add(p.placement());
+        }
+        return placed;
     }
 
     private static String key(ResourceClaim rc) {
