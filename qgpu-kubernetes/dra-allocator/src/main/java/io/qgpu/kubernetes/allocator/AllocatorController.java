@@ -194,6 +194,11 @@ public final class AllocatorController implements AutoCloseable {
         }
     }
 
+    /** Runs {@code r} on the worker after the passes queued before it (tests wait on it). */
+    void afterPasses(Runnable r) {
+        worker.execute(r);
+    }
+
     private void passLater() {
         if (!closed) {
             worker.schedule(this::pass, RETRY.toMillis(), TimeUnit.MILLISECONDS);

@@ -1,0 +1,187 @@
+package io.qgpu.kubernetes.allocator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.qgpu.api.GranularityRules;
+import io.qgpu.core.placement.PlacementConfig;
+import io.qgpu.kubernetes.node.dra.DraNames;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The controller against fabric8's mock API server in CRUD mode: gate, write, refusal Event, freed room, restart. */
+@EnableKubernetesMockClient(crud = true)
+class AllocatorControllerTest {
+    KubernetesClient client;
+    final List<AllocatorController> controllers = new ArrayList<>();
+
+    /** The slices' nodes as {@link DraAllocatorTest#node} builds them: one 80 GiB GPU per device the slice lists. */
+    static final Function<Collection<ResourceSlice>, List<PublishedNode>> INVENTORY = slices -> slices.stream()
+            .filter(s -> DraNames.DRIVER.equals(s.getSpec().getDriver()))
+            .map(s -> DraAllocatorTest.node(s.getSpec().getNodeName(), s.getSpec().getDevices().size(), 80, "H100")).toList();
+
+    @BeforeEach
+    void cluster() {
+        client.resources(DeviceClass.class).resource(DraAllocatorTest.CLASS).create();
+        client.resources(ResourceSlice.class).resource(slice("n1", 1)).create();
+    }
+
+    @AfterEach
+    void stop() {
+        controllers.forEach(AllocatorController::close);
+    }
+
+    static ResourceSlice slice(String node, int gpus) {
+        ResourceSliceBuilder b = new ResourceSliceBuilder().withNewMetadata().withName(node + "-gpu.qgpu.io").endMetadata()
+                .withNewSpec().withDriver(DraNames.DRIVER).withNodeName(node).withNewPool().withName(node).withGeneration(1L)
+                .withResourceSliceCount(1L).endPool().endSpec();
+        for (int i = 0; i < gpus; i++) {
+            b.editSpec().addNewDevice().withName("gpu-" + i).endDevice().endSpec();
+        }
+        return b.build();
+    }
+
+    AllocatorController start(BooleanSupplier leading) throws Exception {
+        DraAllocator a = DraAllocator.create(Set.of(DraNames.DEVICE_CLASS), GranularityRules.ofDefaults(), PlacementConfig.defaults(),
+                (c, classes) -> Optional.empty());
+        AllocatorController c = new AllocatorController(client, a, INVENTORY, leading);
+        controllers.add(c);
+        c.start(Duration.ofSeconds(10));
+        return c;
+    }
+
+    ResourceClaim createClaim(String name, String memory, String cores) {
+        ResourceClaim rc = DraAllocatorTest.claim(name, memory, cores, 1);
+        rc.getMetadata().setUid(null);
+        rc.getMetadata().setResourceVersion(null);
+        return client.resources(ResourceClaim.class).inNamespace("ns").resource(rc).create();
+    }
+
+    Pod createPod(String name, String claim) {
+        return client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName(name).withNamespace("ns")
+                .endMetadata().withNewSpec().addNewSchedulingGate().withName(DraNames.SCHEDULING_GATE).endSchedulingGate()
+                .addNewSchedulingGate().withName("other.io/gate").endSchedulingGate()
+                .addNewResourceClaim().withName("gpu").withResourceClaimName(claim).endResourceClaim()
+                .addNewContainer().withName("c").withImage("x").endContainer().endSpec().build()).create();
+    }
+
+    static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 20 s: " + what);
+            }
+            Thread.onSpinWait();
+            Thread.sleep(10);
+        }
+    }
+
+    boolean gated(String pod) {
+        return AllocatorController.gated(client.pods().inNamespace("ns").withName(pod).get());
+    }
+
+    ResourceClaim claim(String name) {
+        return client.resources(ResourceClaim.class).inNamespace("ns").withName(name).get();
+    }
+
+    @Test
+    void aGatedPodsClaimIsAllocatedWithTheFinalizerAndTheGateComesOffLeavingOtherGates() throws Exception {
+        createClaim("c", "10Gi", "30");
+        createPod("p", "c");
+        start(() -> true);
+        await(() -> !gated("p"), "pod p released");
+        ResourceClaim rc = claim("c");
+        assertNotNull(rc.getStatus().getAllocation());
+        assertTrue(rc.getMetadata().getFinalizers().contains(DraNames.ALLOCATION_FINALIZER));
+        assertEquals("gpu-0", rc.getStatus().getAllocation().getDevices().getResults().get(0).getDevice());
+        assertEquals(List.of("other.io/gate"), client.pods().inNamespace("ns").withName("p").get().getSpec().getSchedulingGates()
+                .stream().map(g -> g.getName()).toList());
+    }
+
+    @Test
+    void aPodThatDoesNotFitStaysGatedWithAnEventAndIsAllocatedWhenRoomFrees() throws Exception {
+        createClaim("big", "70Gi", "50");
+        createPod("first", "big");
+        start(() -> true);
+        await(() -> !gated("first"), "first released");
+        createClaim("c", "20Gi", "30");
+        createPod("second", "c");
+        await(() -> client.v1().events().inNamespace("ns").list().getItems().stream()
+                .anyMatch(e -> AllocatorController.REASON_UNSCHEDULABLE.equals(e.getReason())), "refusal event");
+        Event e = client.v1().events().inNamespace("ns").list().getItems().stream()
+                .filter(x -> AllocatorController.REASON_UNSCHEDULABLE.equals(x.getReason())).findFirst().orElseThrow();
+        assertEquals("second", e.getInvolvedObject().getName());
+        assertTrue(e.getMessage().contains("insufficient GPU memory") || e.getMessage().contains("INSUFFICIENT_MEMORY"), e.getMessage());
+        assertTrue(gated("second"));
+        assertNull(claim("c").getStatus() == null ? null : claim("c").getStatus().getAllocation());
+        // the first claim is deleted: its share returns and the waiting pod is allocated
+        client.resources(ResourceClaim.class).inNamespace("ns").withName("big").edit(c -> {
+            c.getMetadata().setFinalizers(List.of());
+            return c;
+        });
+        client.resources(ResourceClaim.class).inNamespace("ns").withName("big").delete();
+        await(() -> !gated("second"), "second released after the room freed");
+        assertNotNull(claim("c").getStatus().getAllocation());
+    }
+
+    @Test
+    void aRestartAllocatesNothingTwiceAndOnlyReleasesAPodWhoseClaimsAreAllocated() throws Exception {
+        createClaim("c", "40Gi", "50");
+        createPod("p", "c");
+        AllocatorController first = start(() -> true);
+        await(() -> claim("c").getStatus() != null && claim("c").getStatus().getAllocation() != null, "c allocated");
+        first.close();
+        // the crash came between the write and the gate's removal: the gate is back on
+        client.pods().inNamespace("ns").withName("p").edit(p -> new PodBuilder(p).editSpec().addNewSchedulingGate()
+                .withName(DraNames.SCHEDULING_GATE).endSchedulingGate().endSpec().build());
+        var before = claim("c").getStatus().getAllocation();
+        createClaim("d", "40Gi", "50");
+        createPod("q", "d");
+        start(() -> true);
+        await(() -> !gated("p") && !gated("q"), "p and q released after the restart");
+        assertEquals(before, claim("c").getStatus().getAllocation());
+        assertEquals("gpu-0", claim("d").getStatus().getAllocation().getDevices().getResults().get(0).getDevice());
+        // 40 + 40 GiB and 50 + 50 cores on the one GPU: full, nothing over
+        createClaim("e", "1Gi", "5");
+        createPod("r", "e");
+        await(() -> client.v1().events().inNamespace("ns").list().getItems().stream()
+                .anyMatch(x -> "r".equals(x.getInvolvedObject().getName())), "r refused");
+        assertTrue(gated("r"));
+    }
+
+    @Test
+    void aReplicaThatDoesNotLeadAllocatesNothing() throws Exception {
+        createClaim("c", "10Gi", "30");
+        createPod("p", "c");
+        AllocatorController c = start(() -> false);
+        c.pass();
+        // the pass ran on the worker (a pass queued after it runs after it): still gated, nothing written
+        AllocatorController probe = c;
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        probe.afterPasses(done::countDown);
+        assertTrue(done.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(gated("p"));
+        assertFalse(claim("c").getStatus() != null && claim("c").getStatus().getAllocation() != null);
+    }
+}
