@@ -20,7 +20,9 @@ import java.util.regex.Pattern;
  *       driver selects none of them;</li>
  *   <li>{@code device.attributes["gpu.qgpu.io"].A == V} and {@code != V} for the attributes {@code productName}
  *       (a string: the GPU model), {@code uuid} (a string), {@code index} and {@code numaNode} (integers). {@code V}
- *       is a literal: a double-quoted string or a whole number.</li>
+ *       is a literal: a double-quoted string or a whole number;</li>
+ *   <li>{@code device.attributes["gpu.qgpu.io"].productName in ["A100", "H100"]} (and {@code uuid in [...]}): one of
+ *       the strings listed (one list per attribute).</li>
  * </ul>
  * Several selectors of one request all apply (CEL's selectors are ANDed). A claim's requests must all carry the same
  * selectors, as qgpu gives a claim one set of GPU selectors.
@@ -41,6 +43,8 @@ record DeviceSelectors(Set<String> includeModels, Set<String> excludeModels, Set
     static final DeviceSelectors NONE = new DeviceSelectors(Set.of(), Set.of(), Set.of(), Set.of(), List.of(), List.of());
 
     private static final Pattern DRIVER = Pattern.compile("^\\s*device\\.driver\\s*==\\s*\"([^\"]*)\"\\s*$");
+    private static final Pattern IN = Pattern.compile(
+            "^\\s*device\\.attributes\\[\"([^\"]+)\"\\]\\.([A-Za-z][A-Za-z0-9]*)\\s+in\\s*\\[\\s*(\"[^\"]*\"(?:\\s*,\\s*\"[^\"]*\")*)\\s*\\]\\s*$");
     private static final Pattern ATTRIBUTE = Pattern.compile(
             "^\\s*device\\.attributes\\[\"([^\"]+)\"\\]\\.([A-Za-z][A-Za-z0-9]*)\\s*(==|!=)\\s*(\"[^\"]*\"|-?[0-9]+)\\s*$");
 
@@ -67,6 +71,8 @@ record DeviceSelectors(Set<String> includeModels, Set<String> excludeModels, Set
         Set<String> inUuids = new LinkedHashSet<>();
         Set<String> outUuids = new LinkedHashSet<>();
         List<Predicate<GpuDevice>> predicates = new ArrayList<>();
+        boolean restrictModels = false;
+        boolean restrictUuids = false;
         for (int i = 0; i < expressions.size(); i++) {
             String e = expressions.get(i);
             String where = at.get(i) + " = " + e + ": ";
@@ -81,11 +87,29 @@ record DeviceSelectors(Set<String> includeModels, Set<String> excludeModels, Set
                 }
                 continue;
             }
+            Matcher in = IN.matcher(e);
+            if (in.matches()) {
+                if (!DraNames.DRIVER.equals(in.group(1))) {
+                    throw new UnsupportedSelector(where + "names the attributes of domain " + in.group(1) + "; qgpu's devices have "
+                            + DraNames.DRIVER + "'s");
+                }
+                List<String> values = new ArrayList<>();
+                Matcher q = Pattern.compile("\"([^\"]*)\"").matcher(in.group(3));
+                while (q.find()) {
+                    values.add(q.group(1));
+                }
+                switch (in.group(2)) {
+                    case "productName" -> restrictModels = restrict(inModels, restrictModels, values, where);
+                    case "uuid" -> restrictUuids = restrict(inUuids, restrictUuids, values, where);
+                    default -> throw new UnsupportedSelector(where + "'in' works on the string attributes productName and uuid");
+                }
+                continue;
+            }
             Matcher a = ATTRIBUTE.matcher(e);
             if (!a.matches()) {
                 throw new UnsupportedSelector(where + "not a form the qgpu allocator understands (device.driver == \""
                         + DraNames.DRIVER + "\", or device.attributes[\"" + DraNames.DRIVER
-                        + "\"].<productName|uuid|index|numaNode> == or != a literal)");
+                        + "\"].<productName|uuid|index|numaNode> == or != a literal, or <productName|uuid> in [\"a\", \"b\"])");
             }
             if (!DraNames.DRIVER.equals(a.group(1))) {
                 throw new UnsupportedSelector(where + "names the attributes of domain " + a.group(1) + "; qgpu's devices have "
@@ -101,10 +125,12 @@ record DeviceSelectors(Set<String> includeModels, Set<String> excludeModels, Set
                         throw new UnsupportedSelector(where + attr + " is a string: compare it with a quoted value");
                     }
                     String v = literal.substring(1, literal.length() - 1);
-                    if (attr.equals("productName")) {
-                        (eq ? inModels : outModels).add(v);
+                    if (!eq) {
+                        (attr.equals("productName") ? outModels : outUuids).add(v);
+                    } else if (attr.equals("productName")) {
+                        restrictModels = restrict(inModels, restrictModels, List.of(v), where);
                     } else {
-                        (eq ? inUuids : outUuids).add(v);
+                        restrictUuids = restrict(inUuids, restrictUuids, List.of(v), where);
                     }
                 }
                 case "index", "numaNode" -> {
@@ -130,6 +156,25 @@ record DeviceSelectors(Set<String> includeModels, Set<String> excludeModels, Set
         }
         return new DeviceSelectors(Set.copyOf(inModels), Set.copyOf(outModels), Set.copyOf(inUuids), Set.copyOf(outUuids),
                 List.copyOf(predicates), List.copyOf(expressions));
+    }
+
+    /**
+     * Narrows the allowed values of one attribute (selectors are ANDed: a second condition keeps what both allow).
+     *
+     * @return true: the set is a restriction now
+     * @throws UnsupportedSelector when nothing is left, which no device can pass
+     */
+    private static boolean restrict(Set<String> allowed, boolean restricted, List<String> values, String where)
+            throws UnsupportedSelector {
+        if (!restricted) {
+            allowed.addAll(values);
+        } else {
+            allowed.retainAll(values);
+            if (allowed.isEmpty()) {
+                throw new UnsupportedSelector(where + "no device can pass this and the selectors before it together");
+            }
+        }
+        return true;
     }
 
     /** Whether this GPU passes every selector. */
