@@ -46,7 +46,7 @@ import java.util.function.Function;
  *   <li>{@code constraints}: only {@code matchAttribute} on {@code numaNode} (all the claim's GPUs on one NUMA
  *       node, {@link NumaPolicy#REQUIRED}).</li>
  * </ul>
- * The claim's priority comes from its GpuConfig ({@link PriorityOf}); the compute limit is the driver's to set at
+ * The claim's priority comes from its GpuConfig ({@link DraAllocator.PriorityOf}); the compute limit is the driver's to set at
  * prepare and does not change what is reserved.
  *
  * <p>Thread safety: immutable; {@link #translate} may run on any thread.
@@ -70,18 +70,11 @@ final class ClaimTranslator {
         }
     }
 
-    /** The claim's priority class from its GpuConfig (and its classes'); empty when none is set. */
-    @FunctionalInterface
-    interface PriorityOf {
-        /** @throws IllegalArgumentException naming the field and value of a configuration that is not valid */
-        Optional<PriorityClass> of(ResourceClaim claim, Function<String, Optional<DeviceClass>> classes);
-    }
-
     private final Set<String> classes;
     private final GranularityRules rules;
-    private final PriorityOf priority;
+    private final DraAllocator.PriorityOf priority;
 
-    ClaimTranslator(Set<String> deviceClasses, GranularityRules rules, PriorityOf priority) {
+    ClaimTranslator(Set<String> deviceClasses, GranularityRules rules, DraAllocator.PriorityOf priority) {
         this.classes = Set.copyOf(deviceClasses);
         this.rules = rules;
         this.priority = priority;

@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.HostRequest;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
@@ -85,7 +86,7 @@ public final class DraAllocator {
     private final Ledger ledger;
     private final PlacementEngine engine;
     private final GranularityRules rules;
-    private final ClaimTranslator.PriorityOf priority;
+    private final PriorityOf priority;
     /** The published nodes by name. */
     private Map<String, PublishedNode> nodes = Map.of();
     /** (pool, device) to where the device is. */
@@ -98,7 +99,7 @@ public final class DraAllocator {
     private final Map<String, Placement> inFlight = new HashMap<>();
 
     private DraAllocator(Set<String> deviceClasses, GranularityRules rules, PlacementConfig config,
-                         ClaimTranslator.PriorityOf priority, Function<Ledger, PlacementEngine> engineOf) {
+                         PriorityOf priority, Function<Ledger, PlacementEngine> engineOf) {
         this.rules = rules;
         this.priority = priority;
         this.translator = new ClaimTranslator(deviceClasses, rules, priority);
@@ -114,13 +115,13 @@ public final class DraAllocator {
      * @param config        the placement engine's configuration ({@code --policy})
      * @param priority      a claim's priority class from its GpuConfig
      */
-    static DraAllocator create(Set<String> deviceClasses, GranularityRules rules, PlacementConfig config,
-                               ClaimTranslator.PriorityOf priority) {
+    public static DraAllocator create(Set<String> deviceClasses, GranularityRules rules, PlacementConfig config,
+                               PriorityOf priority) {
         return new DraAllocator(deviceClasses, rules, config, priority, null);
     }
 
     /** As {@link #create}, with the engine built by {@code engineOf} over the allocator's ledger (a replay's own). */
-    static DraAllocator create(Set<String> deviceClasses, GranularityRules rules, ClaimTranslator.PriorityOf priority,
+    public static DraAllocator create(Set<String> deviceClasses, GranularityRules rules, PriorityOf priority,
                                Function<Ledger, PlacementEngine> engineOf) {
         return new DraAllocator(deviceClasses, rules, null, priority, engineOf);
     }
@@ -135,8 +136,19 @@ public final class DraAllocator {
         return ledger;
     }
 
+    /** A claim's priority class from its GpuConfig (and its classes'); empty when none is set. */
+    @FunctionalInterface
+    public interface PriorityOf {
+        /**
+         * @param claim   the claim
+         * @param classes the DeviceClasses by name
+         * @throws IllegalArgumentException naming the field and value of a configuration that is not valid
+         */
+        Optional<PriorityClass> of(ResourceClaim claim, Function<String, Optional<DeviceClass>> classes);
+    }
+
     /** What a pod's claims come to. */
-    sealed interface Decision {
+    public sealed interface Decision {
         /**
          * Allocations to write: every claim of the allocator's that the pod has and is not allocated yet.
          *
@@ -144,6 +156,9 @@ public final class DraAllocator {
          * @param claims each claim with the allocation to write into its status
          */
         record Allocate(String node, List<ClaimAllocation> claims) implements Decision {
+            public Allocate {
+                claims = List.copyOf(claims);
+            }
         }
 
         /** Nothing can be allocated now; the reason names what is short. */
@@ -156,11 +171,11 @@ public final class DraAllocator {
     }
 
     /** A claim and the allocation decided for it. */
-    record ClaimAllocation(ResourceClaim claim, AllocationResult allocation) {
+    public record ClaimAllocation(ResourceClaim claim, AllocationResult allocation) {
     }
 
     /** The published nodes now: the ledger's nodes follow, and its reservations are rebuilt. */
-    synchronized void inventory(List<PublishedNode> published) {
+    public synchronized void inventory(List<PublishedNode> published) {
         Map<String, PublishedNode> next = new LinkedHashMap<>();
         Map<String, AllocatedClaims.Located> dev = new HashMap<>();
         for (PublishedNode n : published) {
@@ -224,7 +239,7 @@ public final class DraAllocator {
      * A claim was added or changed: an allocation with qgpu's devices is counted (whoever made it), a claim without
      * one holds nothing.
      */
-    synchronized void claimChanged(ResourceClaim rc) {
+    public synchronized void claimChanged(ResourceClaim rc) {
         String uid = rc.getMetadata().getUid();
         if (!AllocatedClaims.holdsQgpuDevices(rc)) {
             if (allocated.remove(uid) != null) {
@@ -261,7 +276,7 @@ public final class DraAllocator {
     }
 
     /** A claim was deleted: what it held returns. */
-    synchronized void claimGone(ResourceClaim rc) {
+    public synchronized void claimGone(ResourceClaim rc) {
         String uid = rc.getMetadata().getUid();
         allocated.remove(uid);
         releaseHeld(uid);
@@ -282,7 +297,7 @@ public final class DraAllocator {
      * Writes of a decision failed: the reservations of these claims return (unless the informer shows the claim
      * allocated meanwhile). Claims of the decision that were written stay reserved until the informer brings them.
      */
-    synchronized void abandon(List<ClaimAllocation> unwritten) {
+    public synchronized void abandon(List<ClaimAllocation> unwritten) {
         for (ClaimAllocation c : unwritten) {
             String uid = c.claim().getMetadata().getUid();
             Placement p = inFlight.remove(uid);
@@ -303,7 +318,17 @@ public final class DraAllocator {
      * @param podClaims   the pod's ResourceClaims (all of them; those not the allocator's are left out)
      * @param classLookup the DeviceClasses by name
      */
-    synchronized Decision decide(List<ResourceClaim> podClaims, Function<String, Optional<DeviceClass>> classLookup) {
+    public Decision decide(List<ResourceClaim> podClaims, Function<String, Optional<DeviceClass>> classLookup) {
+        return decide(podClaims, classLookup, HostRequest.none());
+    }
+
+    /**
+     * As {@link #decide(List, Function)}, with the pod's CPU and memory reserved on the node with its first claim
+     * of the allocator's, where the published nodes carry a host capacity (a replay's nodes do; nodes read from
+     * ResourceSlices do not, {@link io.qgpu.api.HostCapacity#untracked()}).
+     */
+    public synchronized Decision decide(List<ResourceClaim> podClaims, Function<String, Optional<DeviceClass>> classLookup,
+                                        HostRequest host) {
         List<ClaimAsk> asks = new ArrayList<>();
         List<ResourceClaim> toAllocate = new ArrayList<>();
         Set<String> boundNodes = new LinkedHashSet<>();
@@ -342,6 +367,9 @@ public final class DraAllocator {
         List<Claim> claims = new ArrayList<>();
         for (ClaimAsk a : asks) {
             Optional<Claim> c = withSelectors(a, boundNodes);
+            if (c.isPresent() && claims.isEmpty() && !host.equals(HostRequest.none())) {
+                c = Optional.of(c.get().toBuilder().host(host).build());
+            }
             if (c.isEmpty()) {
                 return new Decision.Refused("claim " + a.key() + ": no published GPU matches its selectors "
                         + a.selectors().expressions());
@@ -389,6 +417,17 @@ public final class DraAllocator {
             out.add(new ClaimAllocation(toAllocate.get(i), allocation(toAllocate.get(i), asks.get(i), placed.get(i), classLookup)));
         }
         return new Decision.Allocate(placed.get(0).nodeName(), out);
+    }
+
+    /**
+     * Places a pod that has no claim of the allocator's but asks for CPU or memory, on the same ledger: what
+     * kube-scheduler does with such a pod in a cluster, which a replay of a whole workload needs so that the GPU pods
+     * meet the CPU and memory the other pods took.
+     *
+     * @param tenant the pod's id in the ledger
+     */
+    public synchronized PlacementResult placeHostOnly(String tenant, HostRequest host) {
+        return engine.place(Claim.builder(tenant).hostOnly().host(host).build());
     }
 
     private static String ledgerFirstNode(PlacementResult first) {
@@ -511,7 +550,7 @@ public final class DraAllocator {
     }
 
     /** The published node with this name. */
-    synchronized Optional<Node> node(String name) {
+    public synchronized Optional<Node> node(String name) {
         return Optional.ofNullable(nodes.get(name)).map(PublishedNode::node);
     }
 }
