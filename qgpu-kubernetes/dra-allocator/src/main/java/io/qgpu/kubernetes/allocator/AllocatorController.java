@@ -43,8 +43,8 @@ import org.slf4j.LoggerFactory;
  * {@value DraNames#SCHEDULING_GATE}, then removes the gate.
  *
  * <p><b>A pass</b> runs after every change that can matter (a slice, a claim, a class, a pod) and after a failed
- * write (after a delay); it takes the gated pods in order of pod priority (higher first), then creation time, then
- * namespace and name, and for each:
+ * write (after a delay); it takes the gated pods in order of pod priority (higher first), then creation time (then
+ * the order the informer delivered them, as the API server's creation times have whole seconds), and for each:
  * <ol>
  *   <li>finds its claims: {@code resourceClaimName}, or the claim generated from {@code resourceClaimTemplateName}
  *       as {@code status.resourceClaimStatuses} names it; a claim not there yet waits for its informer event;</li>
@@ -78,6 +78,8 @@ public final class AllocatorController implements AutoCloseable {
     public static final String REASON_ALLOCATED = "QgpuAllocated";
     /** How long after a failed write the pod is tried again. */
     static final Duration RETRY = Duration.ofSeconds(1);
+    /** How long {@link #close} waits for the pass under way. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     private final KubernetesClient client;
     private final DraAllocator allocator;
@@ -88,6 +90,9 @@ public final class AllocatorController implements AutoCloseable {
     /** The last refusal reported per pod uid, so an Event is written once per new reason. */
     private final Map<String, String> reported = new HashMap<>();
     private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+    /** When each pod was first seen (a sequence number): arrival order among pods created in the same second. */
+    private final Map<String, Long> arrival = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong arrivals = new java.util.concurrent.atomic.AtomicLong();
     private SharedIndexInformer<ResourceSlice> slices;
     private SharedIndexInformer<DeviceClass> classes;
     private SharedIndexInformer<ResourceClaim> claims;
@@ -131,8 +136,12 @@ public final class AllocatorController implements AutoCloseable {
             pass();
         }));
         pods = client.pods().inAnyNamespace().runnableInformer(0);
-        pods.addEventHandler(handler(p -> pass(), p -> {
+        pods.addEventHandler(handler(p -> {
+            arrival.putIfAbsent(p.getMetadata().getUid(), arrivals.incrementAndGet());
+            pass();
+        }, p -> {
             reported.remove(p.getMetadata().getUid());
+            arrival.remove(p.getMetadata().getUid());
             pass();
         }));
         informers.addAll(List.of(slices, classes, claims, pods));
@@ -190,7 +199,11 @@ public final class AllocatorController implements AutoCloseable {
             return;
         }
         if (passQueued.compareAndSet(false, true)) {
-            worker.execute(this::runPass);
+            try {
+                worker.execute(this::runPass);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                passQueued.set(false);   // closed meanwhile
+            }
         }
     }
 
@@ -201,7 +214,11 @@ public final class AllocatorController implements AutoCloseable {
 
     private void passLater() {
         if (!closed) {
-            worker.schedule(this::pass, RETRY.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                worker.schedule(this::pass, RETRY.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // closed meanwhile
+            }
         }
     }
 
@@ -229,12 +246,16 @@ public final class AllocatorController implements AutoCloseable {
         }
     }
 
-    /** The gated pods in the order they are allocated: pod priority (higher first), creation time, namespace, name. */
+    /**
+     * The gated pods in the order they are allocated: pod priority (higher first), creation time, then the order the
+     * informer delivered them (the API server's creation time has whole seconds), then namespace and name.
+     */
     List<Pod> gatedPods() {
         return pods.getStore().list().stream().filter(AllocatorController::gated)
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
                 .sorted(Comparator.<Pod>comparingInt(p -> -(p.getSpec().getPriority() == null ? 0 : p.getSpec().getPriority()))
                         .thenComparing(p -> created(p))
+                        .thenComparing(p -> arrival.getOrDefault(p.getMetadata().getUid(), Long.MAX_VALUE))
                         .thenComparing(p -> p.getMetadata().getNamespace())
                         .thenComparing(p -> p.getMetadata().getName()))
                 .toList();
@@ -410,14 +431,27 @@ public final class AllocatorController implements AutoCloseable {
         }
     }
 
-    /** Stops the informers and the worker; a second call does nothing. */
+    /**
+     * Stops the worker (the pod being written is finished, for up to {@link #CLOSE_WAIT}; the pass stops after it)
+     * and the informers; a second call does nothing. The worker is not interrupted inside a request to the API
+     * server, which would break the client's connection under it.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        worker.shutdown();
+        try {
+            if (!worker.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("the allocation pass did not finish within {}: interrupted", CLOSE_WAIT);
+                worker.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            worker.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
         informers.forEach(SharedIndexInformer::close);
-        worker.shutdownNow();
     }
 }

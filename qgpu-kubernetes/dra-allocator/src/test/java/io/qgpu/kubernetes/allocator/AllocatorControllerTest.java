@@ -79,8 +79,12 @@ class AllocatorControllerTest {
     }
 
     Pod createPod(String name, String claim) {
+        return createPod(name, claim, 0, "2026-12-07T10:00:00Z");
+    }
+
+    Pod createPod(String name, String claim, int priority, String created) {
         return client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName(name).withNamespace("ns")
-                .endMetadata().withNewSpec().addNewSchedulingGate().withName(DraNames.SCHEDULING_GATE).endSchedulingGate()
+                .withCreationTimestamp(created).endMetadata().withNewSpec().withPriority(priority).addNewSchedulingGate().withName(DraNames.SCHEDULING_GATE).endSchedulingGate()
                 .addNewSchedulingGate().withName("other.io/gate").endSchedulingGate()
                 .addNewResourceClaim().withName("gpu").withResourceClaimName(claim).endResourceClaim()
                 .addNewContainer().withName("c").withImage("x").endContainer().endSpec().build()).create();
@@ -168,6 +172,32 @@ class AllocatorControllerTest {
         await(() -> client.v1().events().inNamespace("ns").list().getItems().stream()
                 .anyMatch(x -> "r".equals(x.getInvolvedObject().getName())), "r refused");
         assertTrue(gated("r"));
+    }
+
+    @Test
+    void freedRoomGoesToThePodsInPriorityThenArrivalOrder() throws Exception {
+        createClaim("h", "60Gi", "10");
+        createPod("holder", "h");
+        AllocatorController c = start(() -> true);
+        await(() -> !gated("holder"), "holder released");
+        createClaim("ca", "30Gi", "10");
+        createClaim("cb", "30Gi", "10");
+        createClaim("cc", "30Gi", "10");
+        createPod("pod-z", "ca", 0, "2026-12-07T10:00:01Z");    // first to arrive
+        createPod("pod-a", "cc", 0, "2026-12-07T10:00:03Z");    // last to arrive, first by name
+        createPod("pod-m", "cb", 100, "2026-12-07T10:00:02Z");  // higher priority
+        await(() -> client.v1().events().inNamespace("ns").list().getItems().stream()
+                .filter(e -> AllocatorController.REASON_UNSCHEDULABLE.equals(e.getReason())).count() == 3, "three refusals");
+        client.resources(ResourceClaim.class).inNamespace("ns").withName("h").edit(x -> {
+            x.getMetadata().setFinalizers(List.of());
+            return x;
+        });
+        client.resources(ResourceClaim.class).inNamespace("ns").withName("h").delete();
+        await(() -> !gated("pod-m") && !gated("pod-z"), "the higher priority pod and the first to arrive released");
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        c.afterPasses(done::countDown);
+        assertTrue(done.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(gated("pod-a"), "80 GiB hold two of the three 30 GiB claims: the last to arrive waits");
     }
 
     @Test
