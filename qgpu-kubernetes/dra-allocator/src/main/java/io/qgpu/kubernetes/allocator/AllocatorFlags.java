@@ -270,7 +270,7 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
      * this user may not read is said before anything starts. (The node module's {@code AgentChecks} cannot be loaded
      * here: it names the NVML binding, which the allocator leaves out.)
      */
-    private static Path readableFile(String flag, String value) {
+    static Path readableFile(String flag, String value) {
         Path p = Path.of(value);
         if (Files.isDirectory(p)) {
             throw new BadFlagException(flag + " " + value + ": not a file");
