@@ -7,7 +7,6 @@ import io.qgpu.api.Validate;
 import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -275,7 +274,8 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
         if (Files.isDirectory(p)) {
             throw new BadFlagException(flag + " " + value + ": not a file");
         }
-        try (SeekableByteChannel c = Files.newByteChannel(p)) {
+        try {
+            Files.newByteChannel(p).close();
             return p;
         } catch (NoSuchFileException e) {
             throw new BadFlagException(flag + " " + value + ": no such file");

@@ -26,6 +26,7 @@ import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -75,7 +76,7 @@ public final class WebhookServer implements AutoCloseable {
     private final HttpsServer server;
     private final ThreadPoolExecutor pool;
     private final AdmissionWebhook webhook;
-    private boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private WebhookServer(HttpsServer server, ThreadPoolExecutor pool, AdmissionWebhook webhook) {
         this.server = server;
@@ -182,11 +183,8 @@ public final class WebhookServer implements AutoCloseable {
      */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        if (!closed.compareAndSet(false, true)) {
+            return;
         }
         server.stop(0);
         pool.shutdown();

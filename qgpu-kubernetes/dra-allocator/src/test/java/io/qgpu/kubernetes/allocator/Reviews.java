@@ -2,14 +2,12 @@ package io.qgpu.kubernetes.allocator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplateBuilder;
 import io.fabric8.zjsonpatch.JsonPatch;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -54,22 +52,18 @@ final class Reviews {
         return review("uid-1", "CREATE", pod);
     }
 
-    static JsonNode read(byte[] answer) {
-        try {
-            return JSON.readTree(answer);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    static JsonNode read(byte[] answer) throws IOException {
+        return JSON.readTree(answer);
     }
 
     /** The answer's {@code response.patch}, decoded; null without one. */
-    static JsonNode patch(JsonNode answer) {
+    static JsonNode patch(JsonNode answer) throws IOException {
         JsonNode p = answer.path("response").get("patch");
         return p == null ? null : read(Base64.getDecoder().decode(p.asText()));
     }
 
     /** The pod's {@code spec.schedulingGates} after the answer's patch, as kube-apiserver applies it. */
-    static JsonNode gatesAfter(String pod, JsonNode answer) {
+    static JsonNode gatesAfter(String pod, JsonNode answer) throws IOException {
         JsonNode patch = patch(answer);
         JsonNode p = read(pod.getBytes(StandardCharsets.UTF_8));
         return (patch == null ? p : JsonPatch.apply(patch, p)).path("spec").path("schedulingGates");
@@ -128,10 +122,5 @@ final class Reviews {
             }
             return Optional.ofNullable(templates.get(namespace + "/" + name));
         }
-    }
-
-    /** Pretty JSON of a node, for assertion messages. */
-    static String show(JsonNode n) {
-        return n instanceof ObjectNode o ? o.toPrettyString() : String.valueOf(n);
     }
 }
