@@ -26,6 +26,12 @@ public final class DraNames {
     public static final String ATTRIBUTE_PRODUCT_NAME = "productName";
     /** Device attribute: the CPU NUMA node the GPU is attached to (left out when NVML does not know it). */
     public static final String ATTRIBUTE_NUMA_NODE = "numaNode";
+    /** Device attribute: {@code N} of the GPU's device node {@code /dev/nvidiaN}. */
+    public static final String ATTRIBUTE_MINOR = "minor";
+    /** Device attribute: the GPU's CUDA compute capability as a version ({@code 9.0.0}). */
+    public static final String ATTRIBUTE_COMPUTE_CAPABILITY = "computeCapability";
+    /** Device attribute: whether MIG is on (left out for a GPU without MIG). */
+    public static final String ATTRIBUTE_MIG_ENABLED = "migEnabled";
     /** The scheduling gate the allocator's webhook adds and the allocator removes once a pod's claims are allocated. */
     public static final String SCHEDULING_GATE = "qgpu.io/allocate";
     /** The finalizer kube-scheduler adds to a claim it allocates; the resourceclaim controller deallocates such a claim. */
