@@ -9,16 +9,20 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Health;
 import io.qgpu.kubernetes.node.dra.DraNames;
+import io.qgpu.kubernetes.node.dra.NvLinkAttribute;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * the driver's reconciler (key: the slice's name): driver {@value DraNames#DRIVER}, {@code nodeName} and pool
  * name = the node, one slice in the pool (complete), one device per healthy GPU named {@code gpu-<index>} with
  * attributes {@code uuid}, {@code productName}, {@code index}, {@code minor}, {@code computeCapability} (a
- * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), the capacities
+ * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it),
+ * {@value DraNames#ATTRIBUTE_PCIE_ROOT} (where known, {@link NodeGpus}) and {@value DraNames#ATTRIBUTE_NVLINK}
+ * (the GPU's NVLinks to the other healthy GPUs, {@link NvLinkAttribute}; left out without any), the capacities
  * {@value DraNames#CAPACITY_MEMORY} (bytes, rounded down to the rules' memory unit),
  * {@value DraNames#CAPACITY_CORES} (100) and {@value DraNames#CAPACITY_TENANTS} (the rules' tenant limit),
  * each with a {@code requestPolicy} derived from the node's granularity rules ({@link PublishedCapacity}), and
@@ -151,7 +157,16 @@ final class SlicePublisher implements NodeResource<String> {
     }
 
     private ResourceSlice build(long gen) {
-        List<Device> devices = gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).map(this::device).toList();
+        return slice(node, gen, gpus, gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).toList(), rules);
+    }
+
+    /**
+     * The slice of a node that publishes these of its GPUs, at this pool generation.
+     *
+     * @param published the GPUs published (the healthy ones), in index order
+     */
+    static ResourceSlice slice(String node, long gen, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
+        List<Device> devices = published.stream().map(g -> device(g, gpus, published, rules)).toList();
         return new ResourceSliceBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(DriverNames.sliceName(node)).build())
                 .withNewSpec().withDriver(DraNames.DRIVER).withNodeName(node)
@@ -159,7 +174,7 @@ final class SlicePublisher implements NodeResource<String> {
                 .withDevices(devices).endSpec().build();
     }
 
-    private Device device(NodeGpus.Gpu g) {
+    private static Device device(NodeGpus.Gpu g, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
         NvmlDeviceInfo d = g.info();
         Map<String, DeviceAttribute> attrs = new LinkedHashMap<>();
         attrs.put(DraNames.ATTRIBUTE_UUID, new DeviceAttributeBuilder().withString(d.uuid()).build());
@@ -174,7 +189,31 @@ final class SlicePublisher implements NodeResource<String> {
         if (g.device().numaNode() >= 0) {
             attrs.put(DraNames.ATTRIBUTE_NUMA_NODE, new DeviceAttributeBuilder().withInt((long) g.device().numaNode()).build());
         }
+        g.pcieRoot().ifPresent(r -> attrs.put(DraNames.ATTRIBUTE_PCIE_ROOT, new DeviceAttributeBuilder().withString(r).build()));
+        nvLinks(g, gpus, published).ifPresent(v -> attrs.put(DraNames.ATTRIBUTE_NVLINK, new DeviceAttributeBuilder().withString(v).build()));
         return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(PublishedCapacity.of(rules, g).toSlice())
                 .withAllowMultipleAllocations(true).build();
+    }
+
+    /** The {@value DraNames#ATTRIBUTE_NVLINK} attribute of a GPU among the published ones; empty without NVLink to them. */
+    private static Optional<String> nvLinks(NodeGpus.Gpu g, NodeGpus gpus, List<NodeGpus.Gpu> published) {
+        List<Integer> peers = new ArrayList<>();
+        Map<Integer, NvLinkAttribute.Lanes> links = new LinkedHashMap<>();
+        for (NodeGpus.Gpu o : published) {
+            if (o == g) {
+                continue;
+            }
+            peers.add(o.info().index());
+            GpuLink l = gpus.link(g, o);
+            if (l.nvLinkLanes() > 0) {
+                links.put(o.info().index(), new NvLinkAttribute.Lanes(l.nvLinkLanes(), l.viaNvSwitch()));
+            }
+        }
+        try {
+            return NvLinkAttribute.format(g.info().index(), peers, links);
+        } catch (IllegalArgumentException e) {
+            LOG.warn("{} is published without its {} attribute: {}", g.name(), DraNames.ATTRIBUTE_NVLINK, e.getMessage());
+            return Optional.empty();
+        }
     }
 }
