@@ -1,6 +1,7 @@
 package io.qgpu.kubernetes.dra;
 
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.math.BigDecimal;
 import java.util.Map;
 import java.util.Optional;
@@ -9,7 +10,7 @@ import java.util.Optional;
  * Reads an allocation result's {@code consumedCapacity} (Kubernetes quantities such as {@code 30Gi},
  * {@code 1G} or plain bytes, parsed by fabric8's {@link Quantity}) into what qgpu reserves: memory in
  * bytes and compute in percent. Nothing is rounded: a fraction of a byte or of a percent is refused. The
- * {@value DriverNames#CAPACITY_TENANTS} entry (absent from allocations made against a slice that did not publish
+ * {@value DraNames#CAPACITY_TENANTS} entry (absent from allocations made against a slice that did not publish
  * it) must be exactly 1: every allocation is one tenant of its GPU.
  *
  * <p>Thread safety: stateless.
@@ -43,28 +44,28 @@ final class Capacities {
         Quantity tenants = null;
         for (Map.Entry<String, Quantity> e : consumed.entrySet()) {
             String name = local(e.getKey());
-            if (DriverNames.CAPACITY_MEMORY.equals(name)) {
+            if (DraNames.CAPACITY_MEMORY.equals(name)) {
                 memory = e.getValue();
-            } else if (DriverNames.CAPACITY_CORES.equals(name)) {
+            } else if (DraNames.CAPACITY_CORES.equals(name)) {
                 cores = e.getValue();
-            } else if (DriverNames.CAPACITY_TENANTS.equals(name)) {
+            } else if (DraNames.CAPACITY_TENANTS.equals(name)) {
                 tenants = e.getValue();
             } else {
-                throw new IllegalArgumentException(at + "[" + e.getKey() + "] = " + e.getValue() + ": " + DriverNames.DRIVER
-                        + " publishes only " + DriverNames.CAPACITY_MEMORY + ", " + DriverNames.CAPACITY_CORES + " and "
-                        + DriverNames.CAPACITY_TENANTS);
+                throw new IllegalArgumentException(at + "[" + e.getKey() + "] = " + e.getValue() + ": " + DraNames.DRIVER
+                        + " publishes only " + DraNames.CAPACITY_MEMORY + ", " + DraNames.CAPACITY_CORES + " and "
+                        + DraNames.CAPACITY_TENANTS);
             }
         }
         if (memory == null) {
-            throw new IllegalArgumentException(at + " has no " + DriverNames.CAPACITY_MEMORY + " entry: " + consumed);
+            throw new IllegalArgumentException(at + " has no " + DraNames.CAPACITY_MEMORY + " entry: " + consumed);
         }
         if (cores == null) {
-            throw new IllegalArgumentException(at + " has no " + DriverNames.CAPACITY_CORES + " entry: " + consumed);
+            throw new IllegalArgumentException(at + " has no " + DraNames.CAPACITY_CORES + " entry: " + consumed);
         }
-        long bytes = whole(at + "[" + DriverNames.CAPACITY_MEMORY + "]", memory, Long.MAX_VALUE);
-        long percent = whole(at + "[" + DriverNames.CAPACITY_CORES + "]", cores, 100);
+        long bytes = whole(at + "[" + DraNames.CAPACITY_MEMORY + "]", memory, Long.MAX_VALUE);
+        long percent = whole(at + "[" + DraNames.CAPACITY_CORES + "]", cores, 100);
         if (tenants != null) {
-            String t = at + "[" + DriverNames.CAPACITY_TENANTS + "]";
+            String t = at + "[" + DraNames.CAPACITY_TENANTS + "]";
             if (whole(t, tenants, Long.MAX_VALUE) != 1) {
                 throw new IllegalArgumentException(t + " = " + tenants + ": an allocation is exactly one tenant of its GPU (must be 1)");
             }
@@ -74,7 +75,7 @@ final class Capacities {
 
     /** {@code memory} for {@code memory} and for {@code gpu.qgpu.io/memory}. */
     private static String local(String qualified) {
-        String prefix = DriverNames.DRIVER + "/";
+        String prefix = DraNames.DRIVER + "/";
         return qualified.startsWith(prefix) ? qualified.substring(prefix.length()) : qualified;
     }
 

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * GPUs, {@code QGPU_SHARING=none}, no cache file), so any number of containers may use it.
  *
  * <p><b>Rule 2, any back end.</b> A container gets one claim of this driver. A container that uses this claim and
- * another claim whose allocation has results of driver {@value DriverNames#DRIVER} (found by reading that claim)
+ * another claim whose allocation has results of driver {@value DraNames#DRIVER} (found by reading that claim)
  * would get both claims' CDI specs, and the later spec's {@code NVIDIA_VISIBLE_DEVICES}, {@code QGPU_*}, limits
  * and mounts replace the earlier one's. So this claim is refused when the other one is prepared on this node:
  * the claim prepared later is the one refused, and of two that arrive in one NodePrepareResources call (which
@@ -143,11 +144,11 @@ final class ClaimContainers {
             for (Sibling s : siblings) {
                 if (prepared.containsKey(s.uid())) {
                     conflicts.add(s.user().describe() + " also uses claim " + s.key() + " (uid " + s.uid() + ") of driver "
-                            + DriverNames.DRIVER + ", prepared on this node before this one");
+                            + DraNames.DRIVER + ", prepared on this node before this one");
                 }
             }
             if (!conflicts.isEmpty()) {
-                throw new PreparedClaims.RefusedException(String.join("; ", conflicts) + ": one claim of driver " + DriverNames.DRIVER
+                throw new PreparedClaims.RefusedException(String.join("; ", conflicts) + ": one claim of driver " + DraNames.DRIVER
                         + " per container (the CDI specs of two claims each set NVIDIA_VISIBLE_DEVICES, the QGPU_* variables and "
                         + "the sharing back end's limits and mounts, and the later replaces the earlier: one GPU would go "
                         + "unlimited or be limited by the other claim); ask for all of the container's GPUs in one claim "
@@ -259,7 +260,7 @@ final class ClaimContainers {
         } catch (KubernetesClientException e) {
             throw new PreparedClaims.RefusedException("claim " + u.namespace() + "/" + name + ", used by " + u.describe()
                     + " beside this one, cannot be read from the API server (" + apiError(e)
-                    + "): the claim is not prepared without knowing whether that one is of driver " + DriverNames.DRIVER
+                    + "): the claim is not prepared without knowing whether that one is of driver " + DraNames.DRIVER
                     + "; the kubelet retries");
         }
         AllocationResult a = other == null || other.getStatus() == null ? null : other.getStatus().getAllocation();
@@ -267,7 +268,7 @@ final class ClaimContainers {
             return Optional.empty();
         }
         for (DeviceRequestAllocationResult r : a.getDevices().getResults()) {
-            if (DriverNames.DRIVER.equals(r.getDriver())) {
+            if (DraNames.DRIVER.equals(r.getDriver())) {
                 return Optional.of(other.getMetadata().getUid());
             }
         }

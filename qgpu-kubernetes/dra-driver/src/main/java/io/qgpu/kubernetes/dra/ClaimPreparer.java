@@ -11,6 +11,8 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Slice;
+import io.qgpu.kubernetes.node.dra.DraNames;
+import io.qgpu.kubernetes.node.dra.GpuConfigs;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -176,7 +178,7 @@ final class ClaimPreparer {
         GpuConfigs.Effective config = GpuConfigs.Effective.NONE;
         for (int i = 0; i < (results == null ? 0 : results.size()); i++) {
             DeviceRequestAllocationResult r = results.get(i);
-            if (!DriverNames.DRIVER.equals(r.getDriver())) {
+            if (!DraNames.DRIVER.equals(r.getDriver())) {
                 continue;
             }
             String at = "status.allocation.devices.results[" + i + "]";
@@ -216,7 +218,7 @@ final class ClaimPreparer {
                     Optional.ofNullable(r.getShareID()), gpu.uuid(), List.of()));
         }
         if (devices.isEmpty()) {
-            throw new IllegalArgumentException("has no device of driver " + DriverNames.DRIVER + " in its allocation");
+            throw new IllegalArgumentException("has no device of driver " + DraNames.DRIVER + " in its allocation");
         }
         int cores = shape.map(Capacities.Consumed::cores).orElse(PublishedCapacity.ALL_CORES);
         int limit = computeLimit(config, shape.isEmpty(), cores);

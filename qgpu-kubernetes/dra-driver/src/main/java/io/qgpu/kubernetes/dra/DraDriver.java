@@ -6,6 +6,7 @@ import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.mps.ComputeModes;
 import io.qgpu.kubernetes.node.mps.MpsLimits;
 import io.qgpu.kubernetes.node.mps.MpsNode;
@@ -165,7 +166,7 @@ public final class DraDriver implements AutoCloseable {
             if (healthTimer != null) {
                 opened.add("health timer", () -> stop(healthTimer));
             }
-            LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DriverNames.DRIVER, c.nodeName(),
+            LOG.info("{} on node {}: {} GPU(s) published, {} prepared claim(s), sharing back end {}", DraNames.DRIVER, c.nodeName(),
                     gpus.all().size(), claims.all().size(), sharing.backend().wireName());
             return new DraDriver(opened, health, claims, slices, registration, mps, reconciler, sweep);
         } catch (IOException | RuntimeException e) {

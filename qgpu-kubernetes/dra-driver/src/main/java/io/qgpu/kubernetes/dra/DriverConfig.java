@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.dra;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Ticker;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.nio.file.Path;
@@ -74,12 +75,12 @@ public record DriverConfig(String nodeName, Path registrarDir, Path pluginsDir, 
 
     /** {@code pluginsDir/gpu.qgpu.io/state.json}. */
     public static Path defaultStateFile(Path pluginsDir) {
-        return pluginsDir.resolve(DriverNames.DRIVER).resolve("state.json");
+        return pluginsDir.resolve(DraNames.DRIVER).resolve("state.json");
     }
 
     /** The driver's own directory under the plugins directory. */
     public Path pluginDir() {
-        return pluginsDir.resolve(DriverNames.DRIVER);
+        return pluginsDir.resolve(DraNames.DRIVER);
     }
 
     /** The DRA service socket (the endpoint {@code GetInfo} names). */

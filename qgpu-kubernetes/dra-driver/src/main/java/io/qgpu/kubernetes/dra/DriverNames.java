@@ -1,15 +1,17 @@
 package io.qgpu.kubernetes.dra;
 
+import io.qgpu.kubernetes.node.dra.DraNames;
+
 /**
- * The names the driver shares with the kubelet, the API server and the container runtime.
+ * The names the driver shares with the kubelet and the container runtime. The names it shares with the DRA
+ * allocator and the cluster (the driver name, the device attributes and capacities of its ResourceSlice) are
+ * {@link DraNames}.
  *
  * <p>Thread safety: constants only.
  */
 public final class DriverNames {
-    /** The DRA driver name: ResourceSlices' {@code spec.driver}, allocation results' {@code driver}. */
-    public static final String DRIVER = "gpu.qgpu.io";
     /** The registration socket's file name in the kubelet's registrar directory. */
-    public static final String REGISTRATION_SOCKET = DRIVER + "-reg.sock";
+    public static final String REGISTRATION_SOCKET = DraNames.DRIVER + "-reg.sock";
     /** The DRA service socket's file name in the driver's directory under the kubelet's plugins directory. */
     public static final String DRA_SOCKET = "dra.sock";
     /** {@code PluginInfo.type} of a DRA driver. */
@@ -18,12 +20,6 @@ public final class DriverNames {
     public static final String SERVICE_V1 = "v1.DRAPlugin";
     /** The kubelet's name for the v1beta1 DRA service. */
     public static final String SERVICE_V1BETA1 = "v1beta1.DRAPlugin";
-    /** Capacity of a device: its memory in bytes. */
-    public static final String CAPACITY_MEMORY = "memory";
-    /** Capacity of a device: its compute in percent of one GPU (100). */
-    public static final String CAPACITY_CORES = "cores";
-    /** Capacity of a device: how many claims it may hold under the granularity rules; each allocation consumes 1. */
-    public static final String CAPACITY_TENANTS = "tenants";
     /** The kubelet's registrar directory. */
     public static final String DEFAULT_REGISTRAR_DIR = "/var/lib/kubelet/plugins_registry";
     /** The kubelet's plugins directory. */
@@ -43,7 +39,7 @@ public final class DriverNames {
 
     /** The ResourceSlice of a node: one per node, named after it. */
     public static String sliceName(String node) {
-        return node + "-" + DRIVER;
+        return node + "-" + DraNames.DRIVER;
     }
 
     /** The CDI device name of a claim's device: derived from the claim uid. */

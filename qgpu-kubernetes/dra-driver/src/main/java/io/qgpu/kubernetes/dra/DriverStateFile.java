@@ -9,6 +9,7 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.QgpuException;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.kubernetes.node.AtomicFiles;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -70,7 +71,7 @@ final class DriverStateFile implements ClaimStore {
     public void save(List<PreparedClaim> claims) {
         ObjectNode root = MAPPER.createObjectNode();
         root.put("version", VERSION);
-        root.put("driver", DriverNames.DRIVER);
+        root.put("driver", DraNames.DRIVER);
         root.put("node", node);
         bootId.ifPresent(b -> root.put("bootId", b));
         ArrayNode list = root.putArray("claims");

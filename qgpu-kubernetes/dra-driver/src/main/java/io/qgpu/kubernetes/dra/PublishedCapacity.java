@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicyBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacityBuilder;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,14 +18,14 @@ import java.util.Map;
  *
  * <p>For a GPU that can be shared under the rules:
  * <ul>
- *   <li>{@value DriverNames#CAPACITY_MEMORY}: the GPU's memory rounded <em>down</em> to the rules' memory unit
+ *   <li>{@value DraNames#CAPACITY_MEMORY}: the GPU's memory rounded <em>down</em> to the rules' memory unit
  *       ({@link GranularityRules#memoryUnitBytes()}), in bytes; {@code validRange} from the smallest share (the
  *       rules' minimum memory rounded up to the unit, at least one unit) to the whole capacity in steps of one
  *       unit; {@code default} the whole capacity, so a request without a memory entry still takes the whole
  *       GPU's memory;</li>
- *   <li>{@value DriverNames#CAPACITY_CORES}: 100 (percent); {@code validRange} from the rules' compute step to
+ *   <li>{@value DraNames#CAPACITY_CORES}: 100 (percent); {@code validRange} from the rules' compute step to
  *       100 in steps of it ({@link GranularityRules#computeUnit()}); {@code default} 100;</li>
- *   <li>{@value DriverNames#CAPACITY_TENANTS}: how many claims the GPU may hold under the rules
+ *   <li>{@value DraNames#CAPACITY_TENANTS}: how many claims the GPU may hold under the rules
  *       ({@link GranularityRules#maxTenants}); {@code validValues: [1]}, {@code default} 1: every allocation
  *       consumes exactly one, whatever it asks for, so no allocator can put more claims on the GPU.</li>
  * </ul>
@@ -92,13 +93,13 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
     Map<String, DeviceCapacity> toSlice() {
         Map<String, DeviceCapacity> out = new LinkedHashMap<>();
         if (shareable) {
-            out.put(DriverNames.CAPACITY_MEMORY, range(memoryBytes, minMemoryBytes, memoryStep));
-            out.put(DriverNames.CAPACITY_CORES, range(ALL_CORES, minCores, coresStep));
+            out.put(DraNames.CAPACITY_MEMORY, range(memoryBytes, minMemoryBytes, memoryStep));
+            out.put(DraNames.CAPACITY_CORES, range(ALL_CORES, minCores, coresStep));
         } else {
-            out.put(DriverNames.CAPACITY_MEMORY, fixed(memoryBytes, memoryBytes));
-            out.put(DriverNames.CAPACITY_CORES, fixed(ALL_CORES, ALL_CORES));
+            out.put(DraNames.CAPACITY_MEMORY, fixed(memoryBytes, memoryBytes));
+            out.put(DraNames.CAPACITY_CORES, fixed(ALL_CORES, ALL_CORES));
         }
-        out.put(DriverNames.CAPACITY_TENANTS, fixed(tenants, 1));
+        out.put(DraNames.CAPACITY_TENANTS, fixed(tenants, 1));
         return out;
     }
 
@@ -117,14 +118,14 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
         if (!shareable) {
             return "this GPU is published whole only (its memory, " + totalBytes + " bytes, holds fewer than two shares under the "
                     + rules.name() + " rules, or the compute step " + rules.computeUnit() + " allows one): a result must consume "
-                    + DriverNames.CAPACITY_MEMORY + " " + memoryBytes + " and " + DriverNames.CAPACITY_CORES + " 100";
+                    + DraNames.CAPACITY_MEMORY + " " + memoryBytes + " and " + DraNames.CAPACITY_CORES + " 100";
         }
         if (c.cores() < minCores) {
-            return DriverNames.CAPACITY_CORES + " " + c.cores() + " is below the smallest share's " + minCores + " under the "
+            return DraNames.CAPACITY_CORES + " " + c.cores() + " is below the smallest share's " + minCores + " under the "
                     + rules.name() + " rules";
         }
         if (c.memoryBytes() > memoryBytes) {
-            return DriverNames.CAPACITY_MEMORY + " " + c.memoryBytes() + " is more than the published capacity " + memoryBytes;
+            return DraNames.CAPACITY_MEMORY + " " + c.memoryBytes() + " is more than the published capacity " + memoryBytes;
         }
         return null;
     }

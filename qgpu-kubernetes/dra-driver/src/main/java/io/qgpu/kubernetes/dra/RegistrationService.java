@@ -7,6 +7,7 @@ import io.qgpu.kubernetes.dra.pluginregistration.PluginInfo;
 import io.qgpu.kubernetes.dra.pluginregistration.RegistrationGrpc;
 import io.qgpu.kubernetes.dra.pluginregistration.RegistrationStatus;
 import io.qgpu.kubernetes.dra.pluginregistration.RegistrationStatusResponse;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -44,7 +45,7 @@ final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
 
     @Override
     public void getInfo(InfoRequest request, StreamObserver<PluginInfo> out) {
-        out.onNext(PluginInfo.newBuilder().setType(DriverNames.PLUGIN_TYPE).setName(DriverNames.DRIVER)
+        out.onNext(PluginInfo.newBuilder().setType(DriverNames.PLUGIN_TYPE).setName(DraNames.DRIVER)
                 .setEndpoint(endpoint.toString()).addAllSupportedVersions(supportedVersions()).build());
         out.onCompleted();
     }
@@ -53,11 +54,11 @@ final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
     public void notifyRegistrationStatus(RegistrationStatus request, StreamObserver<RegistrationStatusResponse> out) {
         status.set(request);
         if (request.getPluginRegistered()) {
-            LOG.info("the kubelet registered {} (endpoint {})", DriverNames.DRIVER, endpoint);
+            LOG.info("the kubelet registered {} (endpoint {})", DraNames.DRIVER, endpoint);
             out.onNext(RegistrationStatusResponse.getDefaultInstance());
             out.onCompleted();
         } else {
-            LOG.error("the kubelet did not register {}: {}", DriverNames.DRIVER, request.getError());
+            LOG.error("the kubelet did not register {}: {}", DraNames.DRIVER, request.getError());
             out.onError(Status.UNKNOWN.withDescription("failed registration process: " + request.getError()).asRuntimeException());
         }
     }

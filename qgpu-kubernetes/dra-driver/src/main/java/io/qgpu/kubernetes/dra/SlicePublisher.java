@@ -9,27 +9,34 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Health;
+import io.qgpu.kubernetes.node.dra.DraNames;
+import io.qgpu.kubernetes.node.dra.NvLinkAttribute;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The node's GPUs as one {@code resource.k8s.io/v1} ResourceSlice on the API server, as a {@link NodeResource} of
- * the driver's reconciler (key: the slice's name): driver {@value DriverNames#DRIVER}, {@code nodeName} and pool
+ * the driver's reconciler (key: the slice's name): driver {@value DraNames#DRIVER}, {@code nodeName} and pool
  * name = the node, one slice in the pool (complete), one device per healthy GPU named {@code gpu-<index>} with
  * attributes {@code uuid}, {@code productName}, {@code index}, {@code minor}, {@code computeCapability} (a
- * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it), the capacities
- * {@value DriverNames#CAPACITY_MEMORY} (bytes, rounded down to the rules' memory unit),
- * {@value DriverNames#CAPACITY_CORES} (100) and {@value DriverNames#CAPACITY_TENANTS} (the rules' tenant limit),
+ * version such as {@code 9.0.0}), {@code migEnabled} and {@code numaNode} (where NVML knows it),
+ * {@value DraNames#ATTRIBUTE_PCIE_ROOT} (where known, {@link NodeGpus}) and {@value DraNames#ATTRIBUTE_NVLINK}
+ * (the GPU's NVLinks to the other healthy GPUs, {@link NvLinkAttribute}; left out without any), the capacities
+ * {@value DraNames#CAPACITY_MEMORY} (bytes, rounded down to the rules' memory unit),
+ * {@value DraNames#CAPACITY_CORES} (100) and {@value DraNames#CAPACITY_TENANTS} (the rules' tenant limit),
  * each with a {@code requestPolicy} derived from the node's granularity rules ({@link PublishedCapacity}), and
  * {@code allowMultipleAllocations: true}.
  *
@@ -79,7 +86,7 @@ final class SlicePublisher implements NodeResource<String> {
     public synchronized Set<String> present() {
         Set<String> out = new LinkedHashSet<>();
         for (ResourceSlice s : client.resources(ResourceSlice.class).list().getItems()) {
-            if (s.getSpec() == null || !DriverNames.DRIVER.equals(s.getSpec().getDriver()) || !node.equals(s.getSpec().getNodeName())) {
+            if (s.getSpec() == null || !DraNames.DRIVER.equals(s.getSpec().getDriver()) || !node.equals(s.getSpec().getNodeName())) {
                 continue;
             }
             generation = Math.max(generation, generationOf(s));
@@ -95,7 +102,7 @@ final class SlicePublisher implements NodeResource<String> {
         ResourceSlice have = client.resources(ResourceSlice.class).withName(name).get();
         if (have != null) {
             generation = Math.max(generation, generationOf(have));
-            if (have.getSpec() != null && sameDevices(have, want) && DriverNames.DRIVER.equals(have.getSpec().getDriver())
+            if (have.getSpec() != null && sameDevices(have, want) && DraNames.DRIVER.equals(have.getSpec().getDriver())
                     && node.equals(have.getSpec().getNodeName())) {
                 return;
             }
@@ -150,30 +157,63 @@ final class SlicePublisher implements NodeResource<String> {
     }
 
     private ResourceSlice build(long gen) {
-        List<Device> devices = gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).map(this::device).toList();
+        return slice(node, gen, gpus, gpus.all().stream().filter(g -> !unhealthy.contains(g.uuid())).toList(), rules);
+    }
+
+    /**
+     * The slice of a node that publishes these of its GPUs, at this pool generation.
+     *
+     * @param published the GPUs published (the healthy ones), in index order
+     */
+    static ResourceSlice slice(String node, long gen, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
+        List<Device> devices = published.stream().map(g -> device(g, gpus, published, rules)).toList();
         return new ResourceSliceBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(DriverNames.sliceName(node)).build())
-                .withNewSpec().withDriver(DriverNames.DRIVER).withNodeName(node)
+                .withNewSpec().withDriver(DraNames.DRIVER).withNodeName(node)
                 .withNewPool().withName(node).withGeneration(gen).withResourceSliceCount(1L).endPool()
                 .withDevices(devices).endSpec().build();
     }
 
-    private Device device(NodeGpus.Gpu g) {
+    private static Device device(NodeGpus.Gpu g, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
         NvmlDeviceInfo d = g.info();
         Map<String, DeviceAttribute> attrs = new LinkedHashMap<>();
-        attrs.put("uuid", new DeviceAttributeBuilder().withString(d.uuid()).build());
-        attrs.put("productName", new DeviceAttributeBuilder().withString(d.name()).build());
-        attrs.put("index", new DeviceAttributeBuilder().withInt((long) d.index()).build());
-        attrs.put("minor", new DeviceAttributeBuilder().withInt((long) d.minorNumber()).build());
-        attrs.put("computeCapability", new DeviceAttributeBuilder()
+        attrs.put(DraNames.ATTRIBUTE_UUID, new DeviceAttributeBuilder().withString(d.uuid()).build());
+        attrs.put(DraNames.ATTRIBUTE_PRODUCT_NAME, new DeviceAttributeBuilder().withString(d.name()).build());
+        attrs.put(DraNames.ATTRIBUTE_INDEX, new DeviceAttributeBuilder().withInt((long) d.index()).build());
+        attrs.put(DraNames.ATTRIBUTE_MINOR, new DeviceAttributeBuilder().withInt((long) d.minorNumber()).build());
+        attrs.put(DraNames.ATTRIBUTE_COMPUTE_CAPABILITY, new DeviceAttributeBuilder()
                 .withVersion(d.computeCapability().major() + "." + d.computeCapability().minor() + ".0").build());
         if (d.migMode().current() != NvmlMigMode.State.NOT_SUPPORTED) {
-            attrs.put("migEnabled", new DeviceAttributeBuilder().withBool(d.migMode().current() == NvmlMigMode.State.ENABLED).build());
+            attrs.put(DraNames.ATTRIBUTE_MIG_ENABLED, new DeviceAttributeBuilder().withBool(d.migMode().current() == NvmlMigMode.State.ENABLED).build());
         }
         if (g.device().numaNode() >= 0) {
-            attrs.put("numaNode", new DeviceAttributeBuilder().withInt((long) g.device().numaNode()).build());
+            attrs.put(DraNames.ATTRIBUTE_NUMA_NODE, new DeviceAttributeBuilder().withInt((long) g.device().numaNode()).build());
         }
+        g.pcieRoot().ifPresent(r -> attrs.put(DraNames.ATTRIBUTE_PCIE_ROOT, new DeviceAttributeBuilder().withString(r).build()));
+        nvLinks(g, gpus, published).ifPresent(v -> attrs.put(DraNames.ATTRIBUTE_NVLINK, new DeviceAttributeBuilder().withString(v).build()));
         return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(PublishedCapacity.of(rules, g).toSlice())
                 .withAllowMultipleAllocations(true).build();
+    }
+
+    /** The {@value DraNames#ATTRIBUTE_NVLINK} attribute of a GPU among the published ones; empty without NVLink to them. */
+    private static Optional<String> nvLinks(NodeGpus.Gpu g, NodeGpus gpus, List<NodeGpus.Gpu> published) {
+        List<Integer> peers = new ArrayList<>();
+        Map<Integer, NvLinkAttribute.Lanes> links = new LinkedHashMap<>();
+        for (NodeGpus.Gpu o : published) {
+            if (o == g) {
+                continue;
+            }
+            peers.add(o.info().index());
+            GpuLink l = gpus.link(g, o);
+            if (l.nvLinkLanes() > 0) {
+                links.put(o.info().index(), new NvLinkAttribute.Lanes(l.nvLinkLanes(), l.viaNvSwitch()));
+            }
+        }
+        try {
+            return NvLinkAttribute.format(g.info().index(), peers, links);
+        } catch (IllegalArgumentException e) {
+            LOG.warn("{} is published without its {} attribute: {}", g.name(), DraNames.ATTRIBUTE_NVLINK, e.getMessage());
+            return Optional.empty();
+        }
     }
 }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReference;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ final class Claims {
     static DeviceRequestAllocationResult result(String request, String pool, String device, String memory, String cores,
                                                 String shareId) {
         DeviceRequestAllocationResultBuilder b = new DeviceRequestAllocationResultBuilder().withRequest(request)
-                .withDriver(DriverNames.DRIVER).withPool(pool).withDevice(device);
+                .withDriver(DraNames.DRIVER).withPool(pool).withDevice(device);
         if (memory != null) {
             Map<String, Quantity> c = new LinkedHashMap<>();
             c.put("memory", new Quantity(memory));
@@ -79,7 +80,7 @@ final class Claims {
 
     /** The same with a share id (null: none). */
     static DeviceRequestAllocationResult consumed(String request, String device, Map<String, Quantity> consumedCapacity, String shareId) {
-        DeviceRequestAllocationResultBuilder b = new DeviceRequestAllocationResultBuilder().withRequest(request).withDriver(DriverNames.DRIVER)
+        DeviceRequestAllocationResultBuilder b = new DeviceRequestAllocationResultBuilder().withRequest(request).withDriver(DraNames.DRIVER)
                 .withPool("node-a").withDevice(device).withConsumedCapacity(new LinkedHashMap<>(consumedCapacity));
         if (shareId != null) {
             b.withShareID(shareId);
@@ -121,7 +122,7 @@ final class Claims {
         for (int i = 0; i + 1 < fields.length; i += 2) {
             p.put((String) fields[i], fields[i + 1]);
         }
-        return config(source, requests, DriverNames.DRIVER, p);
+        return config(source, requests, DraNames.DRIVER, p);
     }
 
     /** Creates a claim without allocation and returns its uid. */

@@ -10,6 +10,7 @@ import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesRequest;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -76,7 +77,7 @@ class DurabilityTest extends DriverTestBase {
         // kill -9: nothing of the driver runs on, its resources go, its socket files stay behind
         killed.close();
         Files.writeString(registrar.resolve(DriverNames.REGISTRATION_SOCKET), "socket of the killed driver");
-        Files.writeString(plugins.resolve(DriverNames.DRIVER).resolve(DriverNames.DRA_SOCKET), "socket of the killed driver");
+        Files.writeString(plugins.resolve(DraNames.DRIVER).resolve(DriverNames.DRA_SOCKET), "socket of the killed driver");
         assertFalse(answer.isDone() && !answer.isCancelled() && answerOf(answer) != null, "the killed driver never answered");
 
         DraDriver again = start("dgx-h100");

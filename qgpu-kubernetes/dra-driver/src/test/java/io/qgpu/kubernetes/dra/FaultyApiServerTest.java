@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.qgpu.kubernetes.dra.FaultyApiServer.Exchange;
 import io.qgpu.kubernetes.dra.FaultyApiServer.Match;
 import io.qgpu.kubernetes.dra.FaultyApiServer.Outage;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -68,7 +69,7 @@ class FaultyApiServerTest {
 
     static ResourceSlice slice(String name) {
         return new ResourceSliceBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().withDriver(DriverNames.DRIVER).withNodeName("node-a")
+                .withNewSpec().withDriver(DraNames.DRIVER).withNodeName("node-a")
                 .withNewPool().withName("node-a").withGeneration(1L).withResourceSliceCount(1L).endPool()
                 .addNewDevice().withName("gpu-0").endDevice()
                 .endSpec().build();

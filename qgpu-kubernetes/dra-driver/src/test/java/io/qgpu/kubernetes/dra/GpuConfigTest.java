@@ -11,6 +11,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -160,7 +161,7 @@ class GpuConfigTest extends DriverTestBase {
     @Test
     void eachInvalidGpuConfigRefusesItsClaimNamingTheFieldAndTheValue() throws Exception {
         String at = "status.allocation.devices.config[0].opaque.parameters";
-        String d = DriverNames.DRIVER;
+        String d = DraNames.DRIVER;
         List<Refused> cases = List.of(
                 new Refused(Claims.gpuConfig("FromClaim", "priority", "online", "gpuMemory", "8Gi"), at + ".gpuMemory = \"8Gi\": unknown field"),
                 new Refused(Claims.config("FromClaim", List.of(), d, Map.of("apiVersion", "gpu.qgpu.io/v1", "kind", "GpuConfig")),

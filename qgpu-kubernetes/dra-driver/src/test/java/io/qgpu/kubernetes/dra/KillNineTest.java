@@ -14,6 +14,7 @@ import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesRequest;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
 import io.qgpu.kubernetes.node.FakeNvmlControl;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -254,7 +255,7 @@ class KillNineTest extends DriverTestBase {
                 }
                 Optional<PluginInfo> info = kubelet.probe(registrar, 5);
                 if (info.isPresent()) {
-                    assertEquals(plugins.resolve(DriverNames.DRIVER).resolve(DriverNames.DRA_SOCKET).toAbsolutePath().toString(),
+                    assertEquals(plugins.resolve(DraNames.DRIVER).resolve(DriverNames.DRA_SOCKET).toAbsolutePath().toString(),
                             info.get().getEndpoint());
                     return register();
                 }
@@ -271,7 +272,7 @@ class KillNineTest extends DriverTestBase {
             assertTrue(process.waitFor(Kubelet.DEADLINE_SECONDS, TimeUnit.SECONDS), "driver " + n + " did not die");
             assertEquals(KILLED, process.exitValue(), "driver " + n + " was killed by SIGKILL");
             assertTrue(Files.exists(registrar.resolve(DriverNames.REGISTRATION_SOCKET)), "the killed driver left its registration socket");
-            assertTrue(Files.exists(plugins.resolve(DriverNames.DRIVER).resolve(DriverNames.DRA_SOCKET)), "the killed driver left its DRA socket");
+            assertTrue(Files.exists(plugins.resolve(DraNames.DRIVER).resolve(DriverNames.DRA_SOCKET)), "the killed driver left its DRA socket");
         }
 
         /** SIGTERM: the driver stops, exit status 143, and removes its sockets. */
@@ -280,7 +281,7 @@ class KillNineTest extends DriverTestBase {
             assertTrue(process.waitFor(Kubelet.DEADLINE_SECONDS, TimeUnit.SECONDS), "driver " + n + " did not stop on SIGTERM\n" + tail());
             assertEquals(TERMINATED, process.exitValue(), "driver " + n + " stopped by SIGTERM\n" + tail());
             assertFalse(Files.exists(registrar.resolve(DriverNames.REGISTRATION_SOCKET)), "the stopped driver removed its registration socket");
-            assertFalse(Files.exists(plugins.resolve(DriverNames.DRIVER).resolve(DriverNames.DRA_SOCKET)), "the stopped driver removed its DRA socket");
+            assertFalse(Files.exists(plugins.resolve(DraNames.DRIVER).resolve(DriverNames.DRA_SOCKET)), "the stopped driver removed its DRA socket");
         }
 
         /** The last lines of its standard error. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
@@ -94,6 +95,32 @@ class SliceTest extends DriverTestBase {
             PublishedCapacityTest.fixed(c.get("tenants"), tenants, 1);
             assertEquals(Boolean.TRUE, dev.getAllowMultipleAllocations());
             assertEquals(List.of(), SchedulerModel.refusedByApiServer(dev), dev.getName());
+        }
+    }
+
+    /**
+     * The topology attributes on each fake machine: {@code nvlink} as {@link io.qgpu.kubernetes.node.dra.NvLinkAttribute}
+     * writes it (left out without NVLink), {@code resource.kubernetes.io/pcieRoot} naming each group of GPUs under one
+     * host bridge after its lowest PCI address (the machines' buses are in fake_nvml.c).
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "dgx-h100     | *:18s,*:18s,*:18s,*:18s,*:18s,*:18s,*:18s,*:18s | 18,2a,3a,5d,9a,ab,ba,db",
+            "t4x4         | -,-,-,-                                         | 3b,3b,86,86",
+            "a100-bridged | 1:12,0:12,3:12,2:12                             | 17,17,b1,b1",
+            "x86-numa     | -,-,-,-                                         | 1b,1b,9b,c3",
+            "h100-vm      | -,-,-,-                                         | 05,06,07,08"})
+    void eachGpuCarriesItsNvLinksAndItsPcieRoot(String machine, String nvlinks, String roots) throws Exception {
+        start(machine);
+        List<Device> devices = only().getSpec().getDevices();
+        List<String> wantLinks = List.of(nvlinks.split(","));
+        List<String> wantRoots = List.of(roots.split(","));
+        assertEquals(wantLinks.size(), devices.size());
+        for (int i = 0; i < devices.size(); i++) {
+            Map<String, DeviceAttribute> a = devices.get(i).getAttributes();
+            String link = a.containsKey("nvlink") ? a.get("nvlink").getString() : "-";
+            assertEquals(wantLinks.get(i), link, devices.get(i).getName());
+            assertEquals("pci0000:" + wantRoots.get(i), a.get("resource.kubernetes.io/pcieRoot").getString(), devices.get(i).getName());
         }
     }
 

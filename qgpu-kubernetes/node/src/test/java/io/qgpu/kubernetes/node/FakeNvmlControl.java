@@ -36,6 +36,9 @@ public interface FakeNvmlControl extends Library {
 
     int fake_nvml_inject_xid(int gpu, long xid);
 
+    /** Takes NVLink {@code link} of GPU {@code gpu} down ({@code up} 0) or up (1); until the next machine is selected. */
+    int fake_nvml_set_link(int gpu, int link, int up);
+
     void fake_nvml_clear_faults();
 
     /** Makes NVML function {@code fn} return {@code code}: the next {@code skip} calls pass, then {@code times} calls fail. */

@@ -23,6 +23,7 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.ListAndWatchResponse;
 import io.qgpu.kubernetes.dra.DriverNames;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
 import io.qgpu.kubernetes.node.CdiSpecs;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -77,7 +78,7 @@ public final class Walk {
     public Map<String, String> dra() throws Exception {
         String node = LocalCluster.DRA_NODE;
         out.println();
-        out.println("== DRA: a pod with a ResourceClaim on node " + node + " (driver " + DriverNames.DRIVER + ")");
+        out.println("== DRA: a pod with a ResourceClaim on node " + node + " (driver " + DraNames.DRIVER + ")");
 
         ResourceSlice slice = awaitSlice(node);
         out.println("  1. the driver published ResourceSlice " + slice.getMetadata().getName() + ": "
@@ -98,32 +99,32 @@ public final class Walk {
         gpuConfig.put("priority", "online");
         gpuConfig.put("computeLimit", 60);
         Map<String, Quantity> asked = new LinkedHashMap<>();
-        asked.put(DriverNames.CAPACITY_MEMORY, new Quantity("10Gi"));
-        asked.put(DriverNames.CAPACITY_CORES, new Quantity("30"));
+        asked.put(DraNames.CAPACITY_MEMORY, new Quantity("10Gi"));
+        asked.put(DraNames.CAPACITY_CORES, new Quantity("30"));
         ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace(NS).resource(new ResourceClaimBuilder()
                 .withNewMetadata().withNamespace(NS).withName("infer-gpu").endMetadata()
                 .withNewSpec().withNewDevices()
-                .addNewRequest().withName("gpu").withNewExactly().withDeviceClassName(DriverNames.DRIVER)
+                .addNewRequest().withName("gpu").withNewExactly().withDeviceClassName(DraNames.DRIVER)
                 .withNewCapacity().withRequests(asked).endCapacity().endExactly().endRequest()
-                .withConfig(new DeviceClaimConfigurationBuilder().withRequests("gpu").withNewOpaque().withDriver(DriverNames.DRIVER)
+                .withConfig(new DeviceClaimConfigurationBuilder().withRequests("gpu").withNewOpaque().withDriver(DraNames.DRIVER)
                         .withParameters(gpuConfig).endOpaque().build())
                 .endDevices().endSpec().build()).create();
         out.println("  2. pod " + NS + "/dra-infer uses ResourceClaim " + NS + "/infer-gpu: memory 10Gi, cores 30 of one "
-                + DriverNames.DRIVER + " device; GpuConfig priority online, computeLimit 60");
+                + DraNames.DRIVER + " device; GpuConfig priority online, computeLimit 60");
 
         // kube-scheduler's DRA allocator, played here: the first published device that has the memory, the
         // capacity consumed as asked (on the slice's grid), the claim reserved for the pod
         Device chosen = slice.getSpec().getDevices().stream()
-                .filter(d -> d.getCapacity().get(DriverNames.CAPACITY_MEMORY).getValue().getNumericalAmount()
-                        .compareTo(asked.get(DriverNames.CAPACITY_MEMORY).getNumericalAmount()) >= 0)
+                .filter(d -> d.getCapacity().get(DraNames.CAPACITY_MEMORY).getValue().getNumericalAmount()
+                        .compareTo(asked.get(DraNames.CAPACITY_MEMORY).getNumericalAmount()) >= 0)
                 .findFirst().orElseThrow(() -> new IllegalStateException("no device of " + slice.getMetadata().getName() + " has 10Gi"));
         claim.setStatus(new io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder()
                 .withNewAllocation().withNewDevices()
-                .addToResults(new DeviceRequestAllocationResultBuilder().withRequest("gpu").withDriver(DriverNames.DRIVER)
+                .addToResults(new DeviceRequestAllocationResultBuilder().withRequest("gpu").withDriver(DraNames.DRIVER)
                         .withPool(node).withDevice(chosen.getName()).withConsumedCapacity(new LinkedHashMap<>(asked))
                         .withShareID(UUID.randomUUID().toString()).build())
                 .addToConfig(new DeviceAllocationConfigurationBuilder().withSource("FromClaim").withRequests("gpu").withNewOpaque()
-                        .withDriver(DriverNames.DRIVER).withParameters(gpuConfig).endOpaque().build())
+                        .withDriver(DraNames.DRIVER).withParameters(gpuConfig).endOpaque().build())
                 .endDevices().endAllocation()
                 .addToReservedFor(new ResourceClaimConsumerReferenceBuilder().withApiGroup("").withResource("pods")
                         .withName(pod.getMetadata().getName()).withUid(pod.getMetadata().getUid()).build())
@@ -184,7 +185,7 @@ public final class Walk {
         });
         d.getCapacity().forEach((k, v) -> {
             long n = v.getValue().getNumericalAmount().longValue();
-            b.append(' ').append(k).append('=').append(k.equals(DriverNames.CAPACITY_MEMORY) ? gib(n) : String.valueOf(n));
+            b.append(' ').append(k).append('=').append(k.equals(DraNames.CAPACITY_MEMORY) ? gib(n) : String.valueOf(n));
         });
         return b.toString();
     }

@@ -1,8 +1,10 @@
-package io.qgpu.kubernetes.dra;
+package io.qgpu.kubernetes.node.dra;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfiguration;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClaimConfiguration;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassConfiguration;
 import io.fabric8.kubernetes.api.model.resource.v1.OpaqueDeviceConfiguration;
 import io.qgpu.api.PriorityClass;
 import java.util.ArrayList;
@@ -13,17 +15,19 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The per-claim configuration of driver {@value DriverNames#DRIVER} in an allocation
- * ({@code status.allocation.devices.config}): opaque parameters
+ * The per-claim configuration of driver {@value DraNames#DRIVER}: opaque parameters
  * <pre>{@code
  * {apiVersion: gpu.qgpu.io/v1alpha1, kind: GpuConfig, priority: online|offline, computeLimit: N}
  * }</pre>
  * where {@code priority} is the placement's priority class and {@code computeLimit} its compute limit in percent
- * (both optional). The DeviceClass's configuration arrives with source {@code FromClass}, the claim's own with
- * {@code FromClaim}; an entry applies to the results of the requests it names ({@code requests}; a main request
- * also covers its subrequests {@code main/sub}), or to every result when it names none. For one result, the
- * entries that apply are taken in order, those from the class first and the claim's after them, and each sets
- * the fields it has: the claim's wins, field by field. Entries of other drivers, and entries without
+ * (both optional). The node's DRA driver reads them from an allocation ({@link #of}:
+ * {@code status.allocation.devices.config}, where the DeviceClass's configuration arrives with source
+ * {@code FromClass} and the claim's own with {@code FromClaim}); the DRA allocator reads the same before it
+ * allocates, from the DeviceClasses' {@code spec.config} and the claim's {@code spec.devices.config}
+ * ({@link #beforeAllocation}). An entry applies to the results of the requests it names ({@code requests}; a main
+ * request also covers its subrequests {@code main/sub}), or to every result when it names none. For one result,
+ * the entries that apply are taken in order, those from the class first and the claim's after them, and each
+ * sets the fields it has: the claim's wins, field by field. Entries of other drivers, and entries without
  * {@code opaque}, are ignored.
  *
  * <p>Every entry of this driver is checked, whichever result it applies to: an object with exactly the fields
@@ -31,18 +35,25 @@ import java.util.Set;
  * {@code computeLimit} a whole number from 1 to 100. Anything else is refused with an
  * {@link IllegalArgumentException} naming the field as written and its value
  * ({@code status.allocation.devices.config[1].opaque.parameters.computeLimit = "50": must be a whole number from
- * 1 to 100}). Whether a limit suits the claim (at least its cores) is the caller's to check
- * ({@link Setting#at()} says where it was set).
+ * 1 to 100}; before allocation {@code spec.devices.config[1].opaque.parameters.computeLimit = ...}, or
+ * {@code DeviceClass gpu.qgpu.io spec.config[0].opaque.parameters.priority = ...}). Whether a limit suits the
+ * claim (at least its cores) is the caller's to check ({@link Setting#at()} says where it was set).
+ *
+ * <p>Kept free of NVML, JNA and gRPC: the DRA allocator loads it without them.
  *
  * <p>Thread safety: immutable.
  */
-final class GpuConfigs {
+public final class GpuConfigs {
     /** {@code apiVersion} of the parameters. */
-    static final String API_VERSION = DriverNames.DRIVER + "/v1alpha1";
+    public static final String API_VERSION = DraNames.DRIVER + "/v1alpha1";
     /** {@code kind} of the parameters. */
-    static final String KIND = "GpuConfig";
-    /** Where the allocation's configuration is, for messages. */
-    static final String AT = "status.allocation.devices.config";
+    public static final String KIND = "GpuConfig";
+    /** Where an allocation's configuration is, for messages. */
+    public static final String AT_ALLOCATION = "status.allocation.devices.config";
+    /** Where a claim's own configuration is, for messages. */
+    public static final String AT_CLAIM = "spec.devices.config";
+    /** The largest compute limit: a whole GPU, in percent. */
+    private static final int MAX_LIMIT = 100;
     private static final Set<String> FIELDS = Set.of("apiVersion", "kind", "priority", "computeLimit");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -52,7 +63,7 @@ final class GpuConfigs {
      * @param value the value
      * @param at    its JSON path ({@code status.allocation.devices.config[0].opaque.parameters.priority})
      */
-    record Setting<T>(T value, String at) {
+    public record Setting<T>(T value, String at) {
     }
 
     /**
@@ -61,27 +72,45 @@ final class GpuConfigs {
      * @param priority     the placement's priority class
      * @param computeLimit the compute limit in percent
      */
-    record Effective(Optional<Setting<PriorityClass>> priority, Optional<Setting<Integer>> computeLimit) {
+    public record Effective(Optional<Setting<PriorityClass>> priority, Optional<Setting<Integer>> computeLimit) {
         /** Nothing configured. */
-        static final Effective NONE = new Effective(Optional.empty(), Optional.empty());
+        public static final Effective NONE = new Effective(Optional.empty(), Optional.empty());
 
         /** Whether both say the same (wherever it was set). */
-        boolean sameValues(Effective o) {
+        public boolean sameValues(Effective o) {
             return priority.map(Setting::value).equals(o.priority.map(Setting::value))
                     && computeLimit.map(Setting::value).equals(o.computeLimit.map(Setting::value));
         }
 
         /** {@code priority online, computeLimit 80}, for messages. */
-        String describe() {
+        public String describe() {
             return "priority " + priority.map(s -> s.value().wireName()).orElse("(none)") + ", computeLimit "
                     + computeLimit.map(s -> s.value().toString()).orElse("(none)");
         }
     }
 
-    /** One entry of this driver, checked. */
-    private record Entry(boolean fromClaim, List<String> requests, Optional<Setting<PriorityClass>> priority,
-                         Optional<Setting<Integer>> computeLimit) {
+    /**
+     * One DeviceClass's configuration as it applies to a claim before allocation.
+     *
+     * @param deviceClass the DeviceClass's name, for messages
+     * @param requests    the claim's requests (or subrequests, {@code main/sub}) that ask for devices of this class;
+     *                    its configuration applies to them alone (none: to nothing, though it is still checked)
+     * @param config      the class's {@code spec.config}, null or empty for none
+     */
+    public record ClassConfig(String deviceClass, List<String> requests, List<DeviceClassConfiguration> config) {
+        public ClassConfig {
+            requests = List.copyOf(requests);
+            config = config == null ? List.of() : java.util.Collections.unmodifiableList(new ArrayList<>(config));
+        }
+    }
+
+    /** One entry of this driver, checked; {@code appliesToNone}: a class entry that no request uses. */
+    private record Entry(boolean fromClaim, List<String> requests, boolean appliesToNone,
+                         Optional<Setting<PriorityClass>> priority, Optional<Setting<Integer>> computeLimit) {
         boolean appliesTo(String request) {
+            if (appliesToNone) {
+                return false;
+            }
             if (requests.isEmpty()) {
                 return true;
             }
@@ -106,15 +135,14 @@ final class GpuConfigs {
      * @param config {@code status.allocation.devices.config}, null or empty for none
      * @throws IllegalArgumentException naming the field and its value, for an entry that is not a valid GpuConfig
      */
-    static GpuConfigs of(List<DeviceAllocationConfiguration> config) {
+    public static GpuConfigs of(List<DeviceAllocationConfiguration> config) {
         List<Entry> out = new ArrayList<>();
         for (int i = 0; i < (config == null ? 0 : config.size()); i++) {
             DeviceAllocationConfiguration c = config.get(i);
-            OpaqueDeviceConfiguration o = c == null ? null : c.getOpaque();
-            if (o == null || !DriverNames.DRIVER.equals(o.getDriver())) {
+            if (c == null || !ours(c.getOpaque())) {
                 continue;
             }
-            String at = AT + "[" + i + "]";
+            String at = AT_ALLOCATION + "[" + i + "]";
             boolean fromClaim;
             if ("FromClaim".equals(c.getSource())) {
                 fromClaim = true;
@@ -123,14 +151,46 @@ final class GpuConfigs {
             } else {
                 throw new IllegalArgumentException(at + ".source = " + c.getSource() + ": must be FromClass or FromClaim");
             }
-            out.add(entry(at + ".opaque.parameters", fromClaim, c.getRequests() == null ? List.of() : c.getRequests(),
-                    o.getParameters()));
+            out.add(entry(at + ".opaque.parameters", fromClaim, requests(c.getRequests()), false, c.getOpaque().getParameters()));
+        }
+        return new GpuConfigs(out);
+    }
+
+    /**
+     * Reads and checks this driver's entries of a claim not yet allocated: its DeviceClasses' configuration
+     * (each applying to the requests that use the class) and its own {@code spec.devices.config}; the same
+     * precedence and checks as {@link #of}, the messages naming the fields where they are written.
+     *
+     * @param classes     the configuration of the DeviceClasses the claim's requests use, in the order of the
+     *                    requests (the scheduler's order for the allocation's {@code FromClass} entries)
+     * @param claimConfig the claim's {@code spec.devices.config}, null or empty for none
+     * @throws IllegalArgumentException naming the field and its value, for an entry that is not a valid GpuConfig
+     */
+    public static GpuConfigs beforeAllocation(List<ClassConfig> classes, List<DeviceClaimConfiguration> claimConfig) {
+        List<Entry> out = new ArrayList<>();
+        for (ClassConfig cc : classes) {
+            for (int i = 0; i < cc.config().size(); i++) {
+                DeviceClassConfiguration c = cc.config().get(i);
+                if (c == null || !ours(c.getOpaque())) {
+                    continue;
+                }
+                String at = "DeviceClass " + cc.deviceClass() + " spec.config[" + i + "].opaque.parameters";
+                out.add(entry(at, false, cc.requests(), cc.requests().isEmpty(), c.getOpaque().getParameters()));
+            }
+        }
+        for (int i = 0; i < (claimConfig == null ? 0 : claimConfig.size()); i++) {
+            DeviceClaimConfiguration c = claimConfig.get(i);
+            if (c == null || !ours(c.getOpaque())) {
+                continue;
+            }
+            out.add(entry(AT_CLAIM + "[" + i + "].opaque.parameters", true, requests(c.getRequests()), false,
+                    c.getOpaque().getParameters()));
         }
         return new GpuConfigs(out);
     }
 
     /** What applies to a result of this request (the result's {@code request}: {@code main} or {@code main/sub}). */
-    Effective forRequest(String request) {
+    public Effective forRequest(String request) {
         Optional<Setting<PriorityClass>> priority = Optional.empty();
         Optional<Setting<Integer>> limit = Optional.empty();
         for (boolean claimPass : new boolean[] {false, true}) {
@@ -149,7 +209,15 @@ final class GpuConfigs {
         return new Effective(priority, limit);
     }
 
-    private static Entry entry(String at, boolean fromClaim, List<String> requests, Object parameters) {
+    private static boolean ours(OpaqueDeviceConfiguration o) {
+        return o != null && DraNames.DRIVER.equals(o.getDriver());
+    }
+
+    private static List<String> requests(List<String> r) {
+        return r == null ? List.of() : r;
+    }
+
+    private static Entry entry(String at, boolean fromClaim, List<String> requests, boolean appliesToNone, Object parameters) {
         JsonNode p;
         try {
             p = parameters == null ? null : JSON.valueToTree(parameters);
@@ -181,12 +249,12 @@ final class GpuConfigs {
         Optional<Setting<Integer>> limit = Optional.empty();
         JsonNode cl = p.get("computeLimit");
         if (cl != null) {
-            if (!cl.isIntegralNumber() || !cl.canConvertToInt() || cl.intValue() < 1 || cl.intValue() > PublishedCapacity.ALL_CORES) {
-                throw new IllegalArgumentException(at + ".computeLimit = " + cl + ": must be a whole number from 1 to 100");
+            if (!cl.isIntegralNumber() || !cl.canConvertToInt() || cl.intValue() < 1 || cl.intValue() > MAX_LIMIT) {
+                throw new IllegalArgumentException(at + ".computeLimit = " + cl + ": must be a whole number from 1 to " + MAX_LIMIT);
             }
             limit = Optional.of(new Setting<>(cl.intValue(), at + ".computeLimit"));
         }
-        return new Entry(fromClaim, List.copyOf(requests), priority, limit);
+        return new Entry(fromClaim, List.copyOf(requests), appliesToNone, priority, limit);
     }
 
     private static void exact(String at, JsonNode v, String want) {
