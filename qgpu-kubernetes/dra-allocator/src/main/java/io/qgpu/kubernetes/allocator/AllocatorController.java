@@ -207,6 +207,11 @@ public final class AllocatorController implements AutoCloseable {
         }
     }
 
+    /** The claims informer's store (started by {@link #start}): the webhook reads claims from it. */
+    io.fabric8.kubernetes.client.informers.cache.Store<ResourceClaim> claimStore() {
+        return claims.getStore();
+    }
+
     /** Runs {@code r} on the worker after the passes queued before it (tests wait on it). */
     void afterPasses(Runnable r) {
         worker.execute(r);

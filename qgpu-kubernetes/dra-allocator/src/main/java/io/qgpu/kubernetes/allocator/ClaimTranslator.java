@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceConstraint;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequest;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceSelector;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceSubRequest;
 import io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequest;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.qgpu.api.Claim;
@@ -82,17 +81,7 @@ final class ClaimTranslator {
 
     /** Whether any request of the claim names one of the allocator's classes (exactly or among firstAvailable). */
     boolean uses(ResourceClaim rc) {
-        for (DeviceRequest r : requests(rc)) {
-            if (r.getExactly() != null && classes.contains(r.getExactly().getDeviceClassName())) {
-                return true;
-            }
-            for (DeviceSubRequest s : r.getFirstAvailable() == null ? List.<DeviceSubRequest>of() : r.getFirstAvailable()) {
-                if (classes.contains(s.getDeviceClassName())) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return ClaimScope.used(rc.getSpec(), classes).isPresent();
     }
 
     private static List<DeviceRequest> requests(ResourceClaim rc) {

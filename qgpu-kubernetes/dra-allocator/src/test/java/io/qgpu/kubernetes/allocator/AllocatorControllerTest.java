@@ -12,7 +12,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.qgpu.api.GranularityRules;
@@ -36,10 +35,8 @@ class AllocatorControllerTest {
     KubernetesClient client;
     final List<AllocatorController> controllers = new ArrayList<>();
 
-    /** The slices' nodes as {@link DraAllocatorTest#node} builds them: one 80 GiB GPU per device the slice lists. */
-    static final Function<Collection<ResourceSlice>, List<PublishedNode>> INVENTORY = slices -> slices.stream()
-            .filter(s -> DraNames.DRIVER.equals(s.getSpec().getDriver()))
-            .map(s -> DraAllocatorTest.node(s.getSpec().getNodeName(), s.getSpec().getDevices().size(), 80, "H100")).toList();
+    /** The allocator's own reading of the slices. */
+    static final Function<Collection<ResourceSlice>, List<PublishedNode>> INVENTORY = slices -> SliceInventory.of(slices).nodes();
 
     @BeforeEach
     void cluster() {
@@ -52,14 +49,16 @@ class AllocatorControllerTest {
         controllers.forEach(AllocatorController::close);
     }
 
+    /** A node's slice as qgpu's driver publishes it under the qgpu rules: 80 GiB GPUs, memory in GiB, cores in 5s. */
     static ResourceSlice slice(String node, int gpus) {
-        ResourceSliceBuilder b = new ResourceSliceBuilder().withNewMetadata().withName(node + "-gpu.qgpu.io").endMetadata()
-                .withNewSpec().withDriver(DraNames.DRIVER).withNodeName(node).withNewPool().withName(node).withGeneration(1L)
-                .withResourceSliceCount(1L).endPool().endSpec();
+        int tenants = GranularityRules.ofDefaults().maxTenants(io.qgpu.api.GpuDevice.builder("x").memoryGiB(80).build());
+        SliceInventoryTest.Dev[] devs = new SliceInventoryTest.Dev[gpus];
         for (int i = 0; i < gpus; i++) {
-            b.editSpec().addNewDevice().withName("gpu-" + i).endDevice().endSpec();
+            devs[i] = SliceInventoryTest.gpu(node, i).cap("memory", SliceInventoryTest.range("80Gi", "80Gi", "1Gi", "80Gi", "1Gi"))
+                    .cap("cores", SliceInventoryTest.range("100", "100", "5", "100", "5"))
+                    .cap("tenants", SliceInventoryTest.values(Integer.toString(tenants), "1", "1"));
         }
-        return b.build();
+        return SliceInventoryTest.slice(node, devs);
     }
 
     AllocatorController start(BooleanSupplier leading) throws Exception {
