@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourcesResponse;
+import io.qgpu.kubernetes.node.FaultyApiServer;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import java.io.IOException;
 import java.nio.file.Files;

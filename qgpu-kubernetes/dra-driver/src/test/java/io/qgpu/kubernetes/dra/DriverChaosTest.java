@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.ManagedChannel;
 import io.qgpu.kubernetes.dra.pluginregistration.PluginInfo;
 import io.qgpu.kubernetes.dra.v1.DRAPluginGrpc;
+import io.qgpu.kubernetes.node.FaultyApiServer;
 import io.qgpu.kubernetes.node.mps.FakeMpsControlScript;
 import io.qgpu.kubernetes.node.mps.MpsLayout;
 import io.qgpu.kubernetes.node.mps.MpsSupervisor;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.qgpu.kubernetes.node.FaultyApiServer;
 import io.qgpu.kubernetes.node.reconcile.NodeReconciler;
 import java.time.Duration;
 import java.util.List;

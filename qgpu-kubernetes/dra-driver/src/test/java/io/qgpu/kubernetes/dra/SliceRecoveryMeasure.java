@@ -3,6 +3,7 @@ package io.qgpu.kubernetes.dra;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.qgpu.kubernetes.node.FakeNvmlControl;
+import io.qgpu.kubernetes.node.FaultyApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

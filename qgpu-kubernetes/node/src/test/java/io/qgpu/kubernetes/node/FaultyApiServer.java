@@ -1,4 +1,4 @@
-package io.qgpu.kubernetes.dra;
+package io.qgpu.kubernetes.node;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Status;
@@ -111,24 +111,24 @@ import java.util.regex.Pattern;
  * counters are atomics and the log is guarded by the lock; the dispatcher runs on the mock server's event-loop
  * threads and the relay on its own daemon threads, the test on its own.
  */
-final class FaultyApiServer implements AutoCloseable {
+public final class FaultyApiServer implements AutoCloseable {
     /** {@code requestRetryBackoffLimit} of {@link #client()}: retries after the first attempt. */
-    static final int RETRY_LIMIT = 3;
+    public static final int RETRY_LIMIT = 3;
     /** Attempts {@link #client()} makes of a request that keeps failing with a retried status or a reset. */
-    static final int ATTEMPTS = 1 + RETRY_LIMIT;
+    public static final int ATTEMPTS = 1 + RETRY_LIMIT;
     /** {@code requestRetryBackoffInterval} of {@link #client()}: the first retry's wait, doubled for each next. */
-    static final Duration RETRY_INTERVAL = Duration.ofMillis(20);
+    public static final Duration RETRY_INTERVAL = Duration.ofMillis(20);
     /** {@code requestTimeout} of {@link #client()}. */
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+    public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
     /** {@code connectionTimeout} of {@link #client()}. */
-    static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(1);
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(1);
     /** {@link Exchange#code()} of a request answered by resetting its connection. */
-    static final int RESET = 0;
+    public static final int RESET = 0;
 
     private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
     /** How the server is down between {@link #down(Outage)} and {@link #up()}. */
-    enum Outage {
+    public enum Outage {
         /** Every request is answered 503 ServiceUnavailable with a Status body (an API server behind a load balancer). */
         UNAVAILABLE,
         /**
@@ -145,22 +145,22 @@ final class FaultyApiServer implements AutoCloseable {
      * @param method upper-case HTTP method, or null for any
      * @param path   pattern searched for ({@link java.util.regex.Matcher#find()}) in the path, or null for any
      */
-    record Match(String method, Pattern path) {
+    public record Match(String method, Pattern path) {
         /** Every request. */
-        static final Match ANY = new Match(null, null);
+        public static final Match ANY = new Match(null, null);
 
         /** Requests with this method (null: any) whose path contains a match of {@code pathRegex} (null: any). */
-        static Match of(String method, String pathRegex) {
+        public static Match of(String method, String pathRegex) {
             return new Match(method, pathRegex == null ? null : Pattern.compile(pathRegex));
         }
 
         /** Requests of any method whose path contains a match of {@code pathRegex}, e.g. {@code "/resourceslices"}. */
-        static Match path(String pathRegex) {
+        public static Match path(String pathRegex) {
             return of(null, pathRegex);
         }
 
         /** Whether a request with this method and path is one of these. */
-        boolean test(String requestMethod, String requestPath) {
+        public boolean test(String requestMethod, String requestPath) {
             return (method == null || method.equalsIgnoreCase(requestMethod))
                     && (path == null || path.matcher(requestPath).find());
         }
@@ -174,7 +174,7 @@ final class FaultyApiServer implements AutoCloseable {
      * @param code     the status answered, or {@link #RESET} if the connection was reset instead
      * @param injected true if a fault answered it, false if the CRUD store (or the server's own expectations) did
      */
-    record Exchange(String method, String path, int code, boolean injected) {
+    public record Exchange(String method, String path, int code, boolean injected) {
     }
 
     private record Rule(Match match, int status, AtomicInteger left) {
@@ -201,7 +201,7 @@ final class FaultyApiServer implements AutoCloseable {
      *
      * @throws UncheckedIOException if the relay cannot listen
      */
-    FaultyApiServer() {
+    public FaultyApiServer() {
         Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
         mock = new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), responses,
                 new FaultDispatcher(new KubernetesMixedDispatcher(responses)), false);
@@ -215,7 +215,7 @@ final class FaultyApiServer implements AutoCloseable {
     }
 
     /** The API server's URL, as clients must use it (the relay's address), ending in {@code /}. */
-    String url() {
+    public String url() {
         return relay.url();
     }
 
@@ -224,7 +224,7 @@ final class FaultyApiServer implements AutoCloseable {
      * {@code RETRY_INTERVAL}, {@code REQUEST_TIMEOUT}, {@code CONNECTION_TIMEOUT}); the same one on every call,
      * closed by {@link #close()}.
      */
-    KubernetesClient client() {
+    public KubernetesClient client() {
         KubernetesClient c = client;
         if (c == null) {
             synchronized (clients) {
@@ -243,7 +243,7 @@ final class FaultyApiServer implements AutoCloseable {
      * by {@link #close()}. For example {@code api.client(c -> c.withRequestRetryBackoffLimit(0))} for a client
      * that does not retry, or {@code c -> c.withRequestTimeout(300)} for a short request timeout (milliseconds).
      */
-    KubernetesClient client(Consumer<ConfigBuilder> tweak) {
+    public KubernetesClient client(Consumer<ConfigBuilder> tweak) {
         ConfigBuilder b = new ConfigBuilder(Config.empty())
                 .withMasterUrl(url())
                 .withNamespace("test")
@@ -259,7 +259,7 @@ final class FaultyApiServer implements AutoCloseable {
     }
 
     /** {@link #failNext(int, int, Match)} for any request. */
-    FaultyApiServer failNext(int n, int status) {
+    public FaultyApiServer failNext(int n, int status) {
         return failNext(n, status, Match.ANY);
     }
 
@@ -277,7 +277,7 @@ final class FaultyApiServer implements AutoCloseable {
      * @param status an HTTP status from 400 to 599
      * @return this server
      */
-    FaultyApiServer failNext(int n, int status, Match match) {
+    public FaultyApiServer failNext(int n, int status, Match match) {
         if (n < 1 || status < 400 || status > 599) {
             throw new IllegalArgumentException("n >= 1 and a status from 400 to 599: " + n + ", " + status);
         }
@@ -288,7 +288,7 @@ final class FaultyApiServer implements AutoCloseable {
     }
 
     /** {@link #down(Outage)} with {@link Outage#UNAVAILABLE}: every request gets 503 until {@link #up()}. */
-    FaultyApiServer down() {
+    public FaultyApiServer down() {
         return down(Outage.UNAVAILABLE);
     }
 
@@ -299,24 +299,24 @@ final class FaultyApiServer implements AutoCloseable {
      *
      * @return this server
      */
-    FaultyApiServer down(Outage how) {
+    public FaultyApiServer down(Outage how) {
         outage = Objects.requireNonNull(how, "how");
         return this;
     }
 
     /** Ends an outage; the {@link #failNext} rules and the delay stay as they are. Returns this server. */
-    FaultyApiServer up() {
+    public FaultyApiServer up() {
         outage = null;
         return this;
     }
 
     /** The current outage, or null while up. */
-    Outage outage() {
+    public Outage outage() {
         return outage;
     }
 
     /** {@link #slow(Duration, Match)} for any request. */
-    FaultyApiServer slow(Duration d) {
+    public FaultyApiServer slow(Duration d) {
         return slow(d, Match.ANY);
     }
 
@@ -330,7 +330,7 @@ final class FaultyApiServer implements AutoCloseable {
      *
      * @return this server
      */
-    FaultyApiServer slow(Duration d, Match match) {
+    public FaultyApiServer slow(Duration d, Match match) {
         Objects.requireNonNull(match, "match");
         if (d.isNegative()) {
             throw new IllegalArgumentException("negative delay: " + d);
@@ -340,7 +340,7 @@ final class FaultyApiServer implements AutoCloseable {
     }
 
     /** Removes every fault: the {@link #failNext} rules not used up, the outage and the delay. Returns this server. */
-    FaultyApiServer clearFaults() {
+    public FaultyApiServer clearFaults() {
         synchronized (lock) {
             rules.clear();
         }
@@ -350,24 +350,24 @@ final class FaultyApiServer implements AutoCloseable {
     }
 
     /** Requests answered by a fault (a status or a reset) since the start or {@link #clearRequests()}. */
-    int injected() {
+    public int injected() {
         return injected.get();
     }
 
     /** Requests passed to the store since the start or {@link #clearRequests()}. */
-    int passed() {
+    public int passed() {
         return passed.get();
     }
 
     /** The requests seen since the start or {@link #clearRequests()}, oldest first (a copy). */
-    List<Exchange> requests() {
+    public List<Exchange> requests() {
         synchronized (lock) {
             return List.copyOf(log);
         }
     }
 
     /** Forgets the requests seen and sets {@link #injected()} and {@link #passed()} to 0. Returns this server. */
-    FaultyApiServer clearRequests() {
+    public FaultyApiServer clearRequests() {
         synchronized (lock) {
             log.clear();
             injected.set(0);
@@ -553,7 +553,7 @@ final class FaultyApiServer implements AutoCloseable {
             daemon("faulty-api-accept", this::acceptLoop).start();
         }
 
-        String url() {
+        public String url() {
             String host = listener.getInetAddress().getHostAddress();
             return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + listener.getLocalPort() + "/";
         }

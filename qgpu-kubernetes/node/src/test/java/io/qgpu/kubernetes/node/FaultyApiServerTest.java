@@ -1,7 +1,7 @@
-package io.qgpu.kubernetes.dra;
+package io.qgpu.kubernetes.node;
 
-import static io.qgpu.kubernetes.dra.FaultyApiServer.ATTEMPTS;
-import static io.qgpu.kubernetes.dra.FaultyApiServer.RETRY_LIMIT;
+import static io.qgpu.kubernetes.node.FaultyApiServer.ATTEMPTS;
+import static io.qgpu.kubernetes.node.FaultyApiServer.RETRY_LIMIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -19,9 +19,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.qgpu.kubernetes.dra.FaultyApiServer.Exchange;
-import io.qgpu.kubernetes.dra.FaultyApiServer.Match;
-import io.qgpu.kubernetes.dra.FaultyApiServer.Outage;
+import io.qgpu.kubernetes.node.FaultyApiServer.Exchange;
+import io.qgpu.kubernetes.node.FaultyApiServer.Match;
+import io.qgpu.kubernetes.node.FaultyApiServer.Outage;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.net.URI;
