@@ -16,6 +16,7 @@ module io.qgpu.core {
     exports io.qgpu.core.compute;
     exports io.qgpu.core.preempt;
     exports io.qgpu.core.gate;
+    exports io.qgpu.core.time;
 
     // Not exported: io.qgpu.core.internal (shared helpers) and io.qgpu.core.ledger.internal (the
     // ledger's parts behind the Ledger facade).

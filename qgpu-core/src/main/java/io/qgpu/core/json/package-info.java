@@ -2,9 +2,8 @@
  * qgpu's file formats: strict JSON for inventories ({@link io.qgpu.core.json.Inventory}), nodes, claims,
  * placements and ledger snapshots ({@link io.qgpu.core.json.QgpuJson}), one input read with the
  * positions of its keys so that errors point at the user's text ({@link io.qgpu.core.json.JsonInput},
- * for formats of one's own), and the one duration syntax of files and command lines
- * ({@link io.qgpu.core.json.Durations}). The CLI, the scheduler extender and the testkit read and
- * write through it.
+ * for formats of one's own). Durations in files are written as {@link io.qgpu.core.time.Durations} reads
+ * them. The CLI, the scheduler extender and the testkit read and write through it.
  *
  * <pre>{@code
  * Inventory inv = QgpuJson.readInventory(Path.of("inventory.json"));
@@ -17,9 +16,7 @@
  * numbers are meant, missing required keys and trailing content are refused with a
  * {@link io.qgpu.core.json.QgpuJsonException} that names the source, the JSON path and key as written,
  * the value, the rule, and the line and column where the parser knows them. Snapshots carry
- * {@code "schemaVersion": 1} and any other version is refused. {@code Durations.parse} refuses a bare
- * number (its unit would be a guess) with an {@link io.qgpu.api.InvalidValueException} naming the flag
- * or path. {@code QgpuJson} and {@code Durations} are stateless, {@code JsonInput} is immutable after
+ * {@code "schemaVersion": 1} and any other version is refused. {@code QgpuJson} is stateless, {@code JsonInput} is immutable after
  * construction and {@code Inventory} is an immutable record: all are safe from any thread.
  *
  * <p>docs/formats.md in the repository, key by key, with JSON Schemas in schemas/.

@@ -6,7 +6,7 @@ import io.qgpu.testkit.sim.ReleaseComparison;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.SimResult;
 import io.qgpu.testkit.sim.Simulator;
-import io.qgpu.core.json.Durations;
+import io.qgpu.core.time.Durations;
 import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -7,7 +7,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.QgpuException;
-import io.qgpu.core.json.Durations;
+import io.qgpu.core.time.Durations;
 import io.qgpu.core.json.Inventory;
 import io.qgpu.core.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;

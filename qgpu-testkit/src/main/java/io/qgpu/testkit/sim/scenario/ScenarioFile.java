@@ -6,7 +6,7 @@ import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.core.compute.LimitEnforcement;
 import io.qgpu.core.compute.TokenSchedulerConfig;
-import io.qgpu.core.json.Durations;
+import io.qgpu.core.time.Durations;
 import io.qgpu.core.json.JsonInput;
 import io.qgpu.core.json.QgpuJsonException;
 import io.qgpu.core.preempt.PreemptionConfig;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.json.Durations;
+import io.qgpu.core.time.Durations;
 import io.qgpu.core.json.QgpuJsonException;
 import io.qgpu.testkit.sim.Dist;
 import io.qgpu.testkit.sim.Scenario;
