@@ -1,7 +1,7 @@
 package io.qgpu.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.qgpu.core.json.JsonInput;
+import io.qgpu.json.JsonInput;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.Map;
@@ -32,7 +32,7 @@ final class InventoryChecks {
     /**
      * Checks the nodes of an inventory or snapshot file.
      *
-     * @throws io.qgpu.core.json.QgpuJsonException naming the file, the path, the value and the rule
+     * @throws io.qgpu.json.QgpuJsonException naming the file, the path, the value and the rule
      */
     static void check(Path file) {
         JsonInput in = JsonInput.read(file, "");

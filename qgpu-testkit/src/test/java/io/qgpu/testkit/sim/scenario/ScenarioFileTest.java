@@ -9,7 +9,7 @@ import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.core.time.Durations;
-import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.json.QgpuJsonException;
 import io.qgpu.testkit.sim.Dist;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.TenantSpec;
