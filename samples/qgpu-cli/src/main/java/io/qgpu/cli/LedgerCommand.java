@@ -77,7 +77,6 @@ final class LedgerCommand implements Subcommand {
                 files.input("OPERATIONS.json", opsFile);
             }
             files.check();
-            InventoryChecks.check(snapshotFile);
             ledger = Ledger.of(snapshot(snapshotFile, args.option("--restore").get()));
             ops = opsFile == null ? List.of() : LedgerOperations.read(opsFile);
         } else {
@@ -87,7 +86,6 @@ final class LedgerCommand implements Subcommand {
                 throw new UsageException("unexpected argument " + args.positionals().get(2));
             }
             files.input("INVENTORY.json", inventoryFile).input("OPERATIONS.json", opsFile).check();
-            InventoryChecks.check(inventoryFile);
             Inventory inventory = QgpuJson.readInventory(inventoryFile);
             ops = LedgerOperations.read(opsFile);
             ledger = PlaceCommand.ledgerOf(inventory, inventoryFile.toString());

@@ -87,7 +87,6 @@ final class PlaceCommand implements Subcommand {
             files.output("--out", out(args));
         }
         files.check();
-        InventoryChecks.check(inventoryFile);
         Inventory inventory = QgpuJson.readInventory(inventoryFile);
         List<Claim> claims = QgpuJson.readClaims(claimsFile);
         PlacementConfig.Builder cfg = PlacementConfig.builder();
