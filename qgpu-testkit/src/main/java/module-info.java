@@ -7,6 +7,8 @@ module io.qgpu.testkit {
     requires static transitive org.jspecify;
     requires transitive io.qgpu.api;
     requires transitive io.qgpu.core;
+    // transitive: Inventory (io.qgpu.json) is in the contract suite's and the generators' signatures
+    requires transitive io.qgpu.json;
     requires transitive org.junit.jupiter.api;
     requires com.fasterxml.jackson.databind;
 

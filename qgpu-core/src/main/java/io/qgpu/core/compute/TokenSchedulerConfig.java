@@ -37,12 +37,12 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
         positive("tokenScheduler.window", windowNanos);
         positive("tokenScheduler.minQuota", minQuotaNanos);
         if (baseQuotaNanos < minQuotaNanos) {
-            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.json.Durations.format(baseQuotaNanos),
-                    "must be at least minQuota (" + io.qgpu.core.json.Durations.format(minQuotaNanos) + ")");
+            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.time.Durations.format(baseQuotaNanos),
+                    "must be at least minQuota (" + io.qgpu.core.time.Durations.format(minQuotaNanos) + ")");
         }
         if (baseQuotaNanos > windowNanos) {
-            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.json.Durations.format(baseQuotaNanos),
-                    "must be at most the window (" + io.qgpu.core.json.Durations.format(windowNanos) + ")");
+            throw new InvalidValueException("tokenScheduler.baseQuota", io.qgpu.core.time.Durations.format(baseQuotaNanos),
+                    "must be at most the window (" + io.qgpu.core.time.Durations.format(windowNanos) + ")");
         }
         if (!(burstWeight > 0.0 && burstWeight <= 1.0)) {
             throw new InvalidValueException("tokenScheduler.burstWeight", burstWeight, "must be in (0, 1]");
@@ -127,7 +127,7 @@ public record TokenSchedulerConfig(long windowNanos, long baseQuotaNanos, long m
     /** A duration that must be more than zero: the rule in words with its unit, not "at least 1". */
     private static void positive(String field, long nanos) {
         if (nanos < 1) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(nanos), "must be positive (at least 1ns)");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(nanos), "must be positive (at least 1ns)");
         }
     }
 }

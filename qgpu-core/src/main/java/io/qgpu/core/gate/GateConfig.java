@@ -310,8 +310,8 @@ public final class GateConfig {
             TokenSchedulerConfig t = tokenConfig();
             PreemptionConfig p = preemptionConfig();
             if (minSlice > t.windowNanos()) {
-                throw new InvalidValueException("gateConfig.minSlice", io.qgpu.core.json.Durations.format(minSlice),
-                        "must be at most the window (" + io.qgpu.core.json.Durations.format(t.window()) + ")");
+                throw new InvalidValueException("gateConfig.minSlice", io.qgpu.core.time.Durations.format(minSlice),
+                        "must be at most the window (" + io.qgpu.core.time.Durations.format(t.window()) + ")");
             }
             return new GateConfig(this, t, p);
         }
@@ -332,8 +332,8 @@ public final class GateConfig {
                 return b.build();
             }
             if (window != null && !window.equals(token.window())) {
-                throw new InvalidValueException("gateConfig.window", io.qgpu.core.json.Durations.format(window),
-                        "differs from gateConfig.token's window (" + io.qgpu.core.json.Durations.format(token.window()) + "); set one of them");
+                throw new InvalidValueException("gateConfig.window", io.qgpu.core.time.Durations.format(window),
+                        "differs from gateConfig.token's window (" + io.qgpu.core.time.Durations.format(token.window()) + "); set one of them");
             }
             return token;
         }
@@ -350,7 +350,7 @@ public final class GateConfig {
                 if (releasePolicy != null) {
                     if (releaseDelay != null && !ReleasePolicy.fixed(releaseDelay).equals(releasePolicy)) {
                         throw new InvalidValueException("gateConfig.releasePolicy", releasePolicy.describe(),
-                                "differs from gateConfig.releaseDelay (" + io.qgpu.core.json.Durations.format(releaseDelay) + "); set one of them");
+                                "differs from gateConfig.releaseDelay (" + io.qgpu.core.time.Durations.format(releaseDelay) + "); set one of them");
                     }
                     b.releasePolicy(releasePolicy);
                 }
@@ -362,11 +362,11 @@ public final class GateConfig {
                                 + "); set one of them");
             }
             if (preemptionBound != null && !preemptionBound.equals(preemption.preemptionBound())) {
-                throw new InvalidValueException("gateConfig.preemptionBound", io.qgpu.core.json.Durations.format(preemptionBound),
-                        "differs from gateConfig.preemption's bound (" + io.qgpu.core.json.Durations.format(preemption.preemptionBound()) + "); set one of them");
+                throw new InvalidValueException("gateConfig.preemptionBound", io.qgpu.core.time.Durations.format(preemptionBound),
+                        "differs from gateConfig.preemption's bound (" + io.qgpu.core.time.Durations.format(preemption.preemptionBound()) + "); set one of them");
             }
             if (releaseDelay != null && !releaseDelay.equals(preemption.releaseDelay())) {
-                throw new InvalidValueException("gateConfig.releaseDelay", io.qgpu.core.json.Durations.format(releaseDelay),
+                throw new InvalidValueException("gateConfig.releaseDelay", io.qgpu.core.time.Durations.format(releaseDelay),
                         "differs from gateConfig.preemption's release delay (" + preemption.releaseDelay()
                                 + "); set one of them");
             }

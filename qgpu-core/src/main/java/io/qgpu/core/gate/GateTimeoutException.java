@@ -22,7 +22,7 @@ public final class GateTimeoutException extends GateException {
     private final transient Duration timeout;
 
     public GateTimeoutException(String gpuUuid, String tenant, Duration timeout) {
-        super("gate " + gpuUuid + ": tenant \"" + tenant + "\" got no GPU time within " + io.qgpu.core.json.Durations.format(timeout));
+        super("gate " + gpuUuid + ": tenant \"" + tenant + "\" got no GPU time within " + io.qgpu.core.time.Durations.format(timeout));
         this.tenant = tenant;
         this.timeout = timeout;
     }

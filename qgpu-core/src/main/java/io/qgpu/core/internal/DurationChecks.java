@@ -26,7 +26,7 @@ public final class DurationChecks {
     public static long positiveNanos(String field, Duration value) {
         Validate.notNull(field, value);
         if (value.isNegative() || value.isZero()) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must be positive (at least 1ns)");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(value), "must be positive (at least 1ns)");
         }
         return fitting(field, value);
     }
@@ -35,7 +35,7 @@ public final class DurationChecks {
     public static long nonNegativeNanos(String field, Duration value) {
         Validate.notNull(field, value);
         if (value.isNegative()) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must not be negative");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(value), "must not be negative");
         }
         return fitting(field, value);
     }
@@ -48,7 +48,7 @@ public final class DurationChecks {
     public static long waitLimitNanos(String field, Duration value) {
         Validate.notNull(field, value);
         if (value.isNegative()) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must not be negative");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(value), "must not be negative");
         }
         try {
             return value.toNanos();
@@ -61,7 +61,7 @@ public final class DurationChecks {
         try {
             return value.toNanos();
         } catch (ArithmeticException e) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(value), "must fit in a long of nanoseconds (about 292 years)");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(value), "must fit in a long of nanoseconds (about 292 years)");
         }
     }
 }

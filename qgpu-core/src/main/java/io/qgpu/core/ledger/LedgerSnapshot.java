@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * Everything a ledger holds, as one immutable value: its rules, its nodes (with GPU health) and
  * every reservation. {@link Ledger#restore(LedgerSnapshot)} of a snapshot gives an identical ledger;
- * {@link io.qgpu.core.json.QgpuJson} writes and reads it with a schema version.
+ * QgpuJson in qgpu-json (package io.qgpu.json) writes and reads it with a schema version.
  *
  * @param rules      granularity rules
  * @param nodes      nodes in ledger order

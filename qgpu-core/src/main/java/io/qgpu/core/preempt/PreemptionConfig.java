@@ -35,7 +35,7 @@ public record PreemptionConfig(long preemptionBoundNanos, ReleasePolicy releaseP
     public PreemptionConfig {
         if (preemptionBoundNanos < 1) {
             throw new io.qgpu.api.InvalidValueException("preemption.preemptionBound",
-                    io.qgpu.core.json.Durations.format(preemptionBoundNanos), "must be positive (at least 1ns)");
+                    io.qgpu.core.time.Durations.format(preemptionBoundNanos), "must be positive (at least 1ns)");
         }
         Validate.notNull("preemption.releasePolicy", releasePolicy);
     }

@@ -58,7 +58,7 @@ public sealed interface ReleasePolicy permits ReleasePolicy.Fixed, ReleasePolicy
     static ReleasePolicy fixed(Duration delay) {
         Validate.notNull("preemption.releaseDelay", delay);
         if (delay.isNegative()) {
-            throw new InvalidValueException("preemption.releaseDelay", io.qgpu.core.json.Durations.format(delay), "must not be negative");
+            throw new InvalidValueException("preemption.releaseDelay", io.qgpu.core.time.Durations.format(delay), "must not be negative");
         }
         return new Fixed(nanos("preemption.releaseDelay", delay));
     }
@@ -73,14 +73,14 @@ public sealed interface ReleasePolicy permits ReleasePolicy.Fixed, ReleasePolicy
 
     /** {@code 100ms}, {@code 250us}, {@code 2s}, {@code 17ns}: the largest unit that divides it. */
     private static String fmt(long nanos) {
-        return io.qgpu.core.json.Durations.format(nanos);
+        return io.qgpu.core.time.Durations.format(nanos);
     }
 
     private static long nanos(String field, Duration d) {
         try {
             return d.toNanos();
         } catch (ArithmeticException e) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(d), "must fit in a long of nanoseconds");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(d), "must fit in a long of nanoseconds");
         }
     }
 

@@ -8,7 +8,7 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.TopologyLevel;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.invariants.CheckedScheduler;
 import io.qgpu.testkit.invariants.Replay;
 import io.qgpu.testkit.invariants.Violation;

@@ -6,7 +6,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.invariants.CheckedScheduler;
 import io.qgpu.testkit.invariants.SchedulerFactory;
 import io.qgpu.testkit.invariants.SchedulerUnderTest;

@@ -10,7 +10,7 @@ import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.invariants.CheckedScheduler;
 import io.qgpu.testkit.invariants.SchedulerUnderTest;
 import io.qgpu.testkit.machines.FakeCluster;

@@ -7,7 +7,7 @@ import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.property.Describe;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -9,7 +9,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.property.Describe;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -8,7 +8,7 @@ import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.property.Describe;
 import io.qgpu.testkit.property.Op;
 import io.qgpu.testkit.property.PropertyScenario;

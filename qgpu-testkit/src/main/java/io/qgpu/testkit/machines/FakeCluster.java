@@ -8,7 +8,7 @@ import io.qgpu.api.IsolationPolicy;
 import io.qgpu.api.Node;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.core.ledger.Ledger;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Builds a cluster of fake machines: N nodes of a type, with labels, an isolation policy, GPUs
  * kept for a priority class and GPUs marked unhealthy. The result is an {@link Inventory} (rules
- * and nodes), which {@link io.qgpu.core.json.QgpuJson} writes and reads, and which any scheduler
+ * and nodes), which {@link io.qgpu.json.QgpuJson} writes and reads, and which any scheduler
  * under test can be created from.
  *
  * <pre>{@code

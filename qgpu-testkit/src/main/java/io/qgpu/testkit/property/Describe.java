@@ -5,7 +5,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Selectors;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.machines.Machines;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.qgpu.testkit.property;
 
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import java.util.List;
 
 /**

@@ -14,7 +14,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.MachineType;
 import java.util.ArrayList;

@@ -72,7 +72,7 @@ public sealed interface Dist {
         public Uniform {
             nonNegative("dist.min", min);
             if (max < min) {
-                throw new InvalidValueException("dist.max", io.qgpu.core.json.Durations.format(max), "must be at least min (" + io.qgpu.core.json.Durations.format(min) + ")");
+                throw new InvalidValueException("dist.max", io.qgpu.core.time.Durations.format(max), "must be at least min (" + io.qgpu.core.time.Durations.format(min) + ")");
             }
         }
 
@@ -96,7 +96,7 @@ public sealed interface Dist {
     record Exponential(long mean) implements Dist {
         public Exponential {
             if (mean < 1) {
-                throw new InvalidValueException("dist.mean", io.qgpu.core.json.Durations.format(mean), "must be positive");
+                throw new InvalidValueException("dist.mean", io.qgpu.core.time.Durations.format(mean), "must be positive");
             }
         }
 
@@ -120,7 +120,7 @@ public sealed interface Dist {
     record LogNormal(long median, double sigma) implements Dist {
         public LogNormal {
             if (median < 1) {
-                throw new InvalidValueException("dist.median", io.qgpu.core.json.Durations.format(median), "must be positive");
+                throw new InvalidValueException("dist.median", io.qgpu.core.time.Durations.format(median), "must be positive");
             }
             if (!(sigma >= 0 && sigma <= 4)) {
                 throw new InvalidValueException("dist.sigma", sigma, "must be between 0 and 4");
@@ -152,18 +152,18 @@ public sealed interface Dist {
             throw new InvalidValueException(field, null, "must not be null");
         }
         if (d.isNegative()) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(d), "must not be negative");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(d), "must not be negative");
         }
         try {
             return d.toNanos();
         } catch (ArithmeticException e) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(d), "must fit in a long of nanoseconds");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(d), "must fit in a long of nanoseconds");
         }
     }
 
     private static void nonNegative(String field, long nanos) {
         if (nanos < 0) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(nanos), "must not be negative");
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(nanos), "must not be negative");
         }
     }
 

@@ -46,11 +46,11 @@ public record Scenario(String name, String description, long durationNanos, long
         positive("scenario.duration", durationNanos);
         positive("scenario.bucket", bucketNanos);
         if (bucketNanos > durationNanos) {
-            throw new InvalidValueException("scenario.bucket", io.qgpu.core.json.Durations.format(bucketNanos),
-                    "must not be longer than the duration (" + io.qgpu.core.json.Durations.format(durationNanos) + ")");
+            throw new InvalidValueException("scenario.bucket", io.qgpu.core.time.Durations.format(bucketNanos),
+                    "must not be longer than the duration (" + io.qgpu.core.time.Durations.format(durationNanos) + ")");
         }
         if (durationNanos / bucketNanos > 1_000_000) {
-            throw new InvalidValueException("scenario.bucket", io.qgpu.core.json.Durations.format(bucketNanos),
+            throw new InvalidValueException("scenario.bucket", io.qgpu.core.time.Durations.format(bucketNanos),
                     "gives more than 1,000,000 buckets over the duration");
         }
         Validate.notNull("scenario.compute", compute);
@@ -82,7 +82,7 @@ public record Scenario(String name, String description, long durationNanos, long
     /** A duration that must be more than zero: the rule in words with its unit, not "at least 1". */
     private static void positive(String field, long nanos) {
         if (nanos < 1) {
-            throw new InvalidValueException(field, io.qgpu.core.json.Durations.format(nanos),
+            throw new InvalidValueException(field, io.qgpu.core.time.Durations.format(nanos),
                     "must be positive (at least 1ns)");
         }
     }

@@ -43,8 +43,8 @@ public record TenantSpec(String id, PriorityClass priority, int requestPercent, 
         Validate.notNull(f + ".suspendLatency", suspendLatency);
         Validate.atLeast(f + ".from", activeFromNanos, 0);
         if (activeUntilNanos <= activeFromNanos) {
-            throw new InvalidValueException(f + ".until", io.qgpu.core.json.Durations.format(activeUntilNanos),
-                    "must be after from (" + io.qgpu.core.json.Durations.format(activeFromNanos) + ")");
+            throw new InvalidValueException(f + ".until", io.qgpu.core.time.Durations.format(activeUntilNanos),
+                    "must be after from (" + io.qgpu.core.time.Durations.format(activeFromNanos) + ")");
         }
     }
 

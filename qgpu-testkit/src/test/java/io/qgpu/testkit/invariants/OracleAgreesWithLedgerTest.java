@@ -8,7 +8,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import io.qgpu.testkit.property.ClaimOptions;

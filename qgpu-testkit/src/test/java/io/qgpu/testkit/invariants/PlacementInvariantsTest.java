@@ -15,7 +15,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
 import io.qgpu.api.TopologyLevel;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.Machines;
 import java.util.ArrayList;

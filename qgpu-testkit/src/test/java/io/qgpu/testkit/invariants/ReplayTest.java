@@ -12,7 +12,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.testkit.machines.FakeCluster;
 import io.qgpu.testkit.machines.Machines;
 import io.qgpu.testkit.property.Op;

@@ -27,7 +27,7 @@ class ModuleDescriptorTest {
         Set<String> transitive = d.requires().stream()
                 .filter(r -> r.modifiers().contains(ModuleDescriptor.Requires.Modifier.TRANSITIVE))
                 .map(ModuleDescriptor.Requires::name).collect(Collectors.toSet());
-        assertTrue(transitive.containsAll(Set.of("io.qgpu.api", "io.qgpu.core", "org.junit.jupiter.api")), transitive::toString);
+        assertTrue(transitive.containsAll(Set.of("io.qgpu.api", "io.qgpu.core", "io.qgpu.json", "org.junit.jupiter.api")), transitive::toString);
         assertTrue(d.opens().stream().anyMatch(o -> o.source().equals("io.qgpu.testkit.contract")
                 && o.targets().contains("org.junit.platform.commons")));
         assertTrue(d.opens().stream().anyMatch(o -> o.source().equals("io.qgpu.testkit.sim.scenario")

@@ -12,7 +12,7 @@ import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.NodeFit;

@@ -12,7 +12,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.ReasonCode;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.LedgerSnapshot;
 import io.qgpu.core.placement.GangPlacer;

@@ -12,7 +12,7 @@ import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PreemptionPlan;
 import io.qgpu.api.PreemptionResult;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.json.Inventory;
+import io.qgpu.json.Inventory;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
 import io.qgpu.core.placement.PreemptionPlanner;

@@ -5,8 +5,8 @@ import io.qgpu.api.GpuState;
 import io.qgpu.api.NodeState;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
-import io.qgpu.core.json.Inventory;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.Inventory;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReserveResult;
 import java.io.PrintStream;
@@ -77,7 +77,6 @@ final class LedgerCommand implements Subcommand {
                 files.input("OPERATIONS.json", opsFile);
             }
             files.check();
-            InventoryChecks.check(snapshotFile);
             ledger = Ledger.of(snapshot(snapshotFile, args.option("--restore").get()));
             ops = opsFile == null ? List.of() : LedgerOperations.read(opsFile);
         } else {
@@ -87,7 +86,6 @@ final class LedgerCommand implements Subcommand {
                 throw new UsageException("unexpected argument " + args.positionals().get(2));
             }
             files.input("INVENTORY.json", inventoryFile).input("OPERATIONS.json", opsFile).check();
-            InventoryChecks.check(inventoryFile);
             Inventory inventory = QgpuJson.readInventory(inventoryFile);
             ops = LedgerOperations.read(opsFile);
             ledger = PlaceCommand.ledgerOf(inventory, inventoryFile.toString());
@@ -153,12 +151,12 @@ final class LedgerCommand implements Subcommand {
     /** A ledger snapshot; an inventory given here is refused with where it goes instead. */
     private static io.qgpu.core.ledger.LedgerSnapshot snapshot(Path file, String asWritten) {
         try {
-            com.fasterxml.jackson.databind.JsonNode root = io.qgpu.core.json.JsonInput.read(file, "").root();
+            com.fasterxml.jackson.databind.JsonNode root = io.qgpu.json.JsonInput.read(file, "").root();
             if (root.isObject() && root.has("nodes") && !root.has("placements")) {
                 throw new UsageException("--restore " + asWritten + ": is an inventory, not a ledger snapshot (as --snapshot writes"
                         + " it); give an inventory as the first argument: qgpu ledger " + asWritten + " OPERATIONS.json");
             }
-        } catch (io.qgpu.core.json.QgpuJsonException e) {
+        } catch (io.qgpu.json.QgpuJsonException e) {
             // not JSON at all: the snapshot reader says so, naming the file
         }
         return QgpuJson.readSnapshot(file);

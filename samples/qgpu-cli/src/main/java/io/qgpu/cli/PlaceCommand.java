@@ -10,8 +10,8 @@ import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PlacementResult;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Reason;
-import io.qgpu.core.json.Inventory;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.Inventory;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;
@@ -87,7 +87,6 @@ final class PlaceCommand implements Subcommand {
             files.output("--out", out(args));
         }
         files.check();
-        InventoryChecks.check(inventoryFile);
         Inventory inventory = QgpuJson.readInventory(inventoryFile);
         List<Claim> claims = QgpuJson.readClaims(claimsFile);
         PlacementConfig.Builder cfg = PlacementConfig.builder();

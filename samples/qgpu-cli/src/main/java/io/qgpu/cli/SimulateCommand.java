@@ -6,7 +6,7 @@ import io.qgpu.testkit.sim.ReleaseComparison;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.SimResult;
 import io.qgpu.testkit.sim.Simulator;
-import io.qgpu.core.json.Durations;
+import io.qgpu.core.time.Durations;
 import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -156,7 +156,7 @@ final class SimulateCommand implements Subcommand {
     private static String gpuKey(Path file, Scenario scenario, int i) {
         boolean array = scenario.gpus().size() > 1;
         try {
-            array = io.qgpu.core.json.QgpuJson.mapper().readTree(file.toFile()).has("gpus");
+            array = io.qgpu.json.QgpuJson.mapper().readTree(file.toFile()).has("gpus");
         } catch (IOException | RuntimeException e) {
             // the file was read a moment ago; keep the guess from the count
         }

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Node;
-import io.qgpu.core.json.Inventory;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.Inventory;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;

@@ -3,7 +3,7 @@ package io.qgpu.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.LedgerSnapshot;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.testkit.sim.PreemptionCost;
 import io.qgpu.testkit.sim.ReleaseComparison;
-import io.qgpu.core.json.QgpuJsonException;
+import io.qgpu.json.QgpuJsonException;
 import io.qgpu.testkit.sim.Scenario;
 import io.qgpu.testkit.sim.scenario.ScenarioFile;
 import io.qgpu.testkit.sim.SimResult;

@@ -10,7 +10,7 @@ import io.grpc.Status;
 import io.qgpu.api.Placement;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.qgpu.api.Placement;
 import io.qgpu.api.QgpuException;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.kubernetes.node.AtomicFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -12,7 +12,7 @@ import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.qgpu.api.Placement;
 import io.qgpu.api.QgpuException;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.kubernetes.node.AtomicFiles;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;

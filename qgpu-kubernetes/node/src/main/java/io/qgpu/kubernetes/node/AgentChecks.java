@@ -141,8 +141,8 @@ public final class AgentChecks {
             return;
         }
         try {
-            io.qgpu.core.json.JsonInput.read(file, "");
-        } catch (io.qgpu.core.json.QgpuJsonException e) {
+            io.qgpu.json.JsonInput.read(file, "");
+        } catch (io.qgpu.json.QgpuJsonException e) {
             throw new IllegalArgumentException(label + ": " + e.rule()
                     + (e.line() > 0 ? " (line " + e.line() + ", column " + e.column() + ")" : "") + "; " + fix);
         }

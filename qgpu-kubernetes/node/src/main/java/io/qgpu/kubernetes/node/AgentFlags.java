@@ -37,7 +37,7 @@ public final class AgentFlags {
         }
         Duration d;
         try {
-            d = io.qgpu.core.json.Durations.parse(ApiServerCheck.FLAG, v);
+            d = io.qgpu.core.time.Durations.parse(ApiServerCheck.FLAG, v);
         } catch (InvalidValueException e) {
             throw new IllegalArgumentException(e.getMessage());
         }

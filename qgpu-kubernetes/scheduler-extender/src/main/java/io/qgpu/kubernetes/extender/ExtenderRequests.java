@@ -424,7 +424,7 @@ public final class ExtenderRequests {
 
     private static String message(Exception e) {
         if (e instanceof JsonProcessingException j) {
-            String m = io.qgpu.core.json.JsonInput.problem(j);
+            String m = io.qgpu.json.JsonInput.problem(j);
             if (j.getLocation() != null && j.getLocation().getLineNr() > 0) {
                 m += " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
             }

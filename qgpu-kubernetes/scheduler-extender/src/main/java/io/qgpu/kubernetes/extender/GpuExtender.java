@@ -11,7 +11,7 @@ import io.qgpu.api.QgpuException;
 import io.qgpu.api.Reason;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Validate;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.AdmissionRules;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.ReconcileReport;

@@ -286,13 +286,13 @@ public final class LeaderElection implements AutoCloseable {
     }
 
     /**
-     * Parses a duration as every qgpu flag and file takes it ({@link io.qgpu.core.json.Durations}):
+     * Parses a duration as every qgpu flag and file takes it ({@link io.qgpu.core.time.Durations}):
      * a number and a unit ({@code 15s}, {@code 500ms}); a bare number is refused. The duration must be positive.
      *
      * @throws InvalidValueException naming the flag and the value
      */
     static Duration parseDuration(String flag, String value) {
-        Duration d = io.qgpu.core.json.Durations.parse(flag, value);
+        Duration d = io.qgpu.core.time.Durations.parse(flag, value);
         if (d.isZero() || d.isNegative()) {
             throw new InvalidValueException(flag, value, "must be positive");
         }

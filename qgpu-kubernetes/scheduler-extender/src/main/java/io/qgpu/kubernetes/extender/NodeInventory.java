@@ -2,7 +2,7 @@ package io.qgpu.kubernetes.extender;
 
 import io.qgpu.api.NodeState;
 import io.qgpu.api.QgpuException;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.ledger.LedgerStateException;
 import java.util.Map;

@@ -93,7 +93,7 @@ class GpuExtenderContentionTest {
         // each bound pod carries exactly the decision the ledger holds
         for (String t : held) {
             String name = t.substring(t.indexOf('/') + 1);
-            assertEquals(ledger.placement(t).orElseThrow(), io.qgpu.core.json.QgpuJson.readPlacement(
+            assertEquals(ledger.placement(t).orElseThrow(), io.qgpu.json.QgpuJson.readPlacement(
                     demo.pod("team-a", name).orElseThrow().getMetadata().getAnnotations().get(QgpuAnnotations.PLACEMENT)));
         }
         assertTrue(held.size() > 5, "some binds succeeded: " + held.size());

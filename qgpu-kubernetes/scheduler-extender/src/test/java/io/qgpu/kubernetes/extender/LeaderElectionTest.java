@@ -15,7 +15,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Placement;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -2,6 +2,7 @@ package io.qgpu.kubernetes.extender;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fabric8.kubernetes.api.model.Node;
@@ -10,7 +11,8 @@ import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
+import io.qgpu.json.QgpuJsonException;
 import io.qgpu.core.ledger.Ledger;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,5 +61,25 @@ class NodeInventoryTest {
 
         assertFalse(inv.sync(k8s("worker-8", json)), "the same GPU UUIDs on a second node are refused");
         assertEquals(1, ledger.nodes().size());
+    }
+
+    /** The shared reader's checks hold for an annotation as for an inventory file: same typed error, path and value. */
+    @Test
+    void anAnnotationWithANumberLabelNullGpusOrAnImplausibleGpuIsRefusedAndSkipped() throws Exception {
+        String json = Files.readString(Path.of("examples/node-gpu-a.json"));
+        Ledger ledger = Ledger.create(List.of());
+        NodeInventory inv = new NodeInventory(ledger);
+        for (String[] c : List.of(
+                new String[] {"\"pool\": \"inference\"", "\"pool\": 7", "labels.pool = 7: must be a string", "3"},
+                new String[] {"\"gpus\": [", "\"gpus\": null, \"x\": [", "gpus = null: must be an array of GPUs", "4"},
+                new String[] {"\"memoryGiB\": 16, \"numaNode\": 0 },", "\"memoryGiB\": 2000000, \"numaNode\": 0 },",
+                        "gpus[0].memoryGiB = 2000000: is more memory than any GPU has: at most 1048576 GiB (1 PiB)", "5"})) {
+            assertTrue(json.contains(c[0]), c[0]);
+            Node k = k8s("worker-9", json.replaceFirst(java.util.regex.Pattern.quote(c[0]), c[1]));
+            QgpuJsonException e = assertThrows(QgpuJsonException.class, () -> NodeInventory.parse(k));
+            assertTrue(e.getMessage().startsWith(c[2]) && e.getMessage().matches(".* \\(line " + c[3] + ", column \\d+\\)"), e.getMessage());
+            assertFalse(inv.sync(k), "skipped: " + c[2]);
+        }
+        assertEquals(List.of(), ledger.nodes());
     }
 }

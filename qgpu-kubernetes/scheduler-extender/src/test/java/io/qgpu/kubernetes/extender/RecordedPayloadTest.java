@@ -10,7 +10,7 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PriorityClass;
 import io.qgpu.api.Slice;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.core.placement.PlacementEngine;

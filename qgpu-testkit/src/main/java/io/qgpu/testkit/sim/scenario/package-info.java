@@ -10,7 +10,7 @@
  *
  * <p><b>Guarantees.</b> Reading is strict, like every qgpu reader: an unknown key, a fraction where a
  * whole number is meant, a bare number where a duration is meant, a missing required key or a value out
- * of range is refused with a {@link io.qgpu.core.json.QgpuJsonException} naming the file, the JSON path
+ * of range is refused with a {@link io.qgpu.json.QgpuJsonException} naming the file, the JSON path
  * as written, the value and the line. {@code ScenarioFile} is stateless and safe from any thread.
  *
  * <p>docs/formats.md in the repository, section "Scenario" (key by key, with units and defaults); the

@@ -11,7 +11,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.core.json.QgpuJson;
+import io.qgpu.json.QgpuJson;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.api.PlacementPolicy;

@@ -1,4 +1,4 @@
-package io.qgpu.core.json;
+package io.qgpu.core.time;
 
 import io.qgpu.api.InvalidValueException;
 import java.time.Duration;

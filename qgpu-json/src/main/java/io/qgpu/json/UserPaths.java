@@ -1,4 +1,4 @@
-package io.qgpu.core.json;
+package io.qgpu.json;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;

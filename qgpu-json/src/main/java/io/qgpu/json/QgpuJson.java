@@ -1,4 +1,4 @@
-package io.qgpu.core.json;
+package io.qgpu.json;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * JSON for the model: inventories, claims, placements and ledger snapshots. Reading is strict:
  * unknown fields, wrong types, trailing tokens and missing required fields are refused with a
  * {@link QgpuJsonException} naming the path, line and column (a value the model refuses is reported
- * the same way, at the path of the file where it was written).
+ * the same way, at the path of the file where it was written). The readers of inventories, nodes and
+ * snapshots also refuse, the same way, values that are almost certainly mistakes: {@code "gpus": null}
+ * on a node, a label value that is not a string, a GPU of more than {@link #MAX_GPU_MEMORY_BYTES}.
  *
  * <pre>{@code
  * Inventory inv = QgpuJson.readInventory(Files.readString(Path.of("inventory.json")));
@@ -44,6 +46,12 @@ public final class QgpuJson {
 
     /** The snapshot and inventory schema version this code writes and reads. */
     public static final int SCHEMA_VERSION = 1;
+
+    /**
+     * The most memory one GPU of an inventory, node or snapshot may list: 1 PiB (the largest GPUs hold a few
+     * hundred GB; more is a typo, and with 1024 such GPUs a node's sums would no longer fit a long).
+     */
+    public static final long MAX_GPU_MEMORY_BYTES = 1L << 50;
 
     private static final ObjectMapper MAPPER = JsonMapper.builder()
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -77,6 +85,7 @@ public final class QgpuJson {
     }
 
     public static Inventory readInventory(JsonInput in) {
+        InventoryChecks.nodes(in);
         Dto.InventoryDto dto = in.bind("", Dto.InventoryDto.class);
         if (dto.schemaVersion() != null && dto.schemaVersion() != SCHEMA_VERSION) {
             throw in.error("schemaVersion", "must be " + SCHEMA_VERSION);
@@ -166,6 +175,7 @@ public final class QgpuJson {
 
     public static Node readNode(String json) {
         JsonInput in = JsonInput.parse("", json, "");
+        InventoryChecks.node(in, "", in.root());
         return convert(in, "", "node", () -> in.bind("", Dto.NodeDto.class).toModel("node"));
     }
 
@@ -259,6 +269,7 @@ public final class QgpuJson {
     }
 
     public static LedgerSnapshot readSnapshot(JsonInput in) {
+        InventoryChecks.nodes(in);
         Dto.SnapshotDto dto = in.bind("", Dto.SnapshotDto.class);
         if (dto.schemaVersion() == null) {
             throw in.error("schemaVersion", "is required");

@@ -1,4 +1,4 @@
-package io.qgpu.core.json;
+package io.qgpu.json;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

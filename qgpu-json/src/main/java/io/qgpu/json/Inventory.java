@@ -1,4 +1,4 @@
-package io.qgpu.core.json;
+package io.qgpu.json;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
