@@ -60,7 +60,9 @@ import org.slf4j.LoggerFactory;
  *   <li>removes the gate (an edit of the pod); kube-scheduler then places the pod on the node the allocation
  *       selects and adds it to the claims' {@code reservedFor}.</li>
  * </ol>
- * Nothing is kept outside the API server: on start the informers' lists are the state, so a restart (after
+ * <p>A claim allocated for a pod that is gone before kube-scheduler reserved it is deallocated ({@link #sweep}).
+ *
+ * <p>Nothing is kept outside the API server: on start the informers' lists are the state, so a restart (after
  * {@code kill -9}) allocates nothing twice: a claim allocated before the crash is counted as allocated, a pod whose
  * claims are all allocated is only released.
  *
@@ -76,6 +78,11 @@ public final class AllocatorController implements AutoCloseable {
     public static final String REASON_UNSCHEDULABLE = "QgpuUnschedulable";
     /** The reason of the Normal Event on a pod whose claims were allocated. */
     public static final String REASON_ALLOCATED = "QgpuAllocated";
+    /**
+     * The annotation on a claim this allocator allocated: the uid of the pod it was allocated for. A claim allocated
+     * for a pod that is gone before anyone reserved it is deallocated ({@link #sweep}).
+     */
+    public static final String ALLOCATED_FOR = "qgpu.io/allocated-for-pod";
     /** How long after a failed write the pod is tried again. */
     static final Duration RETRY = Duration.ofSeconds(1);
     /** How long {@link #close} waits for the pass under way. */
@@ -233,6 +240,7 @@ public final class AllocatorController implements AutoCloseable {
             return;
         }
         try {
+            sweep();
             for (Pod p : gatedPods()) {
                 if (closed) {
                     return;
@@ -298,7 +306,7 @@ public final class AllocatorController implements AutoCloseable {
         int written = 0;
         try {
             for (DraAllocator.ClaimAllocation c : a.claims()) {
-                if (!write(c)) {
+                if (!write(c, pod)) {
                     allocator.abandon(a.claims().subList(written, a.claims().size()));
                     passLater();
                     return;
@@ -315,6 +323,44 @@ public final class AllocatorController implements AutoCloseable {
                 .toList() + " on node " + a.node());
         reported.remove(pod.getMetadata().getUid());
         ungate(pod);
+    }
+
+    /**
+     * Deallocates what was allocated for nothing: a claim this allocator allocated ({@value #ALLOCATED_FOR}) whose
+     * pod is gone (deleted, or replaced by a pod of another uid) before kube-scheduler reserved the claim for it
+     * ({@code reservedFor} empty). The resourceclaim controller deallocates a claim only when its {@code reservedFor}
+     * empties, which never happens to a claim never reserved; so the allocator undoes its own allocation: the
+     * allocation cleared through the status subresource, then its finalizer removed, each with the claim's
+     * {@code resourceVersion} (a conflict leaves it to the next pass).
+     */
+    void sweep() {
+        java.util.Set<String> livePods = new java.util.HashSet<>();
+        for (Pod p : pods.getStore().list()) {
+            livePods.add(p.getMetadata().getUid());
+        }
+        for (ResourceClaim rc : claims.getStore().list()) {
+            Map<String, String> notes = rc.getMetadata().getAnnotations();
+            String forPod = notes == null ? null : notes.get(ALLOCATED_FOR);
+            if (forPod == null || livePods.contains(forPod) || rc.getStatus() == null || rc.getStatus().getAllocation() == null
+                    || (rc.getStatus().getReservedFor() != null && !rc.getStatus().getReservedFor().isEmpty())) {
+                continue;
+            }
+            String ns = rc.getMetadata().getNamespace();
+            String name = rc.getMetadata().getName();
+            try {
+                ResourceClaim cleared = client.resources(ResourceClaim.class).inNamespace(ns).resource(new ResourceClaimBuilder(rc)
+                        .editStatus().withAllocation(null).endStatus().build()).updateStatus();
+                ResourceClaimBuilder b = new ResourceClaimBuilder(cleared).editMetadata().removeFromAnnotations(ALLOCATED_FOR).endMetadata();
+                if (cleared.getMetadata().getFinalizers() != null) {
+                    b.editMetadata().withFinalizers(cleared.getMetadata().getFinalizers().stream()
+                            .filter(f -> !DraNames.ALLOCATION_FINALIZER.equals(f)).toList()).endMetadata();
+                }
+                client.resources(ResourceClaim.class).inNamespace(ns).resource(b.build()).update();
+                LOG.info("claim {}/{}: deallocated, its pod {} is gone and never reserved it", ns, name, forPod);
+            } catch (KubernetesClientException e) {
+                LOG.info("claim {}/{} not deallocated now ({}): next pass", ns, name, e.getCode());
+            }
+        }
     }
 
     /** The pod's claims, or empty when one is not there yet (its informer event brings the next pass). */
@@ -355,17 +401,22 @@ public final class AllocatorController implements AutoCloseable {
      * Writes one claim's allocation: the finalizer, then the status. False when the claim changed meanwhile (409,
      * or allocated by someone else): the caller gives the decision back and decides again.
      */
-    private boolean write(DraAllocator.ClaimAllocation c) {
+    private boolean write(DraAllocator.ClaimAllocation c, Pod pod) {
         ResourceClaim rc = c.claim();
         String ns = rc.getMetadata().getNamespace();
         String name = rc.getMetadata().getName();
         try {
             ResourceClaim current = rc;
             List<String> fin = rc.getMetadata().getFinalizers() == null ? List.of() : rc.getMetadata().getFinalizers();
-            if (!fin.contains(DraNames.ALLOCATION_FINALIZER)) {
-                ResourceClaim withFinalizer = new ResourceClaimBuilder(rc).editMetadata().addToFinalizers(DraNames.ALLOCATION_FINALIZER)
-                        .endMetadata().build();
-                current = client.resources(ResourceClaim.class).inNamespace(ns).resource(withFinalizer).update();
+            String podUid = pod.getMetadata().getUid();
+            Map<String, String> notes = rc.getMetadata().getAnnotations() == null ? Map.of() : rc.getMetadata().getAnnotations();
+            if (!fin.contains(DraNames.ALLOCATION_FINALIZER) || !podUid.equals(notes.get(ALLOCATED_FOR))) {
+                ResourceClaimBuilder b = new ResourceClaimBuilder(rc);
+                if (!fin.contains(DraNames.ALLOCATION_FINALIZER)) {
+                    b.editMetadata().addToFinalizers(DraNames.ALLOCATION_FINALIZER).endMetadata();
+                }
+                b.editMetadata().addToAnnotations(ALLOCATED_FOR, podUid).endMetadata();
+                current = client.resources(ResourceClaim.class).inNamespace(ns).resource(b.build()).update();
             }
             if (current.getStatus() != null && current.getStatus().getAllocation() != null) {
                 LOG.info("claim {}/{} was allocated meanwhile by someone else: taken as it is", ns, name);

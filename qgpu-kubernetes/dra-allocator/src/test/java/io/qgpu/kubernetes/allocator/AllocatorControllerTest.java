@@ -200,6 +200,43 @@ class AllocatorControllerTest {
     }
 
     @Test
+    void aClaimAllocatedForAPodThatIsGoneBeforeItsReservationIsDeallocatedAndItsShareReturns() throws Exception {
+        createClaim("c", "70Gi", "50");
+        createPod("p", "c");
+        start(() -> true);
+        await(() -> !gated("p"), "p released");
+        assertEquals(client.pods().inNamespace("ns").withName("p").get().getMetadata().getUid(),
+                claim("c").getMetadata().getAnnotations().get(AllocatorController.ALLOCATED_FOR));
+        createClaim("d", "70Gi", "50");
+        createPod("q", "d");
+        await(() -> client.v1().events().inNamespace("ns").list().getItems().stream()
+                .anyMatch(x -> "q".equals(x.getInvolvedObject().getName())), "q refused");
+        // p is deleted before kube-scheduler reserved c for it: nobody will use c
+        client.pods().inNamespace("ns").withName("p").delete();
+        await(() -> claim("c").getStatus().getAllocation() == null, "c deallocated");
+        assertFalse(claim("c").getMetadata().getFinalizers().contains(DraNames.ALLOCATION_FINALIZER));
+        await(() -> !gated("q"), "q released: c's share returned");
+    }
+
+    @Test
+    void aReservedClaimIsNeverSwept() throws Exception {
+        createClaim("c", "10Gi", "30");
+        createPod("p", "c");
+        AllocatorController c = start(() -> true);
+        await(() -> !gated("p"), "p released");
+        ResourceClaim rc = claim("c");
+        rc.getStatus().setReservedFor(List.of(new io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenceBuilder()
+                .withResource("pods").withName("p").withUid("someone").build()));
+        client.resources(ResourceClaim.class).inNamespace("ns").resource(rc).updateStatus();
+        client.pods().inNamespace("ns").withName("p").delete();
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        c.pass();
+        c.afterPasses(done::countDown);
+        assertTrue(done.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertNotNull(claim("c").getStatus().getAllocation(), "reserved: the resourceclaim controller's to deallocate");
+    }
+
+    @Test
     void aReplicaThatDoesNotLeadAllocatesNothing() throws Exception {
         createClaim("c", "10Gi", "30");
         createPod("p", "c");
