@@ -70,7 +70,7 @@ import java.util.TreeMap;
  * <pre>{@code
  * SliceInventory inv = SliceInventory.of(client.resources(ResourceSlice.class).list().getItems());
  * inv.nodes();      // [PublishedNode[node=Node[name=node-a, ...], gpus=[...]], ...], by node name
- * inv.problems();   // ["pool node-b (generation 3) is incomplete: 1 of 2 ResourceSlices (node-b-gpu.qgpu.io); left out", ...]
+ * inv.problems();   // ["pool node-b (generation 3) is incomplete: 1 of 2 ResourceSlices (b-0); left out until ...", ...]
  * }</pre>
  *
  * <p>Thread safety: {@link #of} is a pure function of the slices; the result is immutable.
@@ -120,15 +120,15 @@ public final class SliceInventory {
             long generation = all.stream().mapToLong(SliceInventory::generation).max().orElse(0);
             List<ResourceSlice> current = all.stream().filter(s -> generation(s) == generation)
                     .sorted(Comparator.comparing(SliceInventory::name)).toList();
-            Set<Long> counts = new HashSet<>();
-            current.forEach(s -> counts.add(s.getSpec().getPool().getResourceSliceCount()));
+            List<String> counts = current.stream().map(s -> String.valueOf(s.getSpec().getPool().getResourceSliceCount()))
+                    .distinct().sorted().toList();
             String names = String.join(", ", current.stream().map(SliceInventory::name).toList());
-            if (counts.size() != 1 || counts.contains(null)) {
+            if (counts.size() != 1 || counts.contains("null")) {
                 problems.add("pool " + pool + " (generation " + generation + "): its ResourceSlices (" + names
-                        + ") give spec.pool.resourceSliceCount " + counts + ", not one count; left out");
+                        + ") give spec.pool.resourceSliceCount " + String.join(", ", counts) + ", not one count; left out");
                 return;
             }
-            long count = counts.iterator().next();
+            long count = current.get(0).getSpec().getPool().getResourceSliceCount();
             if (current.size() != count) {
                 problems.add("pool " + pool + " (generation " + generation + ") is incomplete: " + current.size() + " of " + count
                         + " ResourceSlices (" + names + "); left out until the driver has published all");

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassConfiguration;
 import io.fabric8.kubernetes.api.model.resource.v1.OpaqueDeviceConfiguration;
 import io.qgpu.api.PriorityClass;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +101,7 @@ public final class GpuConfigs {
     public record ClassConfig(String deviceClass, List<String> requests, List<DeviceClassConfiguration> config) {
         public ClassConfig {
             requests = List.copyOf(requests);
-            config = config == null ? List.of() : java.util.Collections.unmodifiableList(new ArrayList<>(config));
+            config = config == null ? List.of() : Collections.unmodifiableList(new ArrayList<>(config));
         }
     }
 
