@@ -45,12 +45,17 @@ import java.util.function.Function;
  *   <li>{@code constraints}: only {@code matchAttribute} on {@code numaNode} (all the claim's GPUs on one NUMA
  *       node, {@link NumaPolicy#REQUIRED}).</li>
  * </ul>
- * The claim's priority comes from its GpuConfig ({@link DraAllocator.PriorityOf}); the compute limit is the driver's to set at
- * prepare and does not change what is reserved.
+ * The claim's GpuConfig ({@link DraAllocator.PriorityOf}) is checked (one that is not valid refuses the claim, naming the
+ * field) and travels to the driver in the allocation, which applies the priority and the compute limit at prepare.
+ * In the allocator's ledger every claim is of one class, {@link #LEDGER_CLASS}: the slice publishes one {@code cores}
+ * capacity per device that the consumption of every allocation counts against, whatever its priority, so qgpu's
+ * admission of each class up to 100% of a GPU would let the consumed cores pass the capacity.
  *
  * <p>Thread safety: immutable; {@link #translate} may run on any thread.
  */
 final class ClaimTranslator {
+    /** The priority class of every claim in the allocator's ledger (see the class comment). */
+    static final PriorityClass LEDGER_CLASS = PriorityClass.OFFLINE;
     /** The most cores a share can ask for: one GPU's. */
     static final int ALL_CORES = 100;
 
@@ -187,7 +192,8 @@ final class ClaimTranslator {
         String uid = rc.getMetadata().getUid();
         Claim.Builder b = Claim.builder(uid).gpus(gpus).numa(numa(rc));
         try {
-            b.priority(priority.of(rc, classLookup).orElse(PriorityClass.OFFLINE));
+            priority.of(rc, classLookup);   // checked; the driver applies it
+            b.priority(LEDGER_CLASS);
         } catch (IllegalArgumentException x) {
             throw new IllegalArgumentException(x.getMessage());
         }

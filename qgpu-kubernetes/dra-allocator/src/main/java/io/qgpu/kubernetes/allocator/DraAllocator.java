@@ -113,7 +113,7 @@ public final class DraAllocator {
      * @param deviceClasses the device classes whose claims it allocates ({@code --device-class})
      * @param rules         the granularity rules the nodes' drivers publish ({@code --rules})
      * @param config        the placement engine's configuration ({@code --policy})
-     * @param priority      a claim's priority class from its GpuConfig
+     * @param priority      a claim's priority class from its GpuConfig (checked before allocation; see {@link ClaimTranslator})
      */
     public static DraAllocator create(Set<String> deviceClasses, GranularityRules rules, PlacementConfig config,
                                PriorityOf priority) {
@@ -224,15 +224,7 @@ public final class DraAllocator {
 
     private List<Placement> placements(ResourceClaim rc) {
         return AllocatedClaims.placements(rc, (pool, device) -> Optional.ofNullable(devices.get(pool + "/" + device)), rules,
-                priorityOf(rc));
-    }
-
-    private PriorityClass priorityOf(ResourceClaim rc) {
-        try {
-            return priority.of(rc, c -> Optional.empty()).orElse(PriorityClass.OFFLINE);
-        } catch (IllegalArgumentException e) {
-            return PriorityClass.OFFLINE;
-        }
+                ClaimTranslator.LEDGER_CLASS);
     }
 
     /**

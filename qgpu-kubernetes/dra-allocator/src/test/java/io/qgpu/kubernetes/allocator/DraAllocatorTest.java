@@ -156,6 +156,49 @@ class DraAllocatorTest {
     }
 
     @Test
+    void twoGpusGoToTheNvLinkPairTheSliceDescribes() {
+        // gpu-2 and gpu-3 are linked by NVLink (the driver's nvlink attribute), gpu-0 and gpu-1 only by PCIe
+        SliceInventoryTest.Dev[] devs = new SliceInventoryTest.Dev[4];
+        for (int i = 0; i < 4; i++) {
+            devs[i] = SliceInventoryTest.gpu("n1", i).num("numaNode", 0).cap("memory", SliceInventoryTest.range("80Gi", "80Gi", "1Gi", "80Gi", "1Gi"))
+                    .cap("cores", SliceInventoryTest.range("100", "100", "5", "100", "5"));
+        }
+        devs[2].str("nvlink", "3:4");
+        devs[3].str("nvlink", "2:4");
+        SliceInventory inv = SliceInventory.of(List.of(SliceInventoryTest.slice("n1", devs)));
+        assertEquals(List.of(), inv.problems());
+        DraAllocator a = DraAllocator.create(Set.of(DraNames.DEVICE_CLASS), GranularityRules.ofDefaults(), PlacementConfig.defaults(),
+                (c, classes) -> Optional.empty());
+        a.inventory(inv.nodes());
+        AllocationResult r = allocate(a, claim("c", null, null, 2)).claims().get(0).allocation();
+        assertEquals(Set.of("gpu-2", "gpu-3"), r.getDevices().getResults().stream().map(DeviceRequestAllocationResult::getDevice)
+                .collect(java.util.stream.Collectors.toSet()));
+    }
+
+    @Test
+    void aGpuConfigIsCheckedAndCopiedButPriorityNeverPassesThePublishedCores() {
+        DraAllocator a = DraAllocator.create(Set.of(DraNames.DEVICE_CLASS), GranularityRules.ofDefaults(), PlacementConfig.defaults(),
+                new ClaimPriority());
+        a.inventory(List.of(node("n1", 1, 80, "H100")));
+        ResourceClaim online = new ResourceClaimBuilder(claim("c", "10Gi", "100", 1)).editSpec().editDevices().addNewConfig()
+                .withNewOpaque().withDriver(DraNames.DRIVER).withParameters(Map.of("apiVersion", "gpu.qgpu.io/v1alpha1",
+                        "kind", "GpuConfig", "priority", "online")).endOpaque().endConfig().endDevices().endSpec().build();
+        DraAllocator.Decision.Allocate d = allocate(a, online);
+        assertEquals("FromClaim", d.claims().get(0).allocation().getDevices().getConfig().get(0).getSource());
+        assertEquals("online", ((Map<?, ?>) d.claims().get(0).allocation().getDevices().getConfig().get(0).getOpaque().getParameters())
+                .get("priority"));
+        // the GPU's one cores capacity is spent: an offline claim does not get another 100 beside the online one
+        String full = assertInstanceOf(DraAllocator.Decision.Refused.class, a.decide(List.of(claim("d", "10Gi", "100", 1)), CLASSES))
+                .reason();
+        assertTrue(full.contains("ns/d"), full);
+        ResourceClaim bad = new ResourceClaimBuilder(claim("e", "10Gi", "10", 1)).editSpec().editDevices().addNewConfig()
+                .withNewOpaque().withDriver(DraNames.DRIVER).withParameters(Map.of("apiVersion", "gpu.qgpu.io/v1alpha1",
+                        "kind", "GpuConfig", "priority", "urgent")).endOpaque().endConfig().endDevices().endSpec().build();
+        String reason = assertInstanceOf(DraAllocator.Decision.Refused.class, a.decide(List.of(bad), CLASSES)).reason();
+        assertTrue(reason.contains("spec.devices.config[0].opaque.parameters.priority"), reason);
+    }
+
+    @Test
     void aClaimMixingSharesIsRefusedWithTheReason() {
         DraAllocator a = allocator(node("n1", 2, 80, "H100"));
         ResourceClaim mixed = new ResourceClaimBuilder(claim("c", "10Gi", null, 1)).editSpec().editDevices().addNewRequest().withName("b")
