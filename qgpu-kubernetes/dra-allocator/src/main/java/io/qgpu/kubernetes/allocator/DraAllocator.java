@@ -403,6 +403,13 @@ public final class DraAllocator {
                         + "node holds all of them (each fits somewhere, but not beside the others)");
             }
         }
+        for (int i = 0; i < asks.size(); i++) {
+            String off = offGrid(asks.get(i), placed.get(i));
+            if (off != null) {
+                placed.forEach(p -> ledger.release(p.tenantId()));
+                return new Decision.Refused("claim " + asks.get(i).key() + ": " + off);
+            }
+        }
         List<ClaimAllocation> out = new ArrayList<>();
         for (int i = 0; i < asks.size(); i++) {
             inFlight.put(asks.get(i).uid(), placed.get(i));
@@ -534,6 +541,30 @@ public final class DraAllocator {
                 .withKey("metadata.name").withOperator("In").withValues(p.nodeName()).endMatchField().endNodeSelectorTerm().build();
         return new AllocationResultBuilder().withNewDevices().withResults(results).withConfig(config).endDevices()
                 .withNodeSelector(selector).build();
+    }
+
+    /**
+     * Why a share placed by the rules ({@code --rules}) is not one the device's published request policies take as it
+     * is (the node's driver runs other rules), or null when every device takes it.
+     */
+    private String offGrid(ClaimAsk ask, Placement p) {
+        if (ask.claim().exclusive()) {
+            return null;
+        }
+        PublishedNode node = nodes.get(p.nodeName());
+        for (Slice s : p.slices()) {
+            PublishedGpu g = node.gpu(s.gpuUuid()).orElseThrow();
+            if (!g.shared()) {
+                return "device " + g.pool() + "/" + g.device() + " is published whole only (no multiple allocations): a share of it "
+                        + "cannot be allocated";
+            }
+            if (g.memory().round(s.memoryBytes()) != s.memoryBytes() || g.cores().round(s.computeRequest()) != s.computeRequest()) {
+                return "device " + g.pool() + "/" + g.device() + " publishes request policies (memory " + g.memory() + ", cores "
+                        + g.cores() + ") that do not take memory " + s.memoryBytes() + " and cores " + s.computeRequest()
+                        + " as the " + rules.name() + " rules round them: the node's driver runs other rules than --rules";
+            }
+        }
+        return null;
     }
 
     /** The share's id: the same for a claim and a device on every retry, a valid UID as the API server wants it. */

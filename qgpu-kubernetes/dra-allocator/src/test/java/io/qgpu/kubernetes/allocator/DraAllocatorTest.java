@@ -199,6 +199,23 @@ class DraAllocatorTest {
     }
 
     @Test
+    void aNodeWhoseDriverPublishesAnotherGridIsNotGivenAShareOffIt() {
+        // the node's driver runs the gpu-manager rules (memory in 256 MiB steps): a 10000 MiB share rounded by the
+        // allocator's qgpu rules (10 GiB) is on that grid; cores 33 rounded to 35 is not on a grid of 10s
+        GpuDevice gpu = GpuDevice.builder("GPU-x").index(0).model("H100").memoryGiB(80).build();
+        long mem = 80 * GIB;
+        PublishedNode n = new PublishedNode(Node.builder("n1").gpu(gpu).build(), List.of(new PublishedGpu("n1", "gpu-0", "GPU-x",
+                new CapacityPolicy(mem, mem, List.of(), 256L << 20, mem, 256L << 20), new CapacityPolicy(100, 100, List.of(), 10, 100, 10),
+                null, true)));
+        DraAllocator a = allocator(n);
+        String reason = assertInstanceOf(DraAllocator.Decision.Refused.class, a.decide(List.of(claim("c", "10000Mi", "33", 1)), CLASSES))
+                .reason();
+        assertTrue(reason.contains("other rules than --rules"), reason);
+        assertEquals(0, a.ledger().size(), "nothing stays reserved");
+        allocate(a, claim("d", "10Gi", "40", 1));
+    }
+
+    @Test
     void aClaimMixingSharesIsRefusedWithTheReason() {
         DraAllocator a = allocator(node("n1", 2, 80, "H100"));
         ResourceClaim mixed = new ResourceClaimBuilder(claim("c", "10Gi", null, 1)).editSpec().editDevices().addNewRequest().withName("b")
