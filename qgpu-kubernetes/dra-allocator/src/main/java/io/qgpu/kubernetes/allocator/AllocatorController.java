@@ -94,6 +94,7 @@ public final class AllocatorController implements AutoCloseable {
     private final BooleanSupplier leading;
     private final ScheduledExecutorService worker;
     private final AtomicBoolean passQueued = new AtomicBoolean();
+    private final AtomicBoolean inventoryDirty = new AtomicBoolean(true);
     /** The last refusal reported per pod uid, so an Event is written once per new reason. */
     private final Map<String, String> reported = new HashMap<>();
     private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
@@ -156,7 +157,7 @@ public final class AllocatorController implements AutoCloseable {
         await(classes.start().toCompletableFuture(), deadline, "DeviceClass");
         await(claims.start().toCompletableFuture(), deadline, "ResourceClaim");
         await(pods.start().toCompletableFuture(), deadline, "Pod");
-        inventoryChanged();
+        refreshInventory();
         for (ResourceClaim c : claims.getStore().list()) {
             allocator.claimChanged(c);
         }
@@ -192,12 +193,17 @@ public final class AllocatorController implements AutoCloseable {
         };
     }
 
+    /** A slice changed: the inventory is read again once, at the next pass (not once per event of a burst). */
     private void inventoryChanged() {
-        if (slices == null) {
-            return;
-        }
-        allocator.inventory(inventory.apply(slices.getStore().list()));
+        inventoryDirty.set(true);
         pass();
+    }
+
+    /** Reads the slices into the allocator when they changed since the last read. */
+    private void refreshInventory() {
+        if (slices != null && inventoryDirty.getAndSet(false)) {
+            allocator.inventory(inventory.apply(slices.getStore().list()));
+        }
     }
 
     /** Asks for a pass (one is queued at most). */
@@ -236,7 +242,18 @@ public final class AllocatorController implements AutoCloseable {
 
     private void runPass() {
         passQueued.set(false);
-        if (closed || !leading.getAsBoolean()) {
+        if (closed) {
+            return;
+        }
+        try {
+            refreshInventory();
+        } catch (RuntimeException e) {
+            inventoryDirty.set(true);
+            LOG.error("the ResourceSlices could not be read: {}", e.toString(), e);
+            passLater();
+            return;
+        }
+        if (!leading.getAsBoolean()) {
             return;
         }
         try {
