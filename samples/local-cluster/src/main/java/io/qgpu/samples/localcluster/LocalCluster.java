@@ -22,12 +22,21 @@ import io.qgpu.kubernetes.deviceplugin.v1beta1.RegisterRequest;
 import io.qgpu.kubernetes.dra.DraDriver;
 import io.qgpu.kubernetes.dra.DriverConfig;
 import io.qgpu.kubernetes.dra.pluginregistration.PluginInfo;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
+import io.qgpu.kubernetes.allocator.AdmissionWebhook;
+import io.qgpu.kubernetes.allocator.AllocatorApp;
+import io.qgpu.kubernetes.allocator.AllocatorFlags;
+import io.qgpu.kubernetes.allocator.ClaimLookup;
+import io.qgpu.kubernetes.allocator.ClaimScope;
+import io.qgpu.kubernetes.allocator.InformerClaimLookup;
 import io.qgpu.kubernetes.extender.ExtenderServer;
 import io.qgpu.kubernetes.extender.GpuExtender;
 import io.qgpu.kubernetes.extender.KubernetesCluster;
 import io.qgpu.kubernetes.extender.KubernetesSync;
 import io.qgpu.kubernetes.extender.QgpuAnnotations;
 import io.qgpu.kubernetes.node.AgentStartup;
+import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import io.qgpu.kubernetes.node.sharing.SharingOptions;
 import io.qgpu.nvml.Nvml;
@@ -50,8 +59,12 @@ import java.util.stream.Stream;
  * A throwaway cluster in one JVM, good enough for qgpu's Kubernetes parts: fabric8's mock API server in CRUD mode
  * on a free loopback port, two GPU nodes on the fake NVML library (one for each node agent), the scheduler
  * extender against the API server, a {@link StandInKubelet} on the real Unix sockets, the DRA driver (registered
- * through the plugin watcher's socket) and the device plugin (registered on {@code kubelet.sock}). Everything
- * lives in one temporary directory, removed by {@link #close()}.
+ * through the plugin watcher's socket), the DeviceClass {@value DraNames#DEVICE_CLASS} and the qgpu DRA allocator
+ * ({@link AllocatorApp} with {@link #ALLOCATOR_FLAGS}: no webhook server, which would need a certificate; its
+ * admission answer is {@link #admission()}, which the walk calls as kube-apiserver would), and the device plugin
+ * (registered on {@code kubelet.sock}). No kube-scheduler runs: what it does with a claim the allocator allocated
+ * (reserve it for the pod, bind the pod) is the walk's to play. Everything lives in one temporary directory,
+ * removed by {@link #close()}.
  *
  * <pre>{@code
  * try (LocalCluster c = LocalCluster.start(LocalCluster.Options.defaults(fakeNvml))) {
@@ -66,6 +79,11 @@ public final class LocalCluster implements AutoCloseable {
     public static final String DRA_NODE = "gpu-dra";
     /** The node the device plugin runs on (the extender's inventory node). */
     public static final String DEVICE_PLUGIN_NODE = "gpu-dp";
+    /**
+     * The DRA allocator's command line: its defaults (policy {@code fragmentation}, rules {@code qgpu}, the class
+     * {@value DraNames#DEVICE_CLASS}) without the webhook's HTTPS server.
+     */
+    public static final List<String> ALLOCATOR_FLAGS = List.of("--no-webhook");
 
     /**
      * What to start: the fake NVML library, the machine each node plays, and the sharing back end both agents use
@@ -97,6 +115,10 @@ public final class LocalCluster implements AutoCloseable {
     private StandInKubelet kubelet;
     private DraDriver draDriver;
     private PluginInfo draInfo;
+    private AllocatorFlags allocatorFlags;
+    private AllocatorApp allocator;
+    private InformerClaimLookup claimLookup;
+    private AdmissionWebhook admission;
     private DevicePlugin devicePlugin;
     private RegisterRequest devicePluginRegistration;
     private Path draNvml;
@@ -183,6 +205,19 @@ public final class LocalCluster implements AutoCloseable {
         draDriver = DraDriver.start(dra, client);
         open.add(draDriver);
         draInfo = kubelet.registerDraDriver(registrar);
+
+        // --- the DRA allocator: the class its claims name (as the DRA driver's deploy/deviceclass.yaml), the
+        // allocator as its jar starts it, and its webhook's answer over claim and template caches of its own ---
+        client.resources(DeviceClass.class).resource(new DeviceClassBuilder()
+                .withNewMetadata().withName(DraNames.DEVICE_CLASS).endMetadata()
+                .withNewSpec().addNewSelector().withNewCel().withExpression("device.driver == \"" + DraNames.DRIVER + "\"")
+                .endCel().endSelector().endSpec().build()).create();
+        allocatorFlags = AllocatorFlags.parse(ALLOCATOR_FLAGS.toArray(String[]::new));
+        allocator = AllocatorApp.start(allocatorFlags, client, Map.of());
+        open.add(allocator);
+        claimLookup = InformerClaimLookup.start(client, Duration.ofSeconds(30));
+        open.add(claimLookup);
+        admission = new AdmissionWebhook(new ClaimScope(claimLookup, allocatorFlags.deviceClasses()));
 
         PluginConfig dp = PluginConfig.defaults(devicePlugins)
                 .withNvml(Optional.of(devicePluginNvml), Optional.of(options.devicePluginMachine()))
@@ -314,6 +349,24 @@ public final class LocalCluster implements AutoCloseable {
     /** The DRA driver's CDI root. */
     public Path cdiRoot() {
         return work.resolve("cdi");
+    }
+
+    /** The DRA allocator's flags ({@link #ALLOCATOR_FLAGS}, read). */
+    public AllocatorFlags allocatorFlags() {
+        return allocatorFlags;
+    }
+
+    /**
+     * The allocator's mutating admission webhook without its HTTPS server: {@link AdmissionWebhook#review} answers an
+     * AdmissionReview as the allocator's {@code /mutate} does, from claim and template informers of its own.
+     */
+    public AdmissionWebhook admission() {
+        return admission;
+    }
+
+    /** The claims and templates as the admission webhook sees them (its informer caches). */
+    public ClaimLookup claimLookup() {
+        return claimLookup;
     }
 
     public DevicePlugin devicePlugin() {

@@ -1,20 +1,25 @@
 package io.qgpu.samples.localcluster;
 
+import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.sharing.SharingBackend;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./qgpu-local-cluster [--dra-machine NAME] [--dp-machine NAME] [--sharing none|hami-core] [--nvml-lib PATH] [--keep]}: starts a {@link LocalCluster}
- * (mock API server, stand-in kubelet, extender, DRA driver, device plugin, all on the fake NVML library), walks one
- * pod down the DRA path and one down the device-plugin path ({@link Walk}), prints each step and the containers'
- * environments, and stops it all (exit 0); with {@code --keep} it stays up, printing the URLs, until Ctrl-C.
- * Exit codes: 0 done, 1 a step failed, 2 bad usage.
+ * (mock API server, stand-in kubelet, extender, DRA driver, DRA allocator, device plugin, all on the fake NVML
+ * library), walks pods down the DRA path (allocated by the DRA allocator) and one down the device-plugin path
+ * ({@link Walk}), prints each step and the containers' environments, and stops it all (exit 0); with {@code --keep}
+ * it stays up, printing the URLs, until Ctrl-C. Exit codes: 0 done, 1 a step failed, 2 bad usage.
+ *
+ * <p>Thread safety: {@link #run} is for one thread at a time (it sets logging properties of the JVM).
  */
 public final class Main {
     static final String USAGE = """
@@ -42,6 +47,22 @@ public final class Main {
 
     /** Runs the walks (and with {@code --keep} waits for Ctrl-C); returns the exit code. */
     public static int run(String[] argv, PrintStream out, PrintStream err) {
+        return run(argv, out, err, (cluster, walks) -> {
+        });
+    }
+
+    /** What the walks came to: each started container's environment, by pod name. */
+    record Walks(Map<String, Map<String, String>> dra, Map<String, String> devicePlugin) {
+    }
+
+    /** Looks at the cluster after the walks, before it stops (the end-to-end test reads the API server here). */
+    @FunctionalInterface
+    interface AfterWalks {
+        void accept(LocalCluster cluster, Walks walks) throws Exception;
+    }
+
+    /** As {@link #run(String[], PrintStream, PrintStream)}, with {@code after} called once the walks are done. */
+    static int run(String[] argv, PrintStream out, PrintStream err, AfterWalks after) {
         String draMachine = "dgx-h100";
         String dpMachine = "t4x4";
         SharingBackend sharing = SharingBackend.HAMI_CORE;
@@ -125,14 +146,20 @@ public final class Main {
             out.println("  kubelet         " + cluster.kubelet().kubeletSocket() + "  (stand-in: device-plugin registration; DRA plugin watcher)");
             out.println("  DRA driver      node " + LocalCluster.DRA_NODE + ", registered " + cluster.draInfo().getName() + " at "
                     + cluster.draInfo().getEndpoint());
+            out.println("  DRA allocator   " + String.join(" ", LocalCluster.ALLOCATOR_FLAGS) + ", class "
+                    + String.join(", ", cluster.allocatorFlags().deviceClasses()) + ", policy " + cluster.allocatorFlags().policy().wireName()
+                    + "  (its webhook's answer is called by the walk; no kube-scheduler: the walk plays its part)");
             out.println("  device plugin   node " + LocalCluster.DEVICE_PLUGIN_NODE + ", registered "
                     + cluster.devicePluginRegistration().getResourceName() + " at " + cluster.devicePluginRegistration().getEndpoint());
             Walk walk = new Walk(cluster, out);
-            Map<String, String> dra = walk.dra();
+            Map<String, Map<String, String>> dra = walk.dra();
             Map<String, String> dp = walk.devicePlugin();
             out.println();
-            out.printf("done in %.1f s: DRA container sees %s, device-plugin container sees %s%n", (System.nanoTime() - t0) / 1e9,
-                    dra.get("NVIDIA_VISIBLE_DEVICES"), dp.get("NVIDIA_VISIBLE_DEVICES"));
+            List<String> draSees = new ArrayList<>();
+            dra.forEach((pod, env) -> draSees.add(pod + " " + env.get("NVIDIA_VISIBLE_DEVICES")));
+            out.printf("done in %.1f s: DRA containers see %s; device-plugin container sees %s%n", (System.nanoTime() - t0) / 1e9,
+                    String.join(", ", draSees), dp.get("NVIDIA_VISIBLE_DEVICES"));
+            after.accept(cluster, new Walks(dra, dp));
             if (keep) {
                 printKeep(cluster, out);
                 CountDownLatch stop = new CountDownLatch(1);
@@ -167,12 +194,17 @@ public final class Main {
         String api = c.apiServerUrl().replaceAll("/$", "");
         out.println();
         out.println("kept running (Ctrl-C stops it and removes " + c.workDirectory() + "). Try:");
-        out.println("  curl -s " + api + "/api/v1/namespaces/default/pods | jq '.items[].metadata.annotations'");
+        out.println("  curl -s " + api + "/api/v1/namespaces/default/pods | jq '.items[] | {name: .metadata.name, node: .spec.nodeName,"
+                + " gates: .spec.schedulingGates, annotations: .metadata.annotations}'");
         out.println("  curl -s " + api + "/apis/resource.k8s.io/v1/resourceslices");
-        out.println("  curl -s " + api + "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims");
+        out.println("  curl -s " + api + "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims | jq '.items[] | {name: .metadata.name,"
+                + " finalizers: .metadata.finalizers, allocation: .status.allocation.devices.results, reservedFor: .status.reservedFor}'");
+        out.println("  curl -s " + api + "/api/v1/namespaces/default/events | jq '.items[] | {pod: .involvedObject.name, reason, message}'");
         out.println("  curl -s " + c.extenderUrl() + "/ledger");
         out.println("  KUBECONFIG=" + c.kubeconfig() + "   for a client of your own (the mock answers what fabric8's CRUD mode"
                 + " does: no field selectors, no admission)");
+        out.println("  the DRA allocator keeps running: a pod you create with the gate " + DraNames.SCHEDULING_GATE
+                + " and a claim of class " + String.join(", ", c.allocatorFlags().deviceClasses()) + " is allocated (no kube-scheduler binds it)");
         out.println("  the CDI specs: " + c.cdiRoot());
     }
 
