@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qgpu.kubernetes.node.AgentClients;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,8 +26,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -153,10 +152,10 @@ public final class AllocatorController implements AutoCloseable {
             pass();
         }));
         informers.addAll(List.of(slices, classes, claims, pods));
-        await(slices.start().toCompletableFuture(), deadline, "ResourceSlice");
-        await(classes.start().toCompletableFuture(), deadline, "DeviceClass");
-        await(claims.start().toCompletableFuture(), deadline, "ResourceClaim");
-        await(pods.start().toCompletableFuture(), deadline, "Pod");
+        AgentClients.awaitSynced(slices, deadline, "ResourceSlice");
+        AgentClients.awaitSynced(classes, deadline, "DeviceClass");
+        AgentClients.awaitSynced(claims, deadline, "ResourceClaim");
+        AgentClients.awaitSynced(pods, deadline, "Pod");
         refreshInventory();
         for (ResourceClaim c : claims.getStore().list()) {
             allocator.claimChanged(c);
@@ -492,16 +491,6 @@ public final class AllocatorController implements AutoCloseable {
     /** An Event's message is at most 1 KiB on the API server; longer reasons are cut there with a mark. */
     static String truncate(String m) {
         return m.length() <= 1024 ? m : m.substring(0, 1000) + " ... (" + (m.length() - 1000) + " more characters)";
-    }
-
-    private static void await(CompletableFuture<?> f, long deadline, String what) throws TimeoutException, InterruptedException {
-        try {
-            f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the " + what + " informer failed to start: " + e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new TimeoutException("the " + what + " informer did not sync in time");
-        }
     }
 
     /**

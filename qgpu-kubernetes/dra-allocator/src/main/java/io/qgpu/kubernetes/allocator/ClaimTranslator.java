@@ -267,12 +267,7 @@ final class ClaimTranslator {
     }
 
     private static long bytes(String at, Quantity q) {
-        BigDecimal b;
-        try {
-            b = Quantity.getAmountInBytes(q);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(at + " = " + q + ": not a quantity");
-        }
+        BigDecimal b = amount(at, q);
         if (b.signum() <= 0 || b.stripTrailingZeros().scale() > 0) {
             throw new IllegalArgumentException(at + " = " + q + ": must be a positive whole number of bytes");
         }
@@ -284,16 +279,20 @@ final class ClaimTranslator {
     }
 
     private static int cores(String at, Quantity q) {
-        BigDecimal b;
-        try {
-            b = Quantity.getAmountInBytes(q);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(at + " = " + q + ": not a quantity");
-        }
+        BigDecimal b = amount(at, q);
         if (b.stripTrailingZeros().scale() > 0 || b.compareTo(BigDecimal.ONE) < 0 || b.compareTo(BigDecimal.valueOf(ALL_CORES)) > 0) {
             throw new IllegalArgumentException(at + " = " + q + ": must be a whole number from 1 to 100 (percent of one GPU)");
         }
         return b.intValueExact();
+    }
+
+    /** The quantity's amount, exactly ({@code 10Gi}: 10737418240; {@code 30}: 30). */
+    private static BigDecimal amount(String at, Quantity q) {
+        try {
+            return Quantity.getAmountInBytes(q);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(at + " = " + q + ": not a quantity");
+        }
     }
 
     /** Memory rounded up to the rules' unit, at least the smallest share (the published {@code requestPolicy}). */

@@ -1,13 +1,10 @@
 package io.qgpu.kubernetes.allocator;
 
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.qgpu.kubernetes.node.AgentClients;
 import io.qgpu.kubernetes.node.ApiServerCheck;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +62,7 @@ public final class Main {
         }
         KubernetesClient client;
         try {
-            client = client(flags.kubeconfig());
+            client = AgentClients.client(flags.kubeconfig());
         } catch (IOException | RuntimeException e) {
             err.println("error: --kubeconfig " + flags.kubeconfig().map(Path::toString).orElse("(in-cluster)") + ": " + e.getMessage());
             return USAGE_ERROR;
@@ -96,14 +93,5 @@ public final class Main {
             Thread.currentThread().interrupt();
         }
         return 0;
-    }
-
-    /** A client from the kubeconfig file, else fabric8's automatic configuration (in a pod: the in-cluster one). */
-    static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
-        if (kubeconfig.isPresent()) {
-            return new KubernetesClientBuilder()
-                    .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig.get(), StandardCharsets.UTF_8))).build();
-        }
-        return new KubernetesClientBuilder().withConfig(Config.autoConfigure(null)).build();
     }
 }

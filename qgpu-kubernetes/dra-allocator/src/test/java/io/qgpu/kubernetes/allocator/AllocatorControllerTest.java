@@ -213,8 +213,11 @@ class AllocatorControllerTest {
                 .anyMatch(x -> "q".equals(x.getInvolvedObject().getName())), "q refused");
         // p is deleted before kube-scheduler reserved c for it: nobody will use c
         client.pods().inNamespace("ns").withName("p").delete();
-        await(() -> claim("c").getStatus().getAllocation() == null, "c deallocated");
-        assertFalse(claim("c").getMetadata().getFinalizers().contains(DraNames.ALLOCATION_FINALIZER));
+        // two writes: the allocation cleared, then the finalizer removed
+        await(() -> claim("c").getStatus().getAllocation() == null
+                && !claim("c").getMetadata().getFinalizers().contains(DraNames.ALLOCATION_FINALIZER), "c deallocated, finalizer gone");
+        assertFalse(claim("c").getMetadata().getAnnotations() != null
+                && claim("c").getMetadata().getAnnotations().containsKey(AllocatorController.ALLOCATED_FOR));
         await(() -> !gated("q"), "q released: c's share returned");
     }
 

@@ -1,9 +1,8 @@
 package io.qgpu.kubernetes.dra;
 
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qgpu.kubernetes.node.AgentChecks;
+import io.qgpu.kubernetes.node.AgentClients;
 import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.ApiServerCheck;
@@ -143,7 +142,7 @@ public final class Main {
         }
         KubernetesClient client;
         try {
-            client = client(kubeconfig);
+            client = AgentClients.client(kubeconfig);
         } catch (IOException | RuntimeException e) {
             err.println("error: --kubeconfig " + kubeconfig.map(Path::toString).orElse("(in-cluster)") + ": " + e.getMessage());
             return USAGE_ERROR;
@@ -191,15 +190,6 @@ public final class Main {
             Thread.currentThread().interrupt();
         }
         return 0;
-    }
-
-    /** A client from the kubeconfig file, else fabric8's automatic configuration (in a pod: the in-cluster one). */
-    static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
-        if (kubeconfig.isPresent()) {
-            return new KubernetesClientBuilder()
-                    .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig.get(), StandardCharsets.UTF_8))).build();
-        }
-        return new KubernetesClientBuilder().build();
     }
 
     /** Options to values ({@code ""} for {@code --help}); refuses unknown, repeated or valueless options. */

@@ -16,7 +16,7 @@ class KubeconfigTest extends DriverTestBase {
     void theClientOfAKubeconfigFileReachesItsServer() throws Exception {
         start("t4x4");
         Path kubeconfig = writeKubeconfig();
-        try (KubernetesClient fromFile = Main.client(Optional.of(kubeconfig))) {
+        try (KubernetesClient fromFile = io.qgpu.kubernetes.node.AgentClients.client(Optional.of(kubeconfig))) {
             assertEquals("node-a-gpu.qgpu.io",
                     fromFile.resources(ResourceSlice.class).withName("node-a-gpu.qgpu.io").get().getMetadata().getName());
         }

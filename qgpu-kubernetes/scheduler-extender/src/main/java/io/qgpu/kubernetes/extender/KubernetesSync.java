@@ -8,10 +8,9 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qgpu.api.Placement;
 import io.qgpu.api.Validate;
 import io.qgpu.core.ledger.ReconcileReport;
+import io.qgpu.kubernetes.node.AgentClients;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -106,8 +105,8 @@ public final class KubernetesSync implements AutoCloseable {
                 gone(p);
             }
         });
-        await(nodes.start().toCompletableFuture(), deadline, "nodes");
-        await(pods.start().toCompletableFuture(), deadline, "pods");
+        AgentClients.awaitSynced(nodes, deadline, "nodes");
+        AgentClients.awaitSynced(pods, deadline, "pods");
         // a synced informer may still be delivering its initial nodes to the handler: add every node in its
         // store first (sync is idempotent), or reconcile would refuse the pods of nodes not yet delivered
         for (Node n : nodes.getStore().list()) {
@@ -125,17 +124,6 @@ public final class KubernetesSync implements AutoCloseable {
             released.ifPresent(onRelease);
         } catch (RuntimeException e) {
             LOG.warn("pod event not applied: {}", e.getMessage());
-        }
-    }
-
-    private static void await(java.util.concurrent.CompletableFuture<?> f, long deadline, String what)
-            throws TimeoutException, InterruptedException {
-        try {
-            f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the " + what + " informer failed to start: " + e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new TimeoutException("the " + what + " informer did not sync in time");
         }
     }
 
