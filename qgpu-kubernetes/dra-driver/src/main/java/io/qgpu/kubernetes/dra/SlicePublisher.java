@@ -14,6 +14,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Health;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.dra.NvLinkAttribute;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
@@ -191,7 +192,7 @@ final class SlicePublisher implements NodeResource<String> {
         }
         g.pcieRoot().ifPresent(r -> attrs.put(DraNames.ATTRIBUTE_PCIE_ROOT, new DeviceAttributeBuilder().withString(r).build()));
         nvLinks(g, gpus, published).ifPresent(v -> attrs.put(DraNames.ATTRIBUTE_NVLINK, new DeviceAttributeBuilder().withString(v).build()));
-        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(PublishedCapacity.of(rules, g).toSlice())
+        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(g.published(rules).toSlice())
                 .withAllowMultipleAllocations(true).build();
     }
 
