@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * {@value DraNames#SCHEDULING_GATE}, then removes the gate.
  *
  * <p><b>A pass</b> runs after every change that can matter (a slice, a claim, a class, a pod) and after a failed
- * write (after a delay); it takes the gated pods in order of pod priority (higher first), then creation time (then
+ * write (after a delay); passes asked for while one is queued are one pass. It first reads the slices again if any
+ * changed since the last read (once, however many slice events came: a node pool of thousands of slices coming up
+ * is read a few times, not once per slice), then takes the gated pods in order of pod priority (higher first), then creation time (then
  * the order the informer delivered them, as the API server's creation times have whole seconds), and for each:
  * <ol>
  *   <li>finds its claims: {@code resourceClaimName}, or the claim generated from {@code resourceClaimTemplateName}
@@ -87,6 +89,8 @@ public final class AllocatorController implements AutoCloseable {
     private final BooleanSupplier leading;
     private final ScheduledExecutorService worker;
     private final AtomicBoolean passQueued = new AtomicBoolean();
+    /** Slices changed since the inventory was last read. */
+    private final AtomicBoolean inventoryStale = new AtomicBoolean();
     /** The last refusal reported per pod uid, so an Event is written once per new reason. */
     private final Map<String, String> reported = new HashMap<>();
     private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
@@ -149,7 +153,8 @@ public final class AllocatorController implements AutoCloseable {
         await(classes.start().toCompletableFuture(), deadline, "DeviceClass");
         await(claims.start().toCompletableFuture(), deadline, "ResourceClaim");
         await(pods.start().toCompletableFuture(), deadline, "Pod");
-        inventoryChanged();
+        inventoryStale.set(true);
+        readInventory();
         for (ResourceClaim c : claims.getStore().list()) {
             allocator.claimChanged(c);
         }
@@ -185,12 +190,17 @@ public final class AllocatorController implements AutoCloseable {
         };
     }
 
+    /** A slice changed: the next pass reads the slices again (once, whatever the number of changes before it). */
     private void inventoryChanged() {
-        if (slices == null) {
-            return;
-        }
-        allocator.inventory(inventory.apply(slices.getStore().list()));
+        inventoryStale.set(true);
         pass();
+    }
+
+    /** Reads the slices into the allocator if they changed since the last read. */
+    private void readInventory() {
+        if (slices != null && inventoryStale.getAndSet(false)) {
+            allocator.inventory(inventory.apply(slices.getStore().list()));
+        }
     }
 
     /** Asks for a pass (one is queued at most). */
@@ -229,10 +239,14 @@ public final class AllocatorController implements AutoCloseable {
 
     private void runPass() {
         passQueued.set(false);
-        if (closed || !leading.getAsBoolean()) {
+        if (closed) {
             return;
         }
         try {
+            readInventory();
+            if (!leading.getAsBoolean()) {
+                return;
+            }
             for (Pod p : gatedPods()) {
                 if (closed) {
                     return;
