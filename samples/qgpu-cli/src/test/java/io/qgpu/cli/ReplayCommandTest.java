@@ -46,17 +46,17 @@ class ReplayCommandTest {
         Files.writeString(n, nodes);
         Files.writeString(p, pods);
         Path out = dir.resolve("out");
-        String[] r = run(0, "replay", "--nodes", n.toString(), "--pods", p.toString(), "--policies", "binpack,spread,default,fragmentation,fragmentation-sample,kube-dra",
+        String[] r = run(0, "replay", "--nodes", n.toString(), "--pods", p.toString(), "--policies", "binpack,spread,default,fragmentation,fragmentation-sample,kube-dra,dra-allocator",
                 "--seeds", "1-3", "--ratio", "1.2", "--out", out.toString());
         assertTrue(r[0].contains("6 nodes, 18 GPUs, 24 pods"), r[0]);
-        for (String policy : List.of("binpack", "spread", "default", "fragmentation", "fragmentation-sample", "kube-dra")) {
+        for (String policy : List.of("binpack", "spread", "default", "fragmentation", "fragmentation-sample", "kube-dra", "dra-allocator")) {
             assertTrue(r[0].contains(policy), r[0]);
             List<String> curve = Files.readAllLines(out.resolve("curve-" + policy + ".csv"));
             assertEquals("arrived_percent,seed_1,seed_2,seed_3,mean", curve.get(0));
             assertEquals(121, curve.size(), "one row per percent of arrived workload, 1..120");
         }
         List<String> summary = Files.readAllLines(out.resolve("summary.csv"));
-        assertEquals(1 + 6 * 3, summary.size());
+        assertEquals(1 + 7 * 3, summary.size());
         assertTrue(summary.stream().filter(l -> l.startsWith("kube-dra,")).count() == 3, summary.toString());
         assertTrue(Files.size(out.resolve("curve.png")) > 1000);
     }

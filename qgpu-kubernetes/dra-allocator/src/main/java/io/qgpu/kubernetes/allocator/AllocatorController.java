@@ -51,9 +51,10 @@ import org.slf4j.LoggerFactory;
  *       pod whose claims it could not read;</li>
  *   <li>decides ({@link DraAllocator#decide}); a refusal leaves the pod gated, with a Warning Event
  *       {@value #REASON_UNSCHEDULABLE} on it giving qgpu's reasons (once per new reason);</li>
- *   <li>writes each claim: first the finalizer {@value DraNames#ALLOCATION_FINALIZER} (an update with the claim's
- *       {@code resourceVersion}), then {@code status.allocation} through the status subresource with the
- *       {@code resourceVersion} that update returned. A conflict (409) or a claim allocated meanwhile (by
+ *   <li>writes each claim: reads it from the API server (the informer's copy may be behind), then the finalizer
+ *       {@value DraNames#ALLOCATION_FINALIZER} (an update with the claim's {@code resourceVersion}), then
+ *       {@code status.allocation} through the status subresource with the {@code resourceVersion} that update
+ *       returned. A conflict (409) or a claim allocated meanwhile (by
  *       kube-scheduler or anyone) gives the decision's reservations back; the claim is taken as it now is, and the
  *       pod decided again in the next pass;</li>
  *   <li>removes the gate (an edit of the pod); kube-scheduler then places the pod on the node the allocation
@@ -418,10 +419,21 @@ public final class AllocatorController implements AutoCloseable {
      * or allocated by someone else): the caller gives the decision back and decides again.
      */
     private boolean write(DraAllocator.ClaimAllocation c, Pod pod) {
-        ResourceClaim rc = c.claim();
-        String ns = rc.getMetadata().getNamespace();
-        String name = rc.getMetadata().getName();
+        ResourceClaim decided = c.claim();
+        String ns = decided.getMetadata().getNamespace();
+        String name = decided.getMetadata().getName();
         try {
+            // the claim as the API server has it now (the informer's copy may be behind): written with its
+            // resourceVersion, so that a change after this read is a 409, never overwritten
+            ResourceClaim rc = client.resources(ResourceClaim.class).inNamespace(ns).withName(name).get();
+            if (rc == null || !decided.getMetadata().getUid().equals(rc.getMetadata().getUid())) {
+                LOG.info("claim {}/{} was deleted (or replaced) while it was allocated: decided again", ns, name);
+                return false;
+            }
+            if (rc.getStatus() != null && rc.getStatus().getAllocation() != null) {
+                LOG.info("claim {}/{} was allocated meanwhile by someone else: taken as it is", ns, name);
+                return false;
+            }
             ResourceClaim current = rc;
             List<String> fin = rc.getMetadata().getFinalizers() == null ? List.of() : rc.getMetadata().getFinalizers();
             String podUid = pod.getMetadata().getUid();

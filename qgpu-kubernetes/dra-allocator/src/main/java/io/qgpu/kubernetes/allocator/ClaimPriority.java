@@ -17,11 +17,12 @@ import java.util.function.Function;
  * A claim's priority class before it is allocated, from the same GpuConfig the node's driver reads after
  * ({@link GpuConfigs#beforeAllocation}): the DeviceClasses' {@code spec.config} first, the claim's
  * {@code spec.devices.config} winning field by field. Every request of the claim must come to the same priority, as
- * the driver gives a claim one; else the claim is refused naming the request.
+ * the driver gives a claim one; else the claim is refused naming the request. The allocator's own
+ * ({@code AllocatorApp}); public for whatever drives a {@link DraAllocator} as the allocator does (a replay).
  *
  * <p>Thread safety: stateless.
  */
-final class ClaimPriority implements DraAllocator.PriorityOf {
+public final class ClaimPriority implements DraAllocator.PriorityOf {
     @Override
     public Optional<PriorityClass> of(ResourceClaim claim, Function<String, Optional<DeviceClass>> classes) {
         if (claim.getSpec() == null || claim.getSpec().getDevices() == null || claim.getSpec().getDevices().getRequests() == null) {

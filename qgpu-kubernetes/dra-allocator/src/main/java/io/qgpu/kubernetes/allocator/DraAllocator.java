@@ -97,6 +97,8 @@ public final class DraAllocator {
     private final Map<String, List<Placement>> held = new HashMap<>();
     /** Decisions whose writes have not come back yet, by claim uid. */
     private final Map<String, Placement> inFlight = new HashMap<>();
+    /** The pod's CPU and memory a decision reserved with a claim ({@link #decide(List, Function, HostRequest)}), by claim uid. */
+    private final Map<String, HostRequest> hosts = new HashMap<>();
 
     private DraAllocator(Set<String> deviceClasses, GranularityRules rules, PlacementConfig config,
                          PriorityOf priority, Function<Ledger, PlacementEngine> engineOf) {
@@ -223,8 +225,17 @@ public final class DraAllocator {
     }
 
     private List<Placement> placements(ResourceClaim rc) {
-        return AllocatedClaims.placements(rc, (pool, device) -> Optional.ofNullable(devices.get(pool + "/" + device)), rules,
-                ClaimTranslator.LEDGER_CLASS);
+        List<Placement> ps = AllocatedClaims.placements(rc, (pool, device) -> Optional.ofNullable(devices.get(pool + "/" + device)),
+                rules, ClaimTranslator.LEDGER_CLASS);
+        HostRequest host = hosts.get(rc.getMetadata().getUid());
+        if (host == null || ps.isEmpty()) {
+            return ps;
+        }
+        // the pod's CPU and memory stay with the claim they were decided with
+        List<Placement> out = new ArrayList<>(ps);
+        Placement first = out.get(0);
+        out.set(0, new Placement(first.claim().toBuilder().host(host).build(), first.nodeName(), first.slices()));
+        return out;
     }
 
     /**
@@ -236,6 +247,7 @@ public final class DraAllocator {
         if (!AllocatedClaims.holdsQgpuDevices(rc)) {
             if (allocated.remove(uid) != null) {
                 releaseHeld(uid);
+                hosts.remove(uid);
             }
             return;
         }
@@ -271,6 +283,7 @@ public final class DraAllocator {
     public synchronized void claimGone(ResourceClaim rc) {
         String uid = rc.getMetadata().getUid();
         allocated.remove(uid);
+        hosts.remove(uid);
         releaseHeld(uid);
         Placement flying = inFlight.remove(uid);
         if (flying != null) {
@@ -295,6 +308,7 @@ public final class DraAllocator {
             Placement p = inFlight.remove(uid);
             if (p != null && !allocated.containsKey(uid)) {
                 ledger.release(p.tenantId());
+                hosts.remove(uid);
             }
         }
     }
@@ -317,7 +331,9 @@ public final class DraAllocator {
     /**
      * As {@link #decide(List, Function)}, with the pod's CPU and memory reserved on the node with its first claim
      * of the allocator's, where the published nodes carry a host capacity (a replay's nodes do; nodes read from
-     * ResourceSlices do not, {@link io.qgpu.api.HostCapacity#untracked()}).
+     * ResourceSlices do not, {@link io.qgpu.api.HostCapacity#untracked()}). The CPU and memory stay with that claim
+     * when it comes back allocated ({@link #claimChanged}) and until it is deallocated, deleted or
+     * {@linkplain #abandon abandoned}; an allocator started afresh knows only the slices' GPUs, not them.
      */
     public synchronized Decision decide(List<ResourceClaim> podClaims, Function<String, Optional<DeviceClass>> classLookup,
                                         HostRequest host) {
@@ -411,6 +427,10 @@ public final class DraAllocator {
             }
         }
         List<ClaimAllocation> out = new ArrayList<>();
+        HostRequest withFirst = placed.get(0).claim().host();
+        if (!withFirst.isNone()) {
+            hosts.put(asks.get(0).uid(), withFirst);
+        }
         for (int i = 0; i < asks.size(); i++) {
             inFlight.put(asks.get(i).uid(), placed.get(i));
             out.add(new ClaimAllocation(toAllocate.get(i), allocation(toAllocate.get(i), asks.get(i), placed.get(i), classLookup)));

@@ -16,6 +16,8 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.api.HostCapacity;
+import io.qgpu.api.HostRequest;
 import io.qgpu.api.Node;
 import io.qgpu.api.TopologyLevel;
 import io.qgpu.core.placement.PlacementConfig;
@@ -310,6 +312,37 @@ class DraAllocatorTest {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * A replay's nodes carry host CPU and memory: what a decision reserved with the pod's claim stays with the claim
+     * when its allocation comes back through the informer and when the published nodes change, and returns with it.
+     */
+    @Test
+    void thePodsCpuAndMemoryStayWithItsClaimUntilTheClaimIsGone() {
+        DraAllocator a = allocator(withHost(node("n1", 2, 80, "H100"), 32_000));
+        ResourceClaim c = claim("c", "10Gi", "30", 1);
+        HostRequest host = new HostRequest(8_000, 16 * GIB);
+        DraAllocator.Decision d = a.decide(List.of(c), CLASSES, host);
+        AllocationResult r = assertInstanceOf(DraAllocator.Decision.Allocate.class, d, d::toString).claims().get(0).allocation();
+        assertEquals(host, a.ledger().placement("uid-c").orElseThrow().claim().host());
+        ResourceClaim written = allocated(c, r);
+        a.claimChanged(written);
+        assertEquals(host, a.ledger().placement("uid-c").orElseThrow().claim().host(), "kept when the allocation comes back");
+        a.inventory(List.of(withHost(node("n1", 3, 80, "H100"), 32_000)));
+        assertEquals(host, a.ledger().placement("uid-c").orElseThrow().claim().host(), "kept when the ledger is rebuilt");
+        // 24 of the 32 cores are left: a pod asking for 30 does not fit until the claim is gone
+        ResourceClaim big = claim("big", "10Gi", "30", 1);
+        assertInstanceOf(DraAllocator.Decision.Refused.class, a.decide(List.of(big), CLASSES, new HostRequest(30_000, GIB)));
+        a.claimGone(written);
+        assertTrue(a.ledger().placement("uid-c").isEmpty());
+        assertInstanceOf(DraAllocator.Decision.Allocate.class, a.decide(List.of(big), CLASSES, new HostRequest(30_000, GIB)));
+    }
+
+    /** The node with a host capacity of {@code cpuMillis} and 256 GiB (nodes read from slices have none). */
+    static PublishedNode withHost(PublishedNode n, long cpuMillis) {
+        Node q = n.node();
+        return new PublishedNode(new Node(q.name(), q.labels(), q.gpus(), q.topology(), HostCapacity.of(cpuMillis, 256 * GIB)), n.gpus());
     }
 
     private static long[] used(Map<String, ResourceClaim> live, PublishedGpu g) {

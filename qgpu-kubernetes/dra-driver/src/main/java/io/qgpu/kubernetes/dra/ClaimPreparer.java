@@ -13,6 +13,7 @@ import io.qgpu.api.QgpuException;
 import io.qgpu.api.Slice;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.dra.GpuConfigs;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -192,11 +193,11 @@ final class ClaimPreparer {
                 throw new IllegalArgumentException(at + ".device = " + r.getDevice()
                         + ": a second share of one GPU in one claim (qgpu gives a claim one slice per GPU)");
             }
-            PublishedCapacity published = PublishedCapacity.of(rules, gpu);
+            PublishedCapacity published = gpu.published(rules);
             Optional<Capacities.Consumed> c = Capacities.of(at + ".consumedCapacity", r.getConsumedCapacity())
-                    .filter(x -> !published.isWhole(x));
+                    .filter(x -> !published.isWhole(x.memoryBytes(), x.cores()));
             if (c.isPresent()) {
-                String off = published.offGrid(c.get(), rules);
+                String off = published.offGrid(c.get().memoryBytes(), c.get().cores(), rules);
                 if (off != null) {
                     throw new IllegalArgumentException(at + ".consumedCapacity = " + r.getConsumedCapacity() + ": " + off);
                 }

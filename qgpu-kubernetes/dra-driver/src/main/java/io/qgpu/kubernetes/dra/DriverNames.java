@@ -32,14 +32,14 @@ public final class DriverNames {
     private DriverNames() {
     }
 
-    /** The published name of the GPU with this NVML index. */
+    /** The published name of the GPU with this NVML index ({@link DraNames#deviceName}). */
     public static String deviceName(int index) {
-        return "gpu-" + index;
+        return DraNames.deviceName(index);
     }
 
-    /** The ResourceSlice of a node: one per node, named after it. */
+    /** The ResourceSlice of a node: one per node, named after it ({@link DraNames#sliceName}). */
     public static String sliceName(String node) {
-        return node + "-" + DraNames.DRIVER;
+        return DraNames.sliceName(node);
     }
 
     /** The CDI device name of a claim's device: derived from the claim uid. */

@@ -2,9 +2,11 @@ package io.qgpu.kubernetes.dra;
 
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
+import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
 import io.qgpu.api.TopologyLevel;
 import io.qgpu.kubernetes.node.dra.DraNames;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
 import io.qgpu.nvml.discovery.NvmlInventory;
 import java.util.ArrayList;
@@ -53,6 +55,11 @@ final class NodeGpus {
         /** The memory capacity published: NVML's total memory, else the ledger's. */
         long memoryBytes() {
             return info.memoryKnown() ? info.memoryTotalBytes() : device.memoryBytes();
+        }
+
+        /** Its capacities as published under these rules. */
+        PublishedCapacity published(GranularityRules rules) {
+            return PublishedCapacity.of(rules, memoryBytes(), rules.maxTenants(device));
         }
     }
 

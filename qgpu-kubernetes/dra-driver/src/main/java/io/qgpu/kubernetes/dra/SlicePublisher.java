@@ -1,12 +1,10 @@
 package io.qgpu.kubernetes.dra;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttributeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.qgpu.api.GpuLink;
@@ -14,6 +12,8 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Health;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.dra.NvLinkAttribute;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
+import io.qgpu.kubernetes.node.dra.PublishedSlice;
 import io.qgpu.kubernetes.node.reconcile.NodeResource;
 import io.qgpu.nvml.NvmlMigMode;
 import io.qgpu.nvml.discovery.NvmlDeviceInfo;
@@ -166,12 +166,7 @@ final class SlicePublisher implements NodeResource<String> {
      * @param published the GPUs published (the healthy ones), in index order
      */
     static ResourceSlice slice(String node, long gen, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
-        List<Device> devices = published.stream().map(g -> device(g, gpus, published, rules)).toList();
-        return new ResourceSliceBuilder()
-                .withMetadata(new ObjectMetaBuilder().withName(DriverNames.sliceName(node)).build())
-                .withNewSpec().withDriver(DraNames.DRIVER).withNodeName(node)
-                .withNewPool().withName(node).withGeneration(gen).withResourceSliceCount(1L).endPool()
-                .withDevices(devices).endSpec().build();
+        return PublishedSlice.of(node, gen, published.stream().map(g -> device(g, gpus, published, rules)).toList());
     }
 
     private static Device device(NodeGpus.Gpu g, NodeGpus gpus, List<NodeGpus.Gpu> published, GranularityRules rules) {
@@ -191,7 +186,7 @@ final class SlicePublisher implements NodeResource<String> {
         }
         g.pcieRoot().ifPresent(r -> attrs.put(DraNames.ATTRIBUTE_PCIE_ROOT, new DeviceAttributeBuilder().withString(r).build()));
         nvLinks(g, gpus, published).ifPresent(v -> attrs.put(DraNames.ATTRIBUTE_NVLINK, new DeviceAttributeBuilder().withString(v).build()));
-        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(PublishedCapacity.of(rules, g).toSlice())
+        return new DeviceBuilder().withName(g.name()).withAttributes(attrs).withCapacity(g.published(rules).toSlice())
                 .withAllowMultipleAllocations(true).build();
     }
 

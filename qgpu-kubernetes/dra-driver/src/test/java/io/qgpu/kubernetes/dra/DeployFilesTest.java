@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequest;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.qgpu.kubernetes.dra.v1.NodePrepareResourceResponse;
+import io.qgpu.kubernetes.node.dra.PublishedSlice;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,6 +66,9 @@ class DeployFilesTest extends DriverTestBase {
         DeviceClass dc = (DeviceClass) load("deviceclass.yaml").get(0);
         assertEquals("gpu.qgpu.io", dc.getMetadata().getName());
         assertEquals("device.driver == \"gpu.qgpu.io\"", dc.getSpec().getSelectors().get(0).getCel().getExpression());
+        // the class that the stand-ins for the driver (a trace replay, a benchmark) name: the same
+        assertEquals(PublishedSlice.deviceClass().getMetadata().getName(), dc.getMetadata().getName());
+        assertEquals(PublishedSlice.deviceClass().getSpec(), dc.getSpec());
     }
 
     /**

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.qgpu.api.GranularityRules;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -87,16 +88,16 @@ class PublishedCapacityTest {
         Map<String, Quantity> whole = new SchedulerModel().allocate(d, Map.of()).orElseThrow();
         assertEquals(Map.of("memory", new Quantity(Long.toString(79 * GIB)), "cores", new Quantity("100"), "tenants", new Quantity("1")), whole);
         Capacities.Consumed all = Capacities.of("c", whole).orElseThrow();
-        assertTrue(p.isWhole(all), "the defaults are the whole GPU");
-        assertTrue(p.isWhole(new Capacities.Consumed(H100, 100)), "NVML's memory (an allocation against an unrounded slice) too");
+        assertTrue(p.isWhole(all.memoryBytes(), all.cores()), "the defaults are the whole GPU");
+        assertTrue(p.isWhole(H100, 100), "NVML's memory (an allocation against an unrounded slice) too");
 
         // 10000Mi and 33%: rounded up to 10 GiB and 35%
         Map<String, Quantity> share = new SchedulerModel().allocate(d, Map.of("memory", new Quantity("10000Mi"), "cores", new Quantity("33")))
                 .orElseThrow();
         Capacities.Consumed c = Capacities.of("c", share).orElseThrow();
         assertEquals(new Capacities.Consumed(10 * GIB, 35), c);
-        assertFalse(p.isWhole(c));
-        assertNull(p.offGrid(c, rules));
+        assertFalse(p.isWhole(c.memoryBytes(), c.cores()));
+        assertNull(p.offGrid(c.memoryBytes(), c.cores(), rules));
         // a request below the smallest share takes the smallest share; one above the capacity gets no device
         assertEquals(new Capacities.Consumed(GIB, 5), Capacities.of("c", new SchedulerModel().allocate(d,
                 Map.of("memory", new Quantity("1Mi"), "cores", new Quantity("1"))).orElseThrow()).orElseThrow());
@@ -104,8 +105,8 @@ class PublishedCapacityTest {
         // a request for two tenants of the GPU cannot be met
         assertTrue(new SchedulerModel().allocate(d, Map.of("tenants", new Quantity("2"))).isEmpty());
         // what is off the published grid says why
-        assertTrue(p.offGrid(new Capacities.Consumed(GIB, 0), rules).contains("cores 0 is below the smallest share's 5"));
-        assertTrue(p.offGrid(new Capacities.Consumed(80 * GIB, 50), rules).contains("memory 85899345920 is more than the published capacity 84825604096"));
+        assertTrue(p.offGrid(GIB, 0, rules).contains("cores 0 is below the smallest share's 5"));
+        assertTrue(p.offGrid(80 * GIB, 50, rules).contains("memory 85899345920 is more than the published capacity 84825604096"));
     }
 
     @Test
@@ -133,8 +134,9 @@ class PublishedCapacityTest {
         // whatever a request asks for, it takes the whole GPU
         Map<String, Quantity> got = new SchedulerModel().allocate(device(p), Map.of("memory", new Quantity("1Gi"), "cores", new Quantity("10")))
                 .orElseThrow();
-        assertTrue(p.isWhole(Capacities.of("c", got).orElseThrow()));
-        assertTrue(p.offGrid(new Capacities.Consumed(GIB, 10), GranularityRules.ofDefaults()).contains("published whole only"));
+        Capacities.Consumed gotWhole = Capacities.of("c", got).orElseThrow();
+        assertTrue(p.isWhole(gotWhole.memoryBytes(), gotWhole.cores()));
+        assertTrue(p.offGrid(GIB, 10, GranularityRules.ofDefaults()).contains("published whole only"));
         // the edges: 2 GiB is shareable under qgpu, 400 MiB is not under gpu-manager (256 MiB units), 2 MiB is under hami
         assertTrue(PublishedCapacity.of(GranularityRules.ofDefaults(), 2 * GIB, 1).shareable());
         assertFalse(PublishedCapacity.of(GranularityRules.ofDefaults(), 2 * GIB - 1, 1).shareable());

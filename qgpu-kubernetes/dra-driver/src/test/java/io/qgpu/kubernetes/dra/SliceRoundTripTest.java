@@ -25,6 +25,7 @@ import io.qgpu.kubernetes.node.AgentChecks;
 import io.qgpu.kubernetes.node.AgentStartup;
 import io.qgpu.kubernetes.node.FakeNvmlControl;
 import io.qgpu.kubernetes.node.dra.DraNames;
+import io.qgpu.kubernetes.node.dra.PublishedCapacity;
 import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.NvmlComputeCapability;
 import io.qgpu.nvml.NvmlMigMode;
@@ -132,7 +133,7 @@ class SliceRoundTripTest {
             assertEquals(w.model(), g.model(), at);
             assertEquals(w.numaNode(), g.numaNode(), at);
             assertEquals(Health.HEALTHY, g.health(), at);
-            assertEquals(PublishedCapacity.of(rules, published.get(i)).memoryBytes(), g.memoryBytes(), at);
+            assertEquals(published.get(i).published(rules).memoryBytes(), g.memoryBytes(), at);
             PublishedGpu p = got.gpus().get(i);
             assertEquals(published.get(i).name(), p.device());
             assertEquals(NODE, p.pool());
@@ -246,7 +247,7 @@ class SliceRoundTripTest {
             ResourceSlice slice = SlicePublisher.slice(NODE, 1, gpus, gpus.all(), rules);
             Device device = slice.getSpec().getDevices().get(0);
             PublishedGpu gpu = got.gpus().get(0);
-            PublishedCapacity published = PublishedCapacity.of(rules, gpus.all().get(0));
+            PublishedCapacity published = gpus.all().get(0).published(rules);
             long smallest = Math.max(rules.memoryUnitBytes(), rules.minMemoryBytes());
             for (long m : MEMORY) {
                 long rm = gpu.memory().round(m);

@@ -13,6 +13,7 @@ import io.qgpu.core.placement.RequestMix;
 import io.qgpu.core.placement.RequestSample;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * Replays a trace's arrival stream through a real {@link PlacementEngine} and {@link Ledger}: each pod
@@ -42,7 +43,12 @@ public final class TraceReplay {
          * Kubernetes' default path, as a baseline: kube-scheduler's default node scoring and node sampling,
          * devices first-fit as the DRA structured allocator takes them ({@link KubeDraScheduler}).
          */
-        KUBE_DRA;
+        KUBE_DRA,
+        /**
+         * qgpu's DRA allocator's own decision path ({@link DraReplay}): the nodes as the DRA driver's ResourceSlices,
+         * the pods as ResourceClaims, decided by the allocator with the engine of {@link #FRAGMENTATION_SAMPLE}.
+         */
+        DRA_ALLOCATOR;
 
         public String wireName() {
             return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -54,7 +60,7 @@ public final class TraceReplay {
                     return p;
                 }
             }
-            throw new InvalidValueException("--policies", name, "must be one of binpack, spread, default, fragmentation, fragmentation-sample, kube-dra");
+            throw new InvalidValueException("--policies", name, "must be one of binpack, spread, default, fragmentation, fragmentation-sample, kube-dra, dra-allocator");
         }
     }
 
@@ -106,15 +112,25 @@ public final class TraceReplay {
     public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
                              int resolution, boolean cpuBalance) {
         List<Node> qnodes = TraceMapping.nodes(nodes);
-        Ledger ledger = Ledger.create(TraceMapping.RULES, qnodes);
         long smallest = TraceMapping.smallestMemory(nodes);
         long capacity = 0;
         for (TraceNode n : nodes) {
             capacity += 1000L * n.gpus();
         }
-        PlacementEngine engine = policy == Policy.KUBE_DRA ? null : engine(ledger, policy, typical, qnodes.size(), resolution, cpuBalance);
-        KubeDraScheduler kube = policy == Policy.KUBE_DRA
-                ? KubeDraScheduler.create(ledger, qnodes.stream().map(Node::name).toList(), seed) : null;
+        Predicate<Claim> placer = switch (policy) {
+            case KUBE_DRA -> {
+                KubeDraScheduler kube = KubeDraScheduler.create(Ledger.create(TraceMapping.RULES, qnodes),
+                        qnodes.stream().map(Node::name).toList(), seed);
+                yield c -> kube.place(c) instanceof PlacementResult.Placed;
+            }
+            case DRA_ALLOCATOR -> DraReplay.create(qnodes,
+                    ledger -> engine(ledger, Policy.FRAGMENTATION_SAMPLE, typical, qnodes.size(), resolution, cpuBalance))::place;
+            default -> {
+                PlacementEngine engine = engine(Ledger.create(TraceMapping.RULES, qnodes), policy, typical, qnodes.size(), resolution,
+                        cpuBalance);
+                yield c -> engine.place(c) instanceof PlacementResult.Placed;
+            }
+        };
         long[] arrived = new long[stream.size()];
         long[] allocated = new long[stream.size()];
         long a = 0;
@@ -125,8 +141,7 @@ public final class TraceReplay {
             a += p.totalMilli();
             boolean ok = !TraceMapping.asksAnything(p);
             if (!ok) {
-                Claim claim = TraceMapping.claim(p.name() + "#" + i, p, smallest);
-                ok = (kube != null ? kube.place(claim) : engine.place(claim)) instanceof PlacementResult.Placed;
+                ok = placer.test(TraceMapping.claim(p.name() + "#" + i, p, smallest));
             }
             if (ok) {
                 placed++;

@@ -75,4 +75,14 @@ public final class DraNames {
 
     private DraNames() {
     }
+
+    /** The published name of the GPU with this index: the device's name in the node's ResourceSlice. */
+    public static String deviceName(int index) {
+        return "gpu-" + index;
+    }
+
+    /** The ResourceSlice of a node: one per node, named after it. */
+    public static String sliceName(String node) {
+        return node + "-" + DRIVER;
+    }
 }

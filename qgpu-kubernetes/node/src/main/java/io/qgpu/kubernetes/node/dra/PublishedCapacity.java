@@ -1,4 +1,4 @@
-package io.qgpu.kubernetes.dra;
+package io.qgpu.kubernetes.node.dra;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicy;
@@ -6,15 +6,16 @@ import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicyBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacityBuilder;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.kubernetes.node.dra.DraNames;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A GPU's capacities as the driver publishes them in its ResourceSlice, with the {@code requestPolicy} that makes
- * kube-scheduler round every request up to the node's granularity rules ({@code --rules}) at allocation, so that
- * no allocation it makes is one the driver refuses at prepare.
+ * A GPU's capacities as qgpu's DRA driver publishes them in its ResourceSlice, with the {@code requestPolicy} that
+ * makes kube-scheduler round every request up to the node's granularity rules ({@code --rules}) at allocation, so
+ * that no allocation it makes is one the driver refuses at prepare. Here, in the node module, so that whatever
+ * publishes a GPU as the driver does (the driver; {@code qgpu replay}'s {@code dra-allocator} policy, which replays
+ * a trace through the DRA allocator) derives the capacities in this one place.
  *
  * <p>For a GPU that can be shared under the rules:
  * <ul>
@@ -52,10 +53,10 @@ import java.util.Map;
  *
  * <p>Thread safety: immutable.
  */
-record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, long minMemoryBytes, long memoryStep,
+public record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, long minMemoryBytes, long memoryStep,
                          int minCores, int coresStep, int tenants) {
     /** A GPU's compute in percent. */
-    static final int ALL_CORES = 100;
+    public static final int ALL_CORES = 100;
 
     /**
      * The capacities of a GPU under these rules.
@@ -64,7 +65,7 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
      * @param totalBytes  the GPU's memory as NVML reports it
      * @param maxTenants  how many claims the rules let the GPU hold ({@link GranularityRules#maxTenants})
      */
-    static PublishedCapacity of(GranularityRules rules, long totalBytes, int maxTenants) {
+    public static PublishedCapacity of(GranularityRules rules, long totalBytes, int maxTenants) {
         if (totalBytes <= 0) {
             throw new IllegalArgumentException("GPU memory " + totalBytes + " must be positive");
         }
@@ -80,17 +81,12 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
         return new PublishedCapacity(rounded, totalBytes, true, min, unit, cu, cu, Math.max(1, maxTenants));
     }
 
-    /** The capacities of a published GPU under these rules. */
-    static PublishedCapacity of(GranularityRules rules, NodeGpus.Gpu gpu) {
-        return of(rules, gpu.memoryBytes(), rules.maxTenants(gpu.device()));
-    }
-
     private static long ceil(long v, long unit) {
         return (v + unit - 1) / unit * unit;
     }
 
     /** The device's {@code capacity} map: {@code memory}, {@code cores}, {@code tenants}, each with its request policy. */
-    Map<String, DeviceCapacity> toSlice() {
+    public Map<String, DeviceCapacity> toSlice() {
         Map<String, DeviceCapacity> out = new LinkedHashMap<>();
         if (shareable) {
             out.put(DraNames.CAPACITY_MEMORY, range(memoryBytes, minMemoryBytes, memoryStep));
@@ -103,9 +99,14 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
         return out;
     }
 
-    /** Whether a result consuming this is the whole GPU: all of the published memory (or NVML's) and all cores. */
-    boolean isWhole(Capacities.Consumed c) {
-        return c.cores() == ALL_CORES && (c.memoryBytes() == memoryBytes || c.memoryBytes() == totalBytes);
+    /**
+     * Whether a result consuming this is the whole GPU: all of the published memory (or NVML's) and all cores.
+     *
+     * @param consumedMemory the result's consumed {@code memory}, bytes
+     * @param consumedCores  the result's consumed {@code cores}, percent
+     */
+    public boolean isWhole(long consumedMemory, int consumedCores) {
+        return consumedCores == ALL_CORES && (consumedMemory == memoryBytes || consumedMemory == totalBytes);
     }
 
     /**
@@ -113,19 +114,22 @@ record PublishedCapacity(long memoryBytes, long totalBytes, boolean shareable, l
      * is: on a GPU published whole only, anything but the whole; on a shareable one, fewer cores than the smallest
      * share or more memory than the capacity. (Memory below the smallest share or off the memory unit, and cores
      * off the compute step, are the granularity rules' to refuse: {@link GranularityRules#validate}.)
+     *
+     * @param consumedMemory the share's consumed {@code memory}, bytes
+     * @param consumedCores  the share's consumed {@code cores}, percent
      */
-    String offGrid(Capacities.Consumed c, GranularityRules rules) {
+    public String offGrid(long consumedMemory, int consumedCores, GranularityRules rules) {
         if (!shareable) {
             return "this GPU is published whole only (its memory, " + totalBytes + " bytes, holds fewer than two shares under the "
                     + rules.name() + " rules, or the compute step " + rules.computeUnit() + " allows one): a result must consume "
                     + DraNames.CAPACITY_MEMORY + " " + memoryBytes + " and " + DraNames.CAPACITY_CORES + " 100";
         }
-        if (c.cores() < minCores) {
-            return DraNames.CAPACITY_CORES + " " + c.cores() + " is below the smallest share's " + minCores + " under the "
+        if (consumedCores < minCores) {
+            return DraNames.CAPACITY_CORES + " " + consumedCores + " is below the smallest share's " + minCores + " under the "
                     + rules.name() + " rules";
         }
-        if (c.memoryBytes() > memoryBytes) {
-            return DraNames.CAPACITY_MEMORY + " " + c.memoryBytes() + " is more than the published capacity " + memoryBytes;
+        if (consumedMemory > memoryBytes) {
+            return DraNames.CAPACITY_MEMORY + " " + consumedMemory + " is more than the published capacity " + memoryBytes;
         }
         return null;
     }
