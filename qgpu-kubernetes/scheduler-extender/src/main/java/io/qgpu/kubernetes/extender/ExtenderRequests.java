@@ -49,9 +49,6 @@ public final class ExtenderRequests {
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .build();
 
-    /** {@link #STRICT} for a value inside a body, read from a parser that goes on after it. */
-    private static final ObjectMapper STRICT_INNER = STRICT.copy().disable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
     /** Reader of Kubernetes objects into fabric8's model (which keeps unknown fields). */
     private static final ObjectMapper KUBE = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -70,11 +67,6 @@ public final class ExtenderRequests {
         return STRICT;
     }
 
-    /** The strict reader for a value inside a body (for {@link NamesArgsReader}). */
-    static ObjectMapper strictInner() {
-        return STRICT_INNER;
-    }
-
     /**
      * A parsed {@code ExtenderArgs}.
      *
@@ -86,8 +78,9 @@ public final class ExtenderRequests {
      */
     public record Args(Pod pod, boolean byNames, List<String> nodeNames, Map<String, NodeEntry> nodes, ObjectNode nodeList) {
         public Args {
-            nodeNames = List.copyOf(nodeNames);
-            nodes = Collections.unmodifiableMap(new LinkedHashMap<>(nodes));
+            // the request reader's names are already an unmodifiable list of their own: kept, not copied
+            nodeNames = nodeNames instanceof CandidateNames ? nodeNames : List.copyOf(nodeNames);
+            nodes = nodes.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(nodes));
         }
     }
 
@@ -340,6 +333,19 @@ public final class ExtenderRequests {
         try {
             return WRITER.writeValueAsBytes(reply);
         } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write reply " + reply.getClass().getSimpleName(), e);
+        }
+    }
+
+    /** As {@link #write(Object)}, into {@code out} (the reply is written once, where it is sent from). */
+    static void write(Object reply, ReplyBuffer out) {
+        if (ReplyWriter.handles(reply)) {
+            ReplyWriter.write(reply, WRITER, out);
+            return;
+        }
+        try {
+            WRITER.writeValue(out, reply);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot write reply " + reply.getClass().getSimpleName(), e);
         }
     }

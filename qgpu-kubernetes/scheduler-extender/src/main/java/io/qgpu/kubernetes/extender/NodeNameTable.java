@@ -13,6 +13,11 @@ import java.util.List;
  * <p>An open-addressing table of at least twice as many slots as names, probed linearly; a name
  * occurs once and is not blank (a repeated or blank name is refused when the table is built).
  *
+ * <p>Each name that JSON writes as it is (ASCII from 0x20 on, without {@code "} or {@code \}, as every
+ * Kubernetes node name is) also has its bytes ready ({@link #plainAscii}), so that the replies copy a
+ * name's bytes instead of encoding its characters again per request, and so that the request reader
+ * finds a name by the bytes of the body ({@link #indexOfPlain}) without decoding them.
+ *
  * <pre>{@code
  * NodeNameTable t = NodeNameTable.of(List.of("node-a", "node-b"));
  * t.indexOf("node-b");                                  // 1
@@ -27,6 +32,8 @@ final class NodeNameTable {
     static final NodeNameTable EMPTY = of(List.of());
 
     private final String[] names;
+    /** The ASCII bytes of each name that needs no escaping in JSON, else null; by position. */
+    private final byte[][] plain;
     /** Index into {@link #names} plus one, by slot; 0 for an empty slot. */
     private final int[] slots;
     /** The hash of the name in each slot (valid where {@link #slots} is not 0). */
@@ -39,6 +46,7 @@ final class NodeNameTable {
         this.slots = new int[size];
         this.hashes = new int[size];
         this.mask = size - 1;
+        this.plain = new byte[names.length][];
         for (int i = 0; i < names.length; i++) {
             String name = Validate.notNull("names[" + i + "]", names[i]);
             if (name.isBlank()) {
@@ -55,7 +63,21 @@ final class NodeNameTable {
             }
             slots[s] = i + 1;
             hashes[s] = h;
+            plain[i] = plainAscii(name);
         }
+    }
+
+    /** The name's bytes when JSON writes it unescaped (ASCII from 0x20 on, but {@code "} and {@code \}), else null. */
+    static byte[] plainAscii(String name) {
+        byte[] out = new byte[name.length()];
+        for (int k = 0; k < out.length; k++) {
+            char c = name.charAt(k);
+            if (c < 0x20 || c > 0x7f || c == '"' || c == '\\') {
+                return null;
+            }
+            out[k] = (byte) c;
+        }
+        return out;
     }
 
     /** The table of {@code names}, each at its index in the list. */
@@ -74,6 +96,14 @@ final class NodeNameTable {
         return names[index];
     }
 
+    /**
+     * The bytes of the name at {@code index} as JSON writes them between the quotes (its ASCII bytes),
+     * or null when the name needs escaping or is not plain ASCII. The array is shared: not to be changed.
+     */
+    byte[] plainAscii(int index) {
+        return plain[index];
+    }
+
     /** The position of {@code name}, or -1 if the table does not hold it. */
     int indexOf(String name) {
         int h = name.hashCode();
@@ -83,6 +113,28 @@ final class NodeNameTable {
             String n = names[at - 1];
             if (n == name || (hashes[s] == h && n.equals(name))) {
                 return at - 1;
+            }
+            s = (s + 1) & mask;
+        }
+        return -1;
+    }
+
+    /**
+     * The position of the name whose bytes, as {@link #plainAscii} gives them, are
+     * {@code bytes[offset, offset + length)}, or -1 if the table holds no such name.
+     *
+     * @param hash the bytes' {@link String#hashCode} formula ({@code h = 31 * h + b}), which the caller
+     *             computed while it scanned them
+     */
+    int indexOfPlain(byte[] bytes, int offset, int length, int hash) {
+        int s = spread(hash) & mask;
+        int at;
+        while ((at = slots[s]) != 0) {
+            if (hashes[s] == hash) {
+                byte[] b = plain[at - 1];
+                if (b != null && java.util.Arrays.equals(b, 0, b.length, bytes, offset, offset + length)) {
+                    return at - 1;
+                }
             }
             s = (s + 1) & mask;
         }
