@@ -29,7 +29,8 @@ final class CandidateNames extends AbstractList<String> implements RandomAccess 
     private final NodeNameTable table;
 
     /**
-     * @param names     the names, in order (the first {@code size} are used)
+     * @param names     the names, in order (the first {@code size} are used); where a position is given,
+     *                  the table's name stands for the entry, which need not be filled
      * @param positions each name's position in {@code table}, or -1
      * @param size      how many names
      * @param table     the table the positions refer to
@@ -46,7 +47,8 @@ final class CandidateNames extends AbstractList<String> implements RandomAccess 
 
     @Override
     public String get(int index) {
-        return names[java.util.Objects.checkIndex(index, size)];
+        int p = positions[java.util.Objects.checkIndex(index, size)];
+        return p >= 0 ? table.name(p) : names[index];
     }
 
     @Override
@@ -69,7 +71,7 @@ final class CandidateNames extends AbstractList<String> implements RandomAccess 
         if (o instanceof String s) {
             int p = table.indexOf(s);
             for (int j = 0; j < size; j++) {
-                if (p >= 0 ? positions[j] == p : s.equals(names[j])) {
+                if (p >= 0 ? positions[j] == p : positions[j] < 0 && s.equals(names[j])) {
                     return true;
                 }
             }

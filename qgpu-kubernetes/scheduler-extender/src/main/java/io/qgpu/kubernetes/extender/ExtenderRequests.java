@@ -210,10 +210,11 @@ public final class ExtenderRequests {
 
     /** The required {@code Pod} of a request, checked to have a name and namespace. */
     private static Pod pod(Map<String, JsonNode> fields, String what) {
-        return pod(fields.get("pod"), what);
+        return podOf(fields.get("pod"), what);
     }
 
-    private static Pod pod(JsonNode podJson, String what) {
+    /** The required {@code Pod} of a request in fabric8's model, checked to have a name and namespace; a 400 if not. */
+    static Pod podOf(JsonNode podJson, String what) {
         if (podJson == null || podJson.isNull()) {
             throw BadRequestException.badValue(what + ".Pod", null, "is required");
         }
@@ -236,9 +237,24 @@ public final class ExtenderRequests {
      * {@code known}'s own string (equal to the one sent).
      */
     static Args parseArgs(byte[] body, NodeNameTable known) {
-        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known);
+        return parseArgs(body, known, null);
+    }
+
+    /**
+     * As {@link #parseArgs(byte[], NodeNameTable)}, taking the pod from {@code pods} when the same bytes
+     * were read before ({@code pods} may be null).
+     */
+    static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods);
         if (fast != null) {
-            return new Args(pod(fast.pod(), "ExtenderArgs"), true, fast.names(), Map.of(), null);
+            Pod pod = fast.pod();
+            if (pod == null) {
+                pod = podOf(fast.podTree(), "ExtenderArgs");
+                if (pods != null) {
+                    pods.file(body, fast.podStart(), fast.podLength(), pod);   // only a pod read without a problem
+                }
+            }
+            return new Args(pod, true, fast.names(), Map.of(), null);
         }
         return parseArgsInFull(body);
     }

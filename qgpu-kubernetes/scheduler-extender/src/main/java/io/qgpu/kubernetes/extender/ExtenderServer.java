@@ -75,6 +75,8 @@ public final class ExtenderServer implements AutoCloseable {
     private final java.util.function.Supplier<String> ledgerView;
     // --- leader election: readiness (GET /readyz) ---
     private final java.util.function.BooleanSupplier readiness;
+    /** The pods of the last requests (prioritize gets the pod filter read for it). */
+    private final RecentPods recentPods = new RecentPods();
     private HttpServer server;
     private ExecutorService pool;
 
@@ -210,8 +212,8 @@ public final class ExtenderServer implements AutoCloseable {
         requireMethod(ex, method, "POST");
         byte[] body = readBody(ex);
         Object answer = switch (verb) {
-            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames()));
-            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames()));
+            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
+            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
             case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
             case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
             default -> throw new IllegalStateException(verb);

@@ -73,6 +73,8 @@ public final class GpuExtender implements Extender {
     private final Ledger ledger;
     private final PlacementEngine engine;
     private final PodClaims claims;
+    /** The claims of the last pods: filter, prioritize and (in the demo mode) bind ask for the same pod object's. */
+    private final RecentClaims recentClaims;
     private final ClusterApi cluster;
     private final NodeInventory inventory;
     private final Map<String, String> uids = new ConcurrentHashMap<>();
@@ -100,6 +102,7 @@ public final class GpuExtender implements Extender {
         this.ledger = Validate.notNull("ledger", ledger);
         this.cluster = Validate.notNull("cluster", cluster);
         this.claims = new PodClaims(ledger.rules());
+        this.recentClaims = new RecentClaims(claims);
         this.inventory = new NodeInventory(ledger);
         this.engine = PlacementEngine.builder(ledger).config(Validate.notNull("config", config)).build();
         for (int i = 0; i < STRIPES; i++) {
@@ -188,7 +191,7 @@ public final class GpuExtender implements Extender {
             if (positions != null) {
                 positions[size] = from.position(askedIndex);
             }
-            names[size++] = name;
+            names[size++] = name;   // (where a position is given, CandidateNames reads the table's name instead)
         }
 
         List<String> list() {
@@ -247,7 +250,7 @@ public final class GpuExtender implements Extender {
         for (ExtenderRequests.NodeEntry n : args.nodes().values()) {
             inventory.sync(n.model());
         }
-        return claims.claimOf(args.pod());
+        return recentClaims.claimOf(args.pod());
     }
 
     /**
@@ -338,7 +341,7 @@ public final class GpuExtender implements Extender {
         if ((uid == null || uid.isEmpty()) && !args.podUid().isEmpty()) {
             uid = args.podUid();
         }
-        Optional<Claim> claim = claims.claimOf(pod);
+        Optional<Claim> claim = recentClaims.claimOf(pod);
         if (claim.isEmpty()) {
             try {
                 cluster.bind(pod, args.node(), Map.of());

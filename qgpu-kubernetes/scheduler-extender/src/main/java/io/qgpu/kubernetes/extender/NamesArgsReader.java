@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -48,10 +49,13 @@ final class NamesArgsReader {
     /**
      * A request read on the fast path.
      *
-     * @param pod   the {@code Pod} object as sent
-     * @param names the candidate names, in request order (a {@link CandidateNames})
+     * @param pod       the {@code Pod} in fabric8's model when its bytes were read before ({@link RecentPods}), else null
+     * @param podTree   the {@code Pod} object as sent, when {@code pod} is null
+     * @param podStart  where the pod's bytes start in the body
+     * @param podLength how many bytes the pod takes
+     * @param names     the candidate names, in request order (a {@link CandidateNames})
      */
-    record Read(JsonNode pod, List<String> names) {
+    record Read(Pod pod, JsonNode podTree, int podStart, int podLength, List<String> names) {
     }
 
     /** Not this reader's to judge: the general path reads the body. */
@@ -73,18 +77,26 @@ final class NamesArgsReader {
      * @param strict the strict mapper of the general path (its parser refuses duplicate keys)
      */
     static Read read(byte[] body, ObjectMapper strict) {
-        return read(body, strict, NodeNameTable.EMPTY);
+        return read(body, strict, NodeNameTable.EMPTY, null);
     }
 
     /**
      * As {@link #read(byte[], ObjectMapper)}, giving {@code known}'s own string for every name it holds.
      */
     static Read read(byte[] body, ObjectMapper strict, NodeNameTable known) {
+        return read(body, strict, known, null);
+    }
+
+    /**
+     * As {@link #read(byte[], ObjectMapper, NodeNameTable)}, taking the pod from {@code pods} when its
+     * bytes were read before; {@code pods} may be null.
+     */
+    static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
         if (body == null || body.length == 0) {
             return null;
         }
         try {
-            return new Walk(body, strict, known).envelope();
+            return new Walk(body, strict, known, pods).envelope();
         } catch (NotFast | IOException | RuntimeException e) {
             return null;   // the general path reads it again and says what is wrong
         }
@@ -95,19 +107,24 @@ final class NamesArgsReader {
         private final byte[] b;
         private final ObjectMapper strict;
         private final NodeNameTable known;
+        private final RecentPods pods;
         private int at;
 
-        Walk(byte[] body, ObjectMapper strict, NodeNameTable known) {
+        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
             this.b = body;
             this.strict = strict;
             this.known = known;
+            this.pods = pods;
         }
 
         /** {@code {"Pod": {...}, "NodeNames": [...]}} with keys in any case and order, and nothing after it. */
         Read envelope() throws NotFast, IOException {
             space();
             expect('{');
-            JsonNode pod = null;
+            Pod pod = null;
+            JsonNode podTree = null;
+            int podStart = 0;
+            int podLength = 0;
             List<String> names = null;
             Set<String> lower = new HashSet<>(4);   // the known keys, as matched
             Set<String> keys = new HashSet<>(4);    // every key as spelled (the parser refuses a key given twice)
@@ -127,9 +144,14 @@ final class NamesArgsReader {
                             if (!lower.add(k) || peek() != '{') {
                                 throw NotFast.INSTANCE;
                             }
-                            int start = at;
+                            podStart = at;
                             skipValue();
-                            pod = strict.readTree(b, start, at - start);   // refuses trailing tokens and repeated keys
+                            podLength = at - podStart;
+                            // bytes read before are the same pod: they were found to be one well-formed value then
+                            pod = pods == null ? null : pods.find(b, podStart, podLength);
+                            if (pod == null) {
+                                podTree = strict.readTree(b, podStart, podLength);   // refuses trailing tokens and repeated keys
+                            }
                         }
                         case "nodenames" -> {
                             if (!lower.add(k) || peek() != '[') {
@@ -156,10 +178,10 @@ final class NamesArgsReader {
             }
             expect('}');
             space();
-            if (at != b.length || pod == null || names == null) {
+            if (at != b.length || (pod == null && podTree == null) || names == null) {
                 throw NotFast.INSTANCE;
             }
-            return new Read(pod, names);
+            return new Read(pod, podTree, podStart, podLength, names);
         }
 
         /** A key of plain ASCII (no escape), the walk after its closing quote. */
@@ -232,8 +254,7 @@ final class NamesArgsReader {
                         throw NotFast.INSTANCE;
                     }
                     seenKnown[p >>> 6] |= bit;
-                    positions[n] = p;
-                    out[n++] = known.name(p);
+                    positions[n++] = p;   // the table's name stands for it (CandidateNames.get)
                 } else {
                     String name = new String(b, from, length, StandardCharsets.ISO_8859_1);
                     if (seen == null) {

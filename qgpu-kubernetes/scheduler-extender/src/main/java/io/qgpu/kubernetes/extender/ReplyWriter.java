@@ -112,9 +112,10 @@ final class ReplyWriter {
             CandidateNames known = names instanceof CandidateNames c ? c : null;
             g.writeStartArray();
             for (int j = 0; j < names.size(); j++) {
-                byte[] plain = plain(known, j);
-                if (plain != null) {
-                    g.writeRawUTF8String(plain, 0, plain.length);   // the same bytes writeString gives a plain name
+                int length = plainLength(known, j);
+                if (length >= 0) {   // the same bytes writeString gives a plain name
+                    NodeNameTable t = known.table();
+                    g.writeRawUTF8String(t.plainBytes(), t.plainOffset(known.position(j)), length);
                 } else {
                     g.writeString(names.get(j));
                 }
@@ -142,13 +143,13 @@ final class ReplyWriter {
         g.writeEndObject();
     }
 
-    /** The table's bytes of the name at {@code j} when it needs no escaping, else null. */
-    private static byte[] plain(CandidateNames names, int j) {
+    /** How many bytes the name at {@code j} takes in its table's plain bytes, or -1 (not plain, not in the table, no table). */
+    private static int plainLength(CandidateNames names, int j) {
         if (names == null) {
-            return null;
+            return -1;
         }
         int p = names.position(j);
-        return p < 0 ? null : names.table().plainAscii(p);
+        return p < 0 ? -1 : names.table().plainLength(p);
     }
 
     /** Whether every host of {@code p} has its plain bytes in the names' table. */
@@ -157,7 +158,7 @@ final class ReplyWriter {
             return false;
         }
         for (int j = 0; j < names.size(); j++) {
-            if (plain(names, j) == null) {
+            if (plainLength(names, j) < 0) {
                 return false;
             }
         }
@@ -173,14 +174,15 @@ final class ReplyWriter {
      */
     private static void priorities(ReplyBuffer out, Priorities p) {
         CandidateNames names = (CandidateNames) p.hosts();
+        NodeNameTable table = names.table();
+        byte[] pool = table.plainBytes();
         out.write('[');
         for (int j = 0; j < p.size(); j++) {
             if (j > 0) {
                 out.write(',');
             }
             out.write(HOST, 0, HOST.length);
-            byte[] host = plain(names, j);
-            out.write(host, 0, host.length);
+            out.write(pool, table.plainOffset(names.position(j)), plainLength(names, j));
             out.write(SCORE, 0, SCORE.length);
             long score = p.score(j);   // 0..10
             if (score >= 10) {
