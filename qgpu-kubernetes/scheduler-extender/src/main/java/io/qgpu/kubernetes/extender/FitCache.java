@@ -103,14 +103,17 @@ final class FitCache implements NodeChecks {
      * Guarded by the shape's lock.
      */
     private static final class Shape {
-        final long[] version;
-        final double[] total;
+        /**
+         * By position {@code p}: the version at {@code [2p]} and the total's bits at {@code [2p + 1]},
+         * side by side, so that a node the memo settles costs one place read (a fitting node's
+         * reason is never read: a refused node's total is {@code NaN}, {@link Checked}).
+         */
+        final long[] entry;
         final Reason[] reason;
         final boolean[] resolvable;
 
         Shape(int size) {
-            this.version = new long[size];
-            this.total = new double[size];
+            this.entry = new long[2 * size];
             this.reason = new Reason[size];
             this.resolvable = new boolean[size];
         }
@@ -144,10 +147,13 @@ final class FitCache implements NodeChecks {
         synchronized (shape) {
             for (int j = 0; j < size; j++) {
                 int p = position[j];
-                if (p >= 0 && shape.version[p] == version[j]) {
-                    totals[j] = shape.total[p];
-                    reasons[j] = shape.reason[p];
-                    resolvable[j] = shape.resolvable[p];
+                if (p >= 0 && shape.entry[2 * p] == version[j]) {
+                    double total = Double.longBitsToDouble(shape.entry[2 * p + 1]);
+                    totals[j] = total;
+                    if (Double.isNaN(total)) {
+                        reasons[j] = shape.reason[p];
+                        resolvable[j] = shape.resolvable[p];
+                    }
                 } else {
                     missAt[m++] = j;
                 }
@@ -168,9 +174,9 @@ final class FitCache implements NodeChecks {
                     reasons[j] = fresh.reason(k);
                     resolvable[j] = fresh.resolvable(k);
                     int p = position[j];
-                    if (p >= 0 && version[j] >= shape.version[p]) {   // never over an answer for a newer state
-                        shape.version[p] = version[j];
-                        shape.total[p] = totals[j];
+                    if (p >= 0 && version[j] >= shape.entry[2 * p]) {   // never over an answer for a newer state
+                        shape.entry[2 * p] = version[j];
+                        shape.entry[2 * p + 1] = Double.doubleToRawLongBits(totals[j]);
                         shape.reason[p] = reasons[j];
                         shape.resolvable[p] = resolvable[j];
                     }
