@@ -209,19 +209,12 @@ final class NamesArgsReader {
          */
         private List<String> names() throws NotFast, IOException {
             int start = at;
-            // a node name and its quotes and comma take 10-20 bytes as a rule: the body's length over 12
-            // is the first guess (doubled when short)
-            int capacity = Math.max(16, Math.min(b.length / 12 + 16, 1 << 16));
-            String[] out = new String[capacity];
-            int[] positions = new int[capacity];
-            int n = 0;
-            long[] seenKnown = null;   // positions in known already named
-            Set<String> seen = null;   // the other names
+            Collected out = new Collected(known, b.length);
             at++;
             space();
             if (peek() == ']') {
                 at++;
-                return new CandidateNames(out, positions, 0, known);
+                return out.list();
             }
             while (true) {
                 if (peek() != '"') {
@@ -240,36 +233,14 @@ final class NamesArgsReader {
                 }
                 int length = at - from;
                 at++;
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                    positions = Arrays.copyOf(positions, n * 2);
-                }
                 int p = known.indexOfPlain(b, from, length, hash);
-                if (p >= 0) {
-                    if (seenKnown == null) {
-                        seenKnown = new long[(known.size() + 63) >>> 6];
-                    }
-                    long bit = 1L << p;
-                    if ((seenKnown[p >>> 6] & bit) != 0) {
-                        throw NotFast.INSTANCE;
-                    }
-                    seenKnown[p >>> 6] |= bit;
-                    positions[n++] = p;   // the table's name stands for it (CandidateNames.get)
-                } else {
-                    String name = new String(b, from, length, StandardCharsets.ISO_8859_1);
-                    if (seen == null) {
-                        seen = new HashSet<>();
-                    }
-                    if (name.isBlank() || !seen.add(name)) {
-                        throw NotFast.INSTANCE;
-                    }
-                    positions[n] = -1;
-                    out[n++] = name;
+                if (!(p >= 0 ? out.known(p) : out.other(new String(b, from, length, StandardCharsets.ISO_8859_1)))) {
+                    throw NotFast.INSTANCE;
                 }
                 space();
                 byte next = byteAt(at++);
                 if (next == ']') {
-                    return new CandidateNames(out, positions, n, known);
+                    return out.list();
                 }
                 if (next != ',') {
                     throw NotFast.INSTANCE;
@@ -404,45 +375,80 @@ final class NamesArgsReader {
      * string: a {@link CandidateNames} with each name's position in {@code known}.
      */
     private static List<String> namesOf(JsonParser p, NodeNameTable known, int bytes) throws IOException {
-        int capacity = Math.max(16, Math.min(bytes / 12 + 16, 1 << 16));
-        String[] out = new String[capacity];
-        int[] positions = new int[capacity];
-        int n = 0;
-        long[] seenKnown = null;   // positions in known already named
-        Set<String> seen = null;   // the other names
+        Collected out = new Collected(known, bytes);
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
             if (t != JsonToken.VALUE_STRING) {
                 return null;
             }
-            if (n == out.length) {
-                out = Arrays.copyOf(out, n * 2);
-                positions = Arrays.copyOf(positions, n * 2);
-            }
             int at = known.indexOf(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
-            if (at >= 0) {
-                if (seenKnown == null) {
-                    seenKnown = new long[(known.size() + 63) >>> 6];
-                }
-                long bit = 1L << at;
-                if ((seenKnown[at >>> 6] & bit) != 0) {
-                    return null;
-                }
-                seenKnown[at >>> 6] |= bit;
-                positions[n] = at;
-                out[n++] = known.name(at);
-                continue;
+            if (!(at >= 0 ? out.known(at) : out.other(p.getText()))) {
+                return null;
             }
-            String name = p.getText();
+        }
+        return out.list();
+    }
+
+    /**
+     * The names of one array as they are read, each with its position in the table (-1 for the
+     * others), into arrays sized from the bytes they came in (no list grown name by name, no copy
+     * afterwards); a repeated or blank name is refused. Repeats among the table's names are found by
+     * position.
+     */
+    private static final class Collected {
+        private final NodeNameTable table;
+        private String[] names;
+        private int[] positions;
+        private int size;
+        private long[] seenKnown;    // positions in the table already named
+        private Set<String> seen;    // the other names
+
+        /** @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as a rule */
+        Collected(NodeNameTable table, int bytes) {
+            this.table = table;
+            int capacity = Math.max(16, Math.min(bytes / 12 + 16, 1 << 16));
+            this.names = new String[capacity];
+            this.positions = new int[capacity];
+        }
+
+        /** Adds the table's name at {@code position}; false if it was named before. */
+        boolean known(int position) {
+            if (seenKnown == null) {
+                seenKnown = new long[(table.size() + 63) >>> 6];
+            }
+            long bit = 1L << position;
+            if ((seenKnown[position >>> 6] & bit) != 0) {
+                return false;
+            }
+            seenKnown[position >>> 6] |= bit;
+            room();
+            positions[size++] = position;   // the table's name stands for it (CandidateNames.get)
+            return true;
+        }
+
+        /** Adds a name the table does not hold; false if it is blank or was named before. */
+        boolean other(String name) {
             if (seen == null) {
                 seen = new HashSet<>();
             }
             if (name.isBlank() || !seen.add(name)) {
-                return null;
+                return false;
             }
-            positions[n] = -1;
-            out[n++] = name;
+            room();
+            positions[size] = -1;
+            names[size++] = name;
+            return true;
         }
-        return new CandidateNames(out, positions, n, known);
+
+        private void room() {
+            if (size == names.length) {
+                names = Arrays.copyOf(names, size * 2);
+                positions = Arrays.copyOf(positions, size * 2);
+            }
+        }
+
+        List<String> list() {
+            return new CandidateNames(names, positions, size, table);
+        }
     }
 }
