@@ -80,10 +80,11 @@ public final class GpuExtender implements Extender {
     private final Map<String, String> uids = new ConcurrentHashMap<>();
     /**
      * Per tenant, the nodes its last filter passed (the filter reply's own unmodifiable list, kept as
-     * it is: a set made of it cost a fifth of the extender's time at 500 candidates, the hashes of names
-     * such as {@code node-1234} crowding the set's probe sequences); bind refuses any other node. Cleared by bind and
-     * when the pod goes; at most {@link #FILTERED_LIMIT} tenants are kept (the oldest go first), and a
-     * tenant with no entry (the extender restarted between filter and bind) is checked by placement alone.
+     * it is: a set made of it cost a quarter of the extender's time at 500 candidates, the hashes of
+     * names such as {@code node-1234} crowding the set's probe sequences); bind refuses any other node.
+     * Cleared by bind and when the pod goes; at most {@link #FILTERED_LIMIT} tenants are kept (the
+     * oldest go first), and a tenant with no entry (the extender restarted between filter and bind) is
+     * checked by placement alone.
      */
     private final Map<String, List<String>> filtered = java.util.Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {

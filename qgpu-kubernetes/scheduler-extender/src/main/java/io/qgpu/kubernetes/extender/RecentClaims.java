@@ -7,10 +7,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The claims of the last pods, by the pod object: working out a pod's claim reads every resource
- * quantity of every container through fabric8's {@code Quantity} (big decimals), about 40 us a pod,
- * and {@code filter}, {@code prioritize} and, in the demo mode, {@code bind} ask it of the same pod
- * object ({@link RecentPods} hands prioritize the pod filter read; the demo cluster hands bind the pod
- * it remembered). A claim found here is the one {@link PodClaims#claimOf} gave for that very object.
+ * quantity of every container through fabric8's {@code Quantity} (big decimals), and {@code filter},
+ * {@code prioritize} and, in the demo mode, {@code bind} ask it of the same pod object
+ * ({@link RecentPods} hands prioritize the pod filter read; the demo cluster hands bind the pod it
+ * remembered). A claim found here is the one {@link PodClaims#claimOf} gave for that very object.
  *
  * <p>Direct-mapped: {@value #SLOTS} slots by the object's identity hash, the newer pod replacing the
  * older in its slot (enough for a bind to find its pod's claim with 64 binds in flight behind the

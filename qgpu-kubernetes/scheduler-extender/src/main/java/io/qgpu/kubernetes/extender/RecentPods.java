@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * The pods of the last requests, by the bytes of their JSON: kube-scheduler sends the very same pod
  * to {@code prioritize} that it has just sent to {@code filter}, and reading it again (a JSON tree,
- * then fabric8's model through reflection) was a tenth of the extender's time. A pod whose bytes are
+ * then fabric8's model through reflection) is the same work twice per pod. A pod whose bytes are
  * found here is the object read from those bytes before (equal bytes read alike, so the answer is the
  * same); the request reader ({@link NamesArgsReader}) asks before it reads a pod, and
  * {@link ExtenderRequests#parseArgs} files the pods it read.
