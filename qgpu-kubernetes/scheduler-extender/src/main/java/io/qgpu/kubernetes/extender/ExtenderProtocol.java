@@ -70,7 +70,8 @@ public final class ExtenderProtocol {
             failedNodes = failedNodes == null ? Map.of() : Map.copyOf(failedNodes);
             failedAndUnresolvableNodes = failedAndUnresolvableNodes == null ? Map.of() : Map.copyOf(failedAndUnresolvableNodes);
             error = error == null ? "" : error;
-            nodeNames = nodeNames == null ? null : List.copyOf(nodeNames);
+            // the filter's own list of passed names (unmodifiable, made once) is kept, not copied
+            nodeNames = nodeNames == null ? null : nodeNames instanceof CandidateNames ? nodeNames : List.copyOf(nodeNames);
         }
 
         /** A reply in {@code nodeCacheCapable} mode. */

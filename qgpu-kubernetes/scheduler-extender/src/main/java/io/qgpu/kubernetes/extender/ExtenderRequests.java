@@ -49,9 +49,6 @@ public final class ExtenderRequests {
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .build();
 
-    /** {@link #STRICT} for a value inside a body, read from a parser that goes on after it. */
-    private static final ObjectMapper STRICT_INNER = STRICT.copy().disable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
     /** Reader of Kubernetes objects into fabric8's model (which keeps unknown fields). */
     private static final ObjectMapper KUBE = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -70,11 +67,6 @@ public final class ExtenderRequests {
         return STRICT;
     }
 
-    /** The strict reader for a value inside a body (for {@link NamesArgsReader}). */
-    static ObjectMapper strictInner() {
-        return STRICT_INNER;
-    }
-
     /**
      * A parsed {@code ExtenderArgs}.
      *
@@ -86,8 +78,9 @@ public final class ExtenderRequests {
      */
     public record Args(Pod pod, boolean byNames, List<String> nodeNames, Map<String, NodeEntry> nodes, ObjectNode nodeList) {
         public Args {
-            nodeNames = List.copyOf(nodeNames);
-            nodes = Collections.unmodifiableMap(new LinkedHashMap<>(nodes));
+            // the request reader's names are already an unmodifiable list of their own: kept, not copied
+            nodeNames = nodeNames instanceof CandidateNames ? nodeNames : List.copyOf(nodeNames);
+            nodes = nodes.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(nodes));
         }
     }
 
@@ -217,10 +210,11 @@ public final class ExtenderRequests {
 
     /** The required {@code Pod} of a request, checked to have a name and namespace. */
     private static Pod pod(Map<String, JsonNode> fields, String what) {
-        return pod(fields.get("pod"), what);
+        return podOf(fields.get("pod"), what);
     }
 
-    private static Pod pod(JsonNode podJson, String what) {
+    /** The required {@code Pod} of a request in fabric8's model, checked to have a name and namespace; a 400 if not. */
+    static Pod podOf(JsonNode podJson, String what) {
         if (podJson == null || podJson.isNull()) {
             throw BadRequestException.badValue(what + ".Pod", null, "is required");
         }
@@ -243,9 +237,24 @@ public final class ExtenderRequests {
      * {@code known}'s own string (equal to the one sent).
      */
     static Args parseArgs(byte[] body, NodeNameTable known) {
-        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known);
+        return parseArgs(body, known, null);
+    }
+
+    /**
+     * As {@link #parseArgs(byte[], NodeNameTable)}, taking the pod from {@code pods} when the same bytes
+     * were read before ({@code pods} may be null).
+     */
+    static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods);
         if (fast != null) {
-            return new Args(pod(fast.pod(), "ExtenderArgs"), true, fast.names(), Map.of(), null);
+            Pod pod = fast.pod();
+            if (pod == null) {
+                pod = podOf(fast.podTree(), "ExtenderArgs");
+                if (pods != null) {
+                    pods.file(body, fast.podStart(), fast.podLength(), pod);   // only a pod read without a problem
+                }
+            }
+            return new Args(pod, true, fast.names(), Map.of(), null);
         }
         return parseArgsInFull(body);
     }
@@ -340,6 +349,19 @@ public final class ExtenderRequests {
         try {
             return WRITER.writeValueAsBytes(reply);
         } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write reply " + reply.getClass().getSimpleName(), e);
+        }
+    }
+
+    /** As {@link #write(Object)}, into {@code out} (the reply is written once, where it is sent from). */
+    static void write(Object reply, ReplyBuffer out) {
+        if (ReplyWriter.handles(reply)) {
+            ReplyWriter.write(reply, WRITER, out);
+            return;
+        }
+        try {
+            WRITER.writeValue(out, reply);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot write reply " + reply.getClass().getSimpleName(), e);
         }
     }

@@ -56,6 +56,13 @@ public final class ExtenderServer implements AutoCloseable {
     /** How much of a refused body is read and dropped, in multiples of the limit. */
     static final int DRAIN_LIMIT_FACTOR = 4;
 
+    /**
+     * Each request thread's reply buffer: a reply is written into it once and sent from it. A buffer
+     * grown past {@link #KEPT_REPLY_BYTES} is dropped after its reply.
+     */
+    private static final ThreadLocal<ReplyBuffer> REPLIES = ThreadLocal.withInitial(() -> new ReplyBuffer(64 << 10));
+    private static final int KEPT_REPLY_BYTES = 1 << 20;
+
     /** Default body limit: 4 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = 4 << 20;
 
@@ -68,6 +75,8 @@ public final class ExtenderServer implements AutoCloseable {
     private final java.util.function.Supplier<String> ledgerView;
     // --- leader election: readiness (GET /readyz) ---
     private final java.util.function.BooleanSupplier readiness;
+    /** The pods of the last requests (prioritize gets the pod filter read for it). */
+    private final RecentPods recentPods = new RecentPods();
     private HttpServer server;
     private ExecutorService pool;
 
@@ -203,13 +212,22 @@ public final class ExtenderServer implements AutoCloseable {
         requireMethod(ex, method, "POST");
         byte[] body = readBody(ex);
         Object answer = switch (verb) {
-            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames()));
-            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames()));
+            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
+            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
             case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
             case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
             default -> throw new IllegalStateException(verb);
         };
-        reply(ex, 200, ExtenderRequests.write(answer));
+        ReplyBuffer out = REPLIES.get();
+        try {
+            ExtenderRequests.write(answer, out);
+            reply(ex, 200, out.array(), out.size(), "application/json");
+        } finally {
+            out.reset();
+            if (out.capacity() > KEPT_REPLY_BYTES) {
+                REPLIES.remove();   // one large reply does not keep its buffer for the small ones after it
+            }
+        }
     }
 
     private String verbOf(String path) {
@@ -303,17 +321,22 @@ public final class ExtenderServer implements AutoCloseable {
     }
 
     private static void reply(HttpExchange ex, int status, byte[] body, String contentType) {
+        reply(ex, status, body, body.length, contentType);
+    }
+
+    /** Answers with {@code body[0, length)}. */
+    private static void reply(HttpExchange ex, int status, byte[] body, int length, String contentType) {
         try {
             ex.getResponseHeaders().set("Content-Type", contentType);
             if (ex.getRequestMethod().equalsIgnoreCase("HEAD")) {
                 // a HEAD answer has no body: its length would make the JDK's server warn
-                ex.getResponseHeaders().set("Content-Length", String.valueOf(body.length));
+                ex.getResponseHeaders().set("Content-Length", String.valueOf(length));
                 ex.sendResponseHeaders(status, -1);
                 return;
             }
-            ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+            ex.sendResponseHeaders(status, length == 0 ? -1 : length);
             try (OutputStream os = ex.getResponseBody()) {
-                os.write(body);
+                os.write(body, 0, length);
             }
         } catch (IOException | RuntimeException e) {
             // the client went away or the headers were already sent: nothing more can be said to it

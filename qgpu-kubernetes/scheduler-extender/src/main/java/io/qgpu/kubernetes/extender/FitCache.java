@@ -22,7 +22,12 @@ import java.util.concurrent.atomic.LongAdder;
  * release, a health change), so a changed node is always checked again by the engine. kube-scheduler
  * asks {@code filter} and then {@code prioritize} for the same pod over the same nodes, and pods of one
  * workload share a shape: most nodes of a request have not changed since the last pod of that shape
- * asked about them.
+ * asked about them. With a refusal the memo also keeps what the check it stands for said about it
+ * ({@link Checked#resolvable}: whether the node could take the shape empty), so that filter does not
+ * check a refused node GPU by GPU again while it is unchanged.
+ *
+ * <p>Names that come with their positions in this memo's own name table ({@link CandidateNames}, as
+ * the request reader makes them) are not looked up again.
  *
  * <p>Not memoised (the engine answers every time): claims with an affinity label (the answer depends
  * on where the label's other tenants are, on any node) and claims under the fragmentation policy (the
@@ -93,18 +98,24 @@ final class FitCache implements NodeChecks {
 
     /**
      * The entries of one shape, by node position: the version of the node's state the answer was
-     * computed for (0: none yet), the total ({@code NaN} when refused) and the reason (when refused).
+     * computed for (0: none yet), the total ({@code NaN} when refused), the reason (when refused) and
+     * whether a refused node could take the shape empty ({@link Checked#resolvable}).
      * Guarded by the shape's lock.
      */
     private static final class Shape {
-        final long[] version;
-        final double[] total;
+        /**
+         * By position {@code p}: the version at {@code [2p]} and the total's bits at {@code [2p + 1]},
+         * side by side, so that a node the memo settles costs one place read (a fitting node's
+         * reason is never read: a refused node's total is {@code NaN}, {@link Checked}).
+         */
+        final long[] entry;
         final Reason[] reason;
+        final boolean[] resolvable;
 
         Shape(int size) {
-            this.version = new long[size];
-            this.total = new double[size];
+            this.entry = new long[2 * size];
             this.reason = new Reason[size];
+            this.resolvable = new boolean[size];
         }
     }
 
@@ -120,10 +131,14 @@ final class FitCache implements NodeChecks {
         int size = nodeNames.size();
         double[] totals = new double[size];
         Reason[] reasons = new Reason[size];
+        boolean[] resolvable = new boolean[size];
         int[] position = new int[size];
         long[] version = new long[size];
+        // the request reader's names come with their positions in the table they were read against:
+        // taken as they are when that is this structure's table, else looked up
+        CandidateNames read = nodeNames instanceof CandidateNames c && c.table() == n.positions ? c : null;
         for (int j = 0; j < size; j++) {
-            int p = n.positions.indexOf(Validate.notNull("nodeNames[]", nodeNames.get(j)));
+            int p = read != null ? read.position(j) : n.positions.indexOf(Validate.notNull("nodeNames[]", nodeNames.get(j)));
             position[j] = p;
             version[j] = p < 0 ? 0 : version(n, p);   // read before the engine looks at the node
         }
@@ -132,9 +147,13 @@ final class FitCache implements NodeChecks {
         synchronized (shape) {
             for (int j = 0; j < size; j++) {
                 int p = position[j];
-                if (p >= 0 && shape.version[p] == version[j]) {
-                    totals[j] = shape.total[p];
-                    reasons[j] = shape.reason[p];
+                if (p >= 0 && shape.entry[2 * p] == version[j]) {
+                    double total = Double.longBitsToDouble(shape.entry[2 * p + 1]);
+                    totals[j] = total;
+                    if (Double.isNaN(total)) {
+                        reasons[j] = shape.reason[p];
+                        resolvable[j] = shape.resolvable[p];
+                    }
                 } else {
                     missAt[m++] = j;
                 }
@@ -153,16 +172,18 @@ final class FitCache implements NodeChecks {
                     int j = missAt[k];
                     totals[j] = fresh.total(k);
                     reasons[j] = fresh.reason(k);
+                    resolvable[j] = fresh.resolvable(k);
                     int p = position[j];
-                    if (p >= 0 && version[j] >= shape.version[p]) {   // never over an answer for a newer state
-                        shape.version[p] = version[j];
-                        shape.total[p] = totals[j];
+                    if (p >= 0 && version[j] >= shape.entry[2 * p]) {   // never over an answer for a newer state
+                        shape.entry[2 * p] = version[j];
+                        shape.entry[2 * p + 1] = Double.doubleToRawLongBits(totals[j]);
                         shape.reason[p] = reasons[j];
+                        shape.resolvable[p] = resolvable[j];
                     }
                 }
             }
         }
-        return new Checked(nodeNames, totals, reasons);
+        return new Checked(nodeNames, totals, reasons, resolvable);
     }
 
     /** The names of the ledger's current structure, by position. */

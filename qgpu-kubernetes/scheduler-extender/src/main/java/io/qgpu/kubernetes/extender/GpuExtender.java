@@ -73,18 +73,23 @@ public final class GpuExtender implements Extender {
     private final Ledger ledger;
     private final PlacementEngine engine;
     private final PodClaims claims;
+    /** The claims of the last pods: filter, prioritize and (in the demo mode) bind ask for the same pod object's. */
+    private final RecentClaims recentClaims;
     private final ClusterApi cluster;
     private final NodeInventory inventory;
     private final Map<String, String> uids = new ConcurrentHashMap<>();
     /**
-     * Per tenant, the nodes its last filter passed; bind refuses any other node. Cleared by bind and
-     * when the pod goes; at most {@link #FILTERED_LIMIT} tenants are kept (the oldest go first), and a
-     * tenant with no entry (the extender restarted between filter and bind) is checked by placement alone.
+     * Per tenant, the nodes its last filter passed (the filter reply's own unmodifiable list, kept as
+     * it is: a set made of it cost a quarter of the extender's time at 500 candidates, the hashes of
+     * names such as {@code node-1234} crowding the set's probe sequences); bind refuses any other node.
+     * Cleared by bind and when the pod goes; at most {@link #FILTERED_LIMIT} tenants are kept (the
+     * oldest go first), and a tenant with no entry (the extender restarted between filter and bind) is
+     * checked by placement alone.
      */
-    private final Map<String, java.util.Set<String>> filtered = java.util.Collections.synchronizedMap(
+    private final Map<String, List<String>> filtered = java.util.Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {
                 @Override
-                protected boolean removeEldestEntry(Map.Entry<String, java.util.Set<String>> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
                     return size() > FILTERED_LIMIT;
                 }
             });
@@ -98,13 +103,18 @@ public final class GpuExtender implements Extender {
         this.ledger = Validate.notNull("ledger", ledger);
         this.cluster = Validate.notNull("cluster", cluster);
         this.claims = new PodClaims(ledger.rules());
+        this.recentClaims = new RecentClaims(claims);
         this.inventory = new NodeInventory(ledger);
         this.engine = PlacementEngine.builder(ledger).config(Validate.notNull("config", config)).build();
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
         this.preemption = new PreemptVerb(ledger, engine, claims, uids);
-        this.checks = new FitCache(ledger, config, NodeChecks.of(engine), FitCache.DEFAULT_MAX_ENTRIES);
+        NodeChecks byEngine = NodeChecks.of(engine);
+        // the memo keeps, with each refusal, whether the node could take the shape empty (the answer
+        // filter needs for it), so that a node the memo settles is not checked GPU by GPU again
+        this.checks = new FitCache(ledger, config, (claim, names) -> classified(claim, byEngine.check(claim, names)),
+                FitCache.DEFAULT_MAX_ENTRIES);
     }
 
     public Ledger ledger() {
@@ -134,37 +144,61 @@ public final class GpuExtender implements Extender {
         List<String> names = args.nodeNames();
         Map<String, String> failed = new LinkedHashMap<>();
         Map<String, String> unresolvable = new LinkedHashMap<>();
-        List<String> fit = new ArrayList<>();
+        List<String> fit;
         if (claim.isEmpty()) {
-            fit.addAll(names);
+            fit = names;
         } else {
             NodeChecks.Checked checked = checks.check(claim.get(), names);
+            Fit passed = new Fit(names, checked.size());
             for (int j = 0; j < checked.size(); j++) {
                 String name = checked.name(j);
                 if (checked.fits(j)) {
-                    fit.add(name);
+                    passed.add(j, name);
                     continue;
                 }
                 Reason why = checked.reason(j);
-                Optional<NodeState> state = why.code() == ReasonCode.UNKNOWN_TARGET ? Optional.empty() : ledger.node(name);
-                if (state.isEmpty()) {
-                    unresolvable.put(name, "node has no qgpu inventory (annotation " + QgpuAnnotations.INVENTORY
-                            + " or the static inventory)");
-                    continue;
-                }
-                Optional<String> never = neverFits(claim.get(), state.get());
+                Optional<String> never = checked.resolvable(j) ? Optional.empty() : unresolvable(claim.get(), name, why);
                 if (never.isPresent()) {
                     unresolvable.put(name, never.get());
-                    continue;
+                } else {
+                    failed.put(name, why.message());
                 }
-                failed.put(name, why.message());
             }
-        }
-        if (claim.isPresent()) {
-            filtered.put(claim.get().tenantId(), java.util.Set.copyOf(fit));
+            fit = passed.list();
+            filtered.put(claim.get().tenantId(), fit);
         }
         return args.byNames() ? ExtenderProtocol.FilterResult.ofNames(fit, failed, unresolvable)
                 : ExtenderProtocol.FilterResult.ofNodes(ExtenderRequests.nodeListOf(args, fit), failed, unresolvable);
+    }
+
+    /**
+     * The names a filter passes, in request order, as one unmodifiable list made once: with their
+     * positions when the request's names came with them ({@link CandidateNames}), so that the reply
+     * writer and bind find them by position too.
+     */
+    private static final class Fit {
+        private final CandidateNames from;
+        private final String[] names;
+        private final int[] positions;
+        private int size;
+
+        Fit(List<String> asked, int capacity) {
+            this.from = asked instanceof CandidateNames c ? c : null;
+            this.names = new String[capacity];
+            this.positions = from == null ? null : new int[capacity];
+        }
+
+        void add(int askedIndex, String name) {
+            if (positions != null) {
+                positions[size] = from.position(askedIndex);
+            }
+            names[size++] = name;   // (where a position is given, CandidateNames reads the table's name instead)
+        }
+
+        List<String> list() {
+            return from != null ? new CandidateNames(names, positions, size, from.table())
+                    : java.util.Collections.unmodifiableList(java.util.Arrays.asList(names).subList(0, size));
+        }
     }
 
     /** The {@code preempt} verb: see {@link PreemptVerb}. */
@@ -178,11 +212,7 @@ public final class GpuExtender implements Extender {
         Optional<Claim> claim = prepare(args);
         List<String> names = args.nodeNames();
         long[] scores = claim.isPresent() ? scores(checks.check(claim.get(), names)) : new long[names.size()];
-        List<ExtenderProtocol.HostPriority> out = new ArrayList<>(names.size());
-        for (int j = 0; j < names.size(); j++) {
-            out.add(new ExtenderProtocol.HostPriority(names.get(j), scores[j]));
-        }
-        return out;
+        return new Priorities(names, scores);
     }
 
     /**
@@ -221,7 +251,31 @@ public final class GpuExtender implements Extender {
         for (ExtenderRequests.NodeEntry n : args.nodes().values()) {
             inventory.sync(n.model());
         }
-        return claims.claimOf(args.pod());
+        return recentClaims.claimOf(args.pod());
+    }
+
+    /**
+     * {@code checked} with each refused node's {@link NodeChecks.Checked#resolvable} answered: true
+     * where the node could take the claim if it were empty.
+     */
+    private NodeChecks.Checked classified(Claim claim, NodeChecks.Checked checked) {
+        boolean[] resolvable = new boolean[checked.size()];
+        for (int j = 0; j < checked.size(); j++) {
+            resolvable[j] = !checked.fits(j) && unresolvable(claim, checked.name(j), checked.reason(j)).isEmpty();
+        }
+        return new NodeChecks.Checked(checked.names(), checked.totals(), checked.reasons(), resolvable);
+    }
+
+    /**
+     * Why a node refused with {@code why} could not take the claim even if it held nothing (filter's
+     * {@code FailedAndUnresolvableNodes}); empty when it could (preemption may help: {@code FailedNodes}).
+     */
+    private Optional<String> unresolvable(Claim claim, String name, Reason why) {
+        Optional<NodeState> state = why.code() == ReasonCode.UNKNOWN_TARGET ? Optional.empty() : ledger.node(name);
+        if (state.isEmpty()) {
+            return Optional.of("node has no qgpu inventory (annotation " + QgpuAnnotations.INVENTORY + " or the static inventory)");
+        }
+        return neverFits(claim, state.get());
     }
 
     /**
@@ -288,7 +342,7 @@ public final class GpuExtender implements Extender {
         if ((uid == null || uid.isEmpty()) && !args.podUid().isEmpty()) {
             uid = args.podUid();
         }
-        Optional<Claim> claim = claims.claimOf(pod);
+        Optional<Claim> claim = recentClaims.claimOf(pod);
         if (claim.isEmpty()) {
             try {
                 cluster.bind(pod, args.node(), Map.of());
@@ -310,7 +364,7 @@ public final class GpuExtender implements Extender {
                 return error("pod " + tenant + " already holds GPUs on node " + held.get().nodeName());
             }
         }
-        java.util.Set<String> passed = filtered.get(tenant);
+        List<String> passed = filtered.get(tenant);
         if (passed != null && !passed.contains(args.node())) {
             return error("node " + args.node() + " did not pass the filter for pod " + tenant + " (it passed: "
                     + (passed.isEmpty() ? "none" : String.join(", ", new java.util.TreeSet<>(passed))) + ")");

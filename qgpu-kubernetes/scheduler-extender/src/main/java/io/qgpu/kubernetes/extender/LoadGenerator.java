@@ -112,11 +112,14 @@ public final class LoadGenerator {
 
     /**
      * What a run did: pods scheduled (bound without error), pods that no node could take, bind
-     * answers with an error, HTTP failures (status other than 200 or no answer), the latencies, and how
-     * many node checks of filter and prioritize the extender answered from its memo and how many the engine computed.
+     * answers with an error, HTTP failures (status other than 200 or no answer), the latencies, how
+     * many node checks of filter and prioritize the extender answered from its memo and how many the
+     * engine computed, and the CPU time this JVM (extender and generator together) used during the
+     * run ({@code NaN} where the JVM does not tell): on a shared machine, where pods per second move
+     * with the other processes' load, the CPU per pod moves much less.
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
-                         Map<String, Latency> latency, long memoHits, long memoMisses) {
+                         Map<String, Latency> latency, long memoHits, long memoMisses, double cpuSeconds) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -172,6 +175,8 @@ public final class LoadGenerator {
                 r.bound(), r.unschedulable(), r.bindErrors(), r.httpFailures(), r.seconds(), r.podsPerSecond());
         out.printf(Locale.ROOT, "node checks: %d from the memo, %d by the engine (%.1f%% from the memo)%n", r.memoHits(), r.memoMisses(),
                 100.0 * r.memoHits() / Math.max(1, r.memoHits() + r.memoMisses()));
+        out.printf(Locale.ROOT, "CPU of this JVM (extender and generator) in the run: %.2f s, %.0f us per bound pod%n", r.cpuSeconds(),
+                1e6 * r.cpuSeconds() / Math.max(1, r.bound()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
@@ -205,6 +210,7 @@ public final class LoadGenerator {
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
                 .threads(o.serverThreads()).build().start();
         Run run = new Run(o, server.address(), requests);
+        long cpu0 = processCpuNanos();
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
@@ -221,13 +227,21 @@ public final class LoadGenerator {
             server.stop();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        long cpu1 = processCpuNanos();
+        double cpuSeconds = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
         Map<String, Latency> latency = new LinkedHashMap<>();
         for (int v = 0; v < VERBS.length; v++) {
             latency.put(VERBS[v], run.latency(v));
         }
         long[] memo = extender.checkCounts();
         return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
-                memo[0], memo[1]);
+                memo[0], memo[1], cpuSeconds);
+    }
+
+    /** The CPU time this JVM has used, in nanoseconds, or -1 where the JVM does not tell. */
+    private static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
     }
 
     private static ExecutorService daemons(int n, String name) {

@@ -97,6 +97,10 @@ final class LoadRequests {
      * strings; null when it is null or empty.
      */
     static byte[] fitNamesArray(byte[] answer) throws IOException {
+        byte[] fast = plainFitNamesArray(answer);
+        if (fast != null) {
+            return fast.length == 0 ? null : fast;
+        }
         try (JsonParser p = JSON.createParser(answer)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IOException("filter answer is not a JSON object");
@@ -121,12 +125,123 @@ final class LoadRequests {
         return null;
     }
 
+    private static final byte[] FILTER_HEAD = bytes("{\"Nodes\":null,\"NodeNames\":");
+    private static final byte[] NO_NAMES = new byte[0];
+
+    /**
+     * {@link #fitNamesArray} for an answer laid out as the extender writes it ({@code {"Nodes":null,
+     * "NodeNames":[...]} first, names without escapes), read by a scan of its bytes: an empty array
+     * when there are no names, null when the answer is laid out otherwise (then the parser reads it).
+     * The generator shares the machine with the extender, so its own reading is kept cheap.
+     */
+    private static byte[] plainFitNamesArray(byte[] a) {
+        int n = FILTER_HEAD.length;
+        if (a.length < n + 2 || !Arrays.equals(a, 0, n, FILTER_HEAD, 0, n)) {
+            return null;
+        }
+        if (a[n] == 'n') {
+            return a.length >= n + 4 && a[n + 1] == 'u' && a[n + 2] == 'l' && a[n + 3] == 'l' ? NO_NAMES : null;
+        }
+        if (a[n] != '[') {
+            return null;
+        }
+        int i = n + 1;
+        if (a[i] == ']') {
+            return NO_NAMES;
+        }
+        while (i < a.length && a[i] == '"') {
+            i++;
+            while (i < a.length && a[i] != '"') {
+                if (a[i] == '\\' || a[i] < 0x20) {
+                    return null;
+                }
+                i++;
+            }
+            if (i + 1 >= a.length) {
+                return null;
+            }
+            i++;
+            if (a[i] == ']') {
+                return Arrays.copyOfRange(a, n, i + 1);
+            }
+            if (a[i] != ',') {
+                return null;
+            }
+            i++;
+        }
+        return null;
+    }
+
+    private static final byte[] HOST = bytes("{\"Host\":\"");
+    private static final byte[] SCORE = bytes("\",\"Score\":");
+
     /**
      * The host with the highest score of a prioritize answer (the first of equals); null when none.
-     * Only the winner's name is made a string: each host's characters are kept in a scratch buffer
-     * until its score is known.
+     * An answer laid out as the extender writes it ({@code [{"Host":"a","Score":10},...]}, names without
+     * escapes, nothing else) is read by a scan of its bytes; any other by the parser. Only the winner's
+     * name is made a string.
      */
     static String best(byte[] answer) throws IOException {
+        String plain = plainBest(answer);
+        return plain != null ? (plain.isEmpty() ? null : plain) : parsedBest(answer);
+    }
+
+    /** {@link #best} by a scan of the bytes: the winner, empty when there is none, or null when laid out otherwise. */
+    private static String plainBest(byte[] a) {
+        if (a.length < 2 || a[0] != '[') {
+            return null;
+        }
+        if (a[1] == ']') {
+            return a.length == 2 ? "" : null;
+        }
+        int i = 1;
+        int bestFrom = -1;
+        int bestLength = 0;
+        long top = -1;
+        while (true) {
+            if (i + HOST.length > a.length || !Arrays.equals(a, i, i + HOST.length, HOST, 0, HOST.length)) {
+                return null;
+            }
+            i += HOST.length;
+            int from = i;
+            while (i < a.length && a[i] != '"') {
+                if (a[i] == '\\' || a[i] < 0x20) {
+                    return null;
+                }
+                i++;
+            }
+            int length = i - from;
+            if (length == 0 || i + SCORE.length > a.length || !Arrays.equals(a, i, i + SCORE.length, SCORE, 0, SCORE.length)) {
+                return null;
+            }
+            i += SCORE.length;
+            long score = 0;
+            int digits = 0;
+            while (i < a.length && a[i] >= '0' && a[i] <= '9' && digits < 3) {
+                score = score * 10 + (a[i++] - '0');
+                digits++;
+            }
+            if (digits == 0 || digits == 3 || i + 1 >= a.length || a[i] != '}') {
+                return null;
+            }
+            if (score > top) {
+                top = score;
+                bestFrom = from;
+                bestLength = length;
+            }
+            i++;
+            if (a[i] == ']') {
+                return i + 1 == a.length ? new String(a, bestFrom, bestLength, StandardCharsets.ISO_8859_1) : null;
+            }
+            if (a[i] != ',') {
+                return null;
+            }
+            i++;
+        }
+    }
+
+    /** {@link #best} by the parser. Each host's characters are kept in a scratch buffer until its score is known. */
+    private static String parsedBest(byte[] answer) throws IOException {
         char[] best = new char[64];
         int bestLength = -1;
         char[] host = new char[64];

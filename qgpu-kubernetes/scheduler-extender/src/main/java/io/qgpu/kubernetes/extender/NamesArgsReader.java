@@ -4,8 +4,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.io.IOException;
-import java.util.ArrayList;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -14,20 +16,27 @@ import java.util.Set;
 /**
  * The fast path of {@link ExtenderRequests#parseArgs} for the request kube-scheduler sends with
  * {@code nodeCacheCapable: true}: a well-formed {@code ExtenderArgs} with a {@code Pod} object and a
- * {@code NodeNames} array of distinct, non-blank names. It reads the body with the streaming parser
- * (the names straight into strings, only the pod as a tree), where the general path builds a tree of
- * the whole body first; the names of a 500-candidate request were most of the tree. A name that the
- * given {@link NodeNameTable} holds is not copied out of the parser at all: the table's own string
- * stands for it (equal, so the answer is the same), and repeats among those are found by position.
+ * {@code NodeNames} array of distinct, non-blank names.
  *
- * <p>Anything else (malformed JSON, trailing tokens, a key given twice in any spelling, a missing or
- * mistyped field, a blank or repeated name, a {@code Nodes} request) is not judged here: {@link #read}
- * answers {@code null} and the general path reads the body again and reports the problem, so every
- * error message stays the general path's. {@code NamesArgsReaderTest} checks that both paths give the
- * same answer, or the same error, on seeded bodies.
+ * <p>It walks the body's top-level object itself, byte by byte, and hands each value to the right
+ * reader: the pod to Jackson's tree reader (over the pod's bytes only), a value of a key this version
+ * does not know to Jackson's parser (checked to be one well-formed value, then left), and the names to
+ * a scan of the bytes that finds each name in the given {@link NodeNameTable} by its bytes
+ * ({@link NodeNameTable#indexOfPlain}): no token, no character decoding and no string per name; the
+ * table's own string stands for it (equal, so the answer is the same), with its position
+ * ({@link CandidateNames}), and repeats among those are found by position. Names that need escaping
+ * or are not ASCII (never a Kubernetes node name) are read by Jackson's parser instead. On a
+ * 500-name request the Jackson parser took about twice as long just to tokenise the body.
+ *
+ * <p>Anything else (malformed JSON, trailing bytes, a key given twice in any spelling, a key with an
+ * escape or outside ASCII, a missing or mistyped field, a blank or repeated name, a {@code Nodes}
+ * request) is not judged here: {@link #read} answers {@code null} and the general path reads the body
+ * again and reports the problem, so every error message stays the general path's.
+ * {@code NamesArgsReaderTest} checks that both paths give the same answer, or the same error, on
+ * seeded bodies.
  *
  * <pre>{@code
- * NamesArgsReader.Read r = NamesArgsReader.read(body, strictMapper);
+ * NamesArgsReader.Read r = NamesArgsReader.read(body, strictMapper, table);
  * if (r == null) {
  *     // the general path
  * }
@@ -40,10 +49,23 @@ final class NamesArgsReader {
     /**
      * A request read on the fast path.
      *
-     * @param pod   the {@code Pod} object as sent
-     * @param names the candidate names, in request order
+     * @param pod       the {@code Pod} in fabric8's model when its bytes were read before ({@link RecentPods}), else null
+     * @param podTree   the {@code Pod} object as sent, when {@code pod} is null
+     * @param podStart  where the pod's bytes start in the body
+     * @param podLength how many bytes the pod takes
+     * @param names     the candidate names, in request order (a {@link CandidateNames})
      */
-    record Read(JsonNode pod, List<String> names) {
+    record Read(Pod pod, JsonNode podTree, int podStart, int podLength, List<String> names) {
+    }
+
+    /** Not this reader's to judge: the general path reads the body. */
+    private static final class NotFast extends Exception {
+        private static final long serialVersionUID = 1L;
+        static final NotFast INSTANCE = new NotFast();
+
+        private NotFast() {
+            super(null, null, false, false);
+        }
     }
 
     private NamesArgsReader() {
@@ -55,92 +77,378 @@ final class NamesArgsReader {
      * @param strict the strict mapper of the general path (its parser refuses duplicate keys)
      */
     static Read read(byte[] body, ObjectMapper strict) {
-        return read(body, strict, NodeNameTable.EMPTY);
+        return read(body, strict, NodeNameTable.EMPTY, null);
     }
 
     /**
      * As {@link #read(byte[], ObjectMapper)}, giving {@code known}'s own string for every name it holds.
      */
     static Read read(byte[] body, ObjectMapper strict, NodeNameTable known) {
+        return read(body, strict, known, null);
+    }
+
+    /**
+     * As {@link #read(byte[], ObjectMapper, NodeNameTable)}, taking the pod from {@code pods} when its
+     * bytes were read before; {@code pods} may be null.
+     */
+    static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
         if (body == null || body.length == 0) {
             return null;
         }
-        try (JsonParser p = strict.createParser(body)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            JsonNode pod = null;
-            List<String> names = null;
-            Set<String> keys = new HashSet<>(4);
-            JsonToken t;
-            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                String key = p.currentName().toLowerCase(Locale.ROOT);
-                JsonToken value = p.nextToken();
-                switch (key) {
-                    case "pod" -> {
-                        if (!keys.add(key) || value != JsonToken.START_OBJECT) {
-                            return null;
-                        }
-                        pod = ExtenderRequests.strictInner().readTree(p);
-                    }
-                    case "nodenames" -> {
-                        if (!keys.add(key) || value != JsonToken.START_ARRAY) {
-                            return null;
-                        }
-                        names = names(p, known);
-                        if (names == null) {
-                            return null;
-                        }
-                    }
-                    case "nodes" -> {
-                        if (!keys.add(key) || value != JsonToken.VALUE_NULL) {
-                            return null;
-                        }
-                    }
-                    default -> p.skipChildren();   // keys this version does not know are ignored
-                }
-            }
-            if (t != JsonToken.END_OBJECT || p.nextToken() != null || pod == null || names == null) {
-                return null;
-            }
-            return new Read(pod, names);
-        } catch (IOException | RuntimeException e) {
+        try {
+            return new Walk(body, strict, known, pods).envelope();
+        } catch (NotFast | IOException | RuntimeException e) {
             return null;   // the general path reads it again and says what is wrong
         }
     }
 
-    /** The array's names (the parser on its start), or {@code null} if one is not a distinct non-blank string. */
-    private static List<String> names(JsonParser p, NodeNameTable known) throws IOException {
-        List<String> out = new ArrayList<>();
-        long[] seenKnown = null;   // positions in known already named
-        Set<String> seen = null;   // the other names
+    /** One walk over one body. */
+    private static final class Walk {
+        private final byte[] b;
+        private final ObjectMapper strict;
+        private final NodeNameTable known;
+        private final RecentPods pods;
+        private int at;
+
+        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
+            this.b = body;
+            this.strict = strict;
+            this.known = known;
+            this.pods = pods;
+        }
+
+        /** {@code {"Pod": {...}, "NodeNames": [...]}} with keys in any case and order, and nothing after it. */
+        Read envelope() throws NotFast, IOException {
+            space();
+            expect('{');
+            Pod pod = null;
+            JsonNode podTree = null;
+            int podStart = 0;
+            int podLength = 0;
+            List<String> names = null;
+            Set<String> lower = new HashSet<>(4);   // the known keys, as matched
+            Set<String> keys = new HashSet<>(4);    // every key as spelled (the parser refuses a key given twice)
+            space();
+            if (peek() != '}') {
+                while (true) {
+                    String key = key();
+                    if (!keys.add(key)) {
+                        throw NotFast.INSTANCE;
+                    }
+                    space();
+                    expect(':');
+                    space();
+                    String k = key.toLowerCase(Locale.ROOT);
+                    switch (k) {
+                        case "pod" -> {
+                            if (!lower.add(k) || peek() != '{') {
+                                throw NotFast.INSTANCE;
+                            }
+                            podStart = at;
+                            skipValue();
+                            podLength = at - podStart;
+                            // bytes read before are the same pod: they were found to be one well-formed value then
+                            pod = pods == null ? null : pods.find(b, podStart, podLength);
+                            if (pod == null) {
+                                podTree = strict.readTree(b, podStart, podLength);   // refuses trailing tokens and repeated keys
+                            }
+                        }
+                        case "nodenames" -> {
+                            if (!lower.add(k) || peek() != '[') {
+                                throw NotFast.INSTANCE;
+                            }
+                            names = names();
+                        }
+                        case "nodes" -> {
+                            if (!lower.add(k)) {
+                                throw NotFast.INSTANCE;
+                            }
+                            literal("null");
+                        }
+                        default -> unknownValue();   // keys this version does not know are ignored
+                    }
+                    space();
+                    if (peek() == ',') {
+                        at++;
+                        space();
+                        continue;
+                    }
+                    break;
+                }
+            }
+            expect('}');
+            space();
+            if (at != b.length || (pod == null && podTree == null) || names == null) {
+                throw NotFast.INSTANCE;
+            }
+            return new Read(pod, podTree, podStart, podLength, names);
+        }
+
+        /** A key of plain ASCII (no escape), the walk after its closing quote. */
+        private String key() throws NotFast {
+            expect('"');
+            int from = at;
+            while (true) {
+                byte c = byteAt(at);
+                if (c == '"') {
+                    break;
+                }
+                if (c < 0x20 || c == '\\') {   // an escape, a control character, or a byte of a non-ASCII character
+                    throw NotFast.INSTANCE;
+                }
+                at++;
+            }
+            String key = new String(b, from, at - from, StandardCharsets.ISO_8859_1);
+            at++;
+            return key;
+        }
+
+        /**
+         * The names array (the walk on its {@code [}), the walk after its {@code ]}; a blank or repeated
+         * name is not this reader's to judge.
+         */
+        private List<String> names() throws NotFast, IOException {
+            int start = at;
+            Collected out = new Collected(known, b.length);
+            at++;
+            space();
+            if (peek() == ']') {
+                at++;
+                return out.list();
+            }
+            while (true) {
+                if (peek() != '"') {
+                    throw NotFast.INSTANCE;
+                }
+                int from = ++at;
+                int hash = 0;
+                byte c;
+                while ((c = byteAt(at)) != '"') {
+                    if (c < 0x20 || c == '\\') {   // an escape, a control character or a non-ASCII character
+                        at = start;
+                        return parsed();
+                    }
+                    hash = 31 * hash + c;
+                    at++;
+                }
+                int length = at - from;
+                at++;
+                int p = known.indexOfPlain(b, from, length, hash);
+                if (!(p >= 0 ? out.known(p) : out.other(new String(b, from, length, StandardCharsets.ISO_8859_1)))) {
+                    throw NotFast.INSTANCE;
+                }
+                space();
+                byte next = byteAt(at++);
+                if (next == ']') {
+                    return out.list();
+                }
+                if (next != ',') {
+                    throw NotFast.INSTANCE;
+                }
+                space();
+            }
+        }
+
+        /** The names array (the walk on its {@code [}) read by Jackson's parser, for names with escapes or outside ASCII. */
+        private List<String> parsed() throws NotFast, IOException {
+            int start = at;
+            skipValue();
+            try (JsonParser p = strict.createParser(b, start, at - start)) {
+                if (p.nextToken() != JsonToken.START_ARRAY) {
+                    throw NotFast.INSTANCE;
+                }
+                List<String> names = namesOf(p, known, at - start);
+                if (names == null || p.nextToken() != null) {
+                    throw NotFast.INSTANCE;
+                }
+                return names;
+            }
+        }
+
+        /** A value of a key this version does not know: one well-formed JSON value, as the parser reads it. */
+        private void unknownValue() throws NotFast, IOException {
+            int start = at;
+            skipValue();
+            try (JsonParser p = strict.createParser(b, start, at - start)) {
+                if (p.nextToken() == null) {
+                    throw NotFast.INSTANCE;
+                }
+                p.skipChildren();
+                if (p.nextToken() != null) {
+                    throw NotFast.INSTANCE;
+                }
+            }
+        }
+
+        /**
+         * Moves the walk past the value it is on: to the bracket that closes an object or array (counting
+         * brackets outside strings), past a string, or to the end of a number or literal. It does not
+         * check the value; on a well-formed value it ends where the value ends, and the caller has the
+         * value's bytes checked by Jackson.
+         */
+        private void skipValue() throws NotFast {
+            byte c = byteAt(at);
+            if (c == '{' || c == '[') {
+                // read alone, a value is one level less deep than in the body: one that reaches the
+                // parser's limit of nesting with the envelope is left to the general path, which refuses it
+                int limit = strict.getFactory().streamReadConstraints().getMaxNestingDepth() - 1;
+                int depth = 0;
+                do {
+                    c = byteAt(at++);
+                    if (c == '"') {
+                        skipString();
+                    } else if (c == '{' || c == '[') {
+                        if (++depth >= limit) {
+                            throw NotFast.INSTANCE;
+                        }
+                    } else if (c == '}' || c == ']') {
+                        depth--;
+                    }
+                } while (depth > 0);
+            } else if (c == '"') {
+                at++;
+                skipString();
+            } else {
+                while (at < b.length && (c = b[at]) != ',' && c != '}' && c != ']' && c != ' ' && c != '\t' && c != '\n'
+                        && c != '\r') {
+                    at++;
+                }
+            }
+        }
+
+        /** The walk just after an opening quote: moves it past the closing one. */
+        private void skipString() throws NotFast {
+            byte c;
+            while ((c = byteAt(at++)) != '"') {
+                if (c == '\\') {
+                    at++;
+                }
+            }
+        }
+
+        private void literal(String word) throws NotFast {
+            for (int k = 0; k < word.length(); k++) {
+                if (byteAt(at++) != word.charAt(k)) {
+                    throw NotFast.INSTANCE;
+                }
+            }
+            if (at < b.length) {
+                byte c = b[at];
+                if (c != ',' && c != '}' && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+                    throw NotFast.INSTANCE;
+                }
+            }
+        }
+
+        /** JSON's white space: space, tab, line feed, carriage return. */
+        private void space() {
+            while (at < b.length) {
+                byte c = b[at];
+                if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+                    return;
+                }
+                at++;
+            }
+        }
+
+        private void expect(char c) throws NotFast {
+            if (byteAt(at) != c) {
+                throw NotFast.INSTANCE;
+            }
+            at++;
+        }
+
+        private byte peek() throws NotFast {
+            return byteAt(at);
+        }
+
+        private byte byteAt(int i) throws NotFast {
+            if (i >= b.length) {
+                throw NotFast.INSTANCE;
+            }
+            return b[i];
+        }
+    }
+
+    /**
+     * The array's names (the parser on its start), or {@code null} if one is not a distinct non-blank
+     * string: a {@link CandidateNames} with each name's position in {@code known}.
+     */
+    private static List<String> namesOf(JsonParser p, NodeNameTable known, int bytes) throws IOException {
+        Collected out = new Collected(known, bytes);
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
             if (t != JsonToken.VALUE_STRING) {
                 return null;
             }
             int at = known.indexOf(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
-            if (at >= 0) {
-                if (seenKnown == null) {
-                    seenKnown = new long[(known.size() + 63) >>> 6];
-                }
-                long bit = 1L << at;
-                if ((seenKnown[at >>> 6] & bit) != 0) {
-                    return null;
-                }
-                seenKnown[at >>> 6] |= bit;
-                out.add(known.name(at));
-                continue;
+            if (!(at >= 0 ? out.known(at) : out.other(p.getText()))) {
+                return null;
             }
-            String name = p.getText();
+        }
+        return out.list();
+    }
+
+    /**
+     * The names of one array as they are read, each with its position in the table (-1 for the
+     * others), into arrays sized from the bytes they came in (no list grown name by name, no copy
+     * afterwards); a repeated or blank name is refused. Repeats among the table's names are found by
+     * position.
+     */
+    private static final class Collected {
+        private final NodeNameTable table;
+        private String[] names;
+        private int[] positions;
+        private int size;
+        private long[] seenKnown;    // positions in the table already named
+        private Set<String> seen;    // the other names
+
+        /** @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as a rule */
+        Collected(NodeNameTable table, int bytes) {
+            this.table = table;
+            int capacity = Math.max(16, Math.min(bytes / 12 + 16, 1 << 16));
+            this.names = new String[capacity];
+            this.positions = new int[capacity];
+        }
+
+        /** Adds the table's name at {@code position}; false if it was named before. */
+        boolean known(int position) {
+            if (seenKnown == null) {
+                seenKnown = new long[(table.size() + 63) >>> 6];
+            }
+            long bit = 1L << position;
+            if ((seenKnown[position >>> 6] & bit) != 0) {
+                return false;
+            }
+            seenKnown[position >>> 6] |= bit;
+            room();
+            positions[size++] = position;   // the table's name stands for it (CandidateNames.get)
+            return true;
+        }
+
+        /** Adds a name the table does not hold; false if it is blank or was named before. */
+        boolean other(String name) {
             if (seen == null) {
                 seen = new HashSet<>();
             }
             if (name.isBlank() || !seen.add(name)) {
-                return null;
+                return false;
             }
-            out.add(name);
+            room();
+            positions[size] = -1;
+            names[size++] = name;
+            return true;
         }
-        return out;
+
+        private void room() {
+            if (size == names.length) {
+                names = Arrays.copyOf(names, size * 2);
+                positions = Arrays.copyOf(positions, size * 2);
+            }
+        }
+
+        List<String> list() {
+            return new CandidateNames(names, positions, size, table);
+        }
     }
 }

@@ -29,11 +29,19 @@ interface NodeChecks {
     /**
      * The answers, by the index of the name asked.
      *
-     * @param names   the names asked, in order
-     * @param totals  the engine's total for a fitting node; {@code NaN} for a refused one
-     * @param reasons why a node is refused; {@code null} for a fitting one
+     * @param names      the names asked, in order
+     * @param totals     the engine's total for a fitting node; {@code NaN} for a refused one
+     * @param reasons    why a node is refused; {@code null} for a fitting one
+     * @param resolvable for a refused node, true when it is known that the node could take the claim if
+     *                   it were empty (preemption could help: filter's {@code FailedNodes}); false when
+     *                   that is not known or not so (filter finds out: {@code GpuExtender.refusal})
      */
-    record Checked(List<String> names, double[] totals, Reason[] reasons) {
+    record Checked(List<String> names, double[] totals, Reason[] reasons, boolean[] resolvable) {
+        /** Answers that say nothing of whether a refused node could take the claim empty. */
+        Checked(List<String> names, double[] totals, Reason[] reasons) {
+            this(names, totals, reasons, new boolean[totals.length]);
+        }
+
         static Checked of(List<String> names, List<NodeFit> fits) {
             double[] totals = new double[fits.size()];
             Reason[] reasons = new Reason[fits.size()];
@@ -66,6 +74,11 @@ interface NodeChecks {
 
         Reason reason(int j) {
             return reasons[j];
+        }
+
+        /** See the record's {@code resolvable}. */
+        boolean resolvable(int j) {
+            return resolvable[j];
         }
     }
 }

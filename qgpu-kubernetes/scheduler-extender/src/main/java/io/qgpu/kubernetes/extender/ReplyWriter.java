@@ -2,7 +2,6 @@ package io.qgpu.kubernetes.extender;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -31,7 +30,7 @@ final class ReplyWriter {
     /** Whether {@link #write} writes {@code reply} itself (else the caller uses data binding). */
     static boolean handles(Object reply) {
         return reply instanceof ExtenderProtocol.FilterResult || reply instanceof ExtenderProtocol.BindingResult
-                || reply instanceof ExtenderProtocol.ErrorBody || isPriorityList(reply);
+                || reply instanceof ExtenderProtocol.ErrorBody || reply instanceof Priorities || isPriorityList(reply);
     }
 
     /**
@@ -41,23 +40,37 @@ final class ReplyWriter {
      * @throws IllegalArgumentException if {@link #handles} is false for {@code reply}
      */
     static byte[] write(Object reply, ObjectMapper mapper) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(estimate(reply));
-        try (JsonGenerator g = mapper.createGenerator(out)) {
-            if (reply instanceof ExtenderProtocol.FilterResult f) {
-                filter(g, f);
-            } else if (reply instanceof ExtenderProtocol.BindingResult b) {
-                errorOnly(g, b.error());
-            } else if (reply instanceof ExtenderProtocol.ErrorBody e) {
-                errorOnly(g, e.error());
-            } else if (isPriorityList(reply)) {
-                priorities(g, (List<?>) reply);
-            } else {
-                throw new IllegalArgumentException("not a reply this writer knows: " + reply.getClass().getName());
+        ReplyBuffer out = new ReplyBuffer(estimate(reply));
+        write(reply, mapper, out);
+        return out.toByteArray();
+    }
+
+    /**
+     * As {@link #write(Object, ObjectMapper)}, into {@code out} (the server's reply buffer: the reply is
+     * written once, where it is sent from).
+     */
+    static void write(Object reply, ObjectMapper mapper, ReplyBuffer out) {
+        try {
+            if (reply instanceof Priorities p && plainHosts(p)) {
+                priorities(out, p);
+                return;
+            }
+            try (JsonGenerator g = mapper.createGenerator(out)) {
+                if (reply instanceof ExtenderProtocol.FilterResult f) {
+                    filter(g, f);
+                } else if (reply instanceof ExtenderProtocol.BindingResult b) {
+                    errorOnly(g, b.error());
+                } else if (reply instanceof ExtenderProtocol.ErrorBody e) {
+                    errorOnly(g, e.error());
+                } else if (reply instanceof Priorities || isPriorityList(reply)) {
+                    priorities(g, (List<?>) reply);
+                } else {
+                    throw new IllegalArgumentException("not a reply this writer knows: " + reply.getClass().getName());
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write reply " + reply.getClass().getSimpleName(), e);
         }
-        return out.toByteArray();
     }
 
     private static boolean isPriorityList(Object reply) {
@@ -95,9 +108,17 @@ final class ReplyWriter {
         if (f.nodeNames() == null) {
             g.writeNull();
         } else {
+            List<String> names = f.nodeNames();
+            CandidateNames known = names instanceof CandidateNames c ? c : null;
             g.writeStartArray();
-            for (String name : f.nodeNames()) {
-                g.writeString(name);
+            for (int j = 0; j < names.size(); j++) {
+                int length = plainLength(known, j);
+                if (length >= 0) {   // the same bytes writeString gives a plain name
+                    NodeNameTable t = known.table();
+                    g.writeRawUTF8String(t.plainBytes(), t.plainOffset(known.position(j)), length);
+                } else {
+                    g.writeString(names.get(j));
+                }
             }
             g.writeEndArray();
         }
@@ -120,6 +141,61 @@ final class ReplyWriter {
         g.writeStartObject();
         g.writeStringField("Error", error);
         g.writeEndObject();
+    }
+
+    /** How many bytes the name at {@code j} takes in its table's plain bytes, or -1 (not plain, not in the table, no table). */
+    private static int plainLength(CandidateNames names, int j) {
+        if (names == null) {
+            return -1;
+        }
+        int p = names.position(j);
+        return p < 0 ? -1 : names.table().plainLength(p);
+    }
+
+    /** Whether every host of {@code p} has its plain bytes in the names' table. */
+    private static boolean plainHosts(Priorities p) {
+        if (!(p.hosts() instanceof CandidateNames names)) {
+            return false;
+        }
+        for (int j = 0; j < names.size(); j++) {
+            if (plainLength(names, j) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final byte[] HOST = ascii("{\"Host\":\"");
+    private static final byte[] SCORE = ascii("\",\"Score\":");
+
+    /**
+     * A prioritize reply of plain host names, byte by byte: what the generator writes for it
+     * ({@code [{"Host":"node-a","Score":10},...]}), without a generator.
+     */
+    private static void priorities(ReplyBuffer out, Priorities p) {
+        CandidateNames names = (CandidateNames) p.hosts();
+        NodeNameTable table = names.table();
+        byte[] pool = table.plainBytes();
+        out.write('[');
+        for (int j = 0; j < p.size(); j++) {
+            if (j > 0) {
+                out.write(',');
+            }
+            out.write(HOST, 0, HOST.length);
+            out.write(pool, table.plainOffset(names.position(j)), plainLength(names, j));
+            out.write(SCORE, 0, SCORE.length);
+            long score = p.score(j);   // 0..10
+            if (score >= 10) {
+                out.write('0' + (int) (score / 10));
+            }
+            out.write('0' + (int) (score % 10));
+            out.write('}');
+        }
+        out.write(']');
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     }
 
     private static void priorities(JsonGenerator g, List<?> list) throws IOException {

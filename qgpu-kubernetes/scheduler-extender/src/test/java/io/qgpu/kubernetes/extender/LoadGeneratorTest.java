@@ -52,6 +52,16 @@ class LoadGeneratorTest {
     }
 
     @Test
+    void aRunReportsTheCpuItUsedPerBoundPod() throws Exception {
+        LoadGenerator.Options o = new LoadGenerator.Options(24, 40, 10, 4, 60, 0, LoadGenerator.Pattern.SCHEDULER, 0);
+        LoadGenerator.Report r = LoadGenerator.run(o);
+        assertTrue(r.cpuSeconds() > 0 && r.cpuSeconds() < 60 * Runtime.getRuntime().availableProcessors(), r.toString());
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        LoadGenerator.print(r, o, new PrintStream(out, true, StandardCharsets.UTF_8));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("us per bound pod"), out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void aPatternIsNamedOnTheCommandLine() {
         assertEquals(LoadGenerator.Pattern.PODS, LoadGenerator.Pattern.of("pods"));
         assertEquals(LoadGenerator.Pattern.SCHEDULER, LoadGenerator.Pattern.of("scheduler"));

@@ -41,6 +41,55 @@ class LoadRequestsTest {
         assertTrue(Math.abs(online - n * 0.40) < n * 0.04, "online pods " + online);
     }
 
+    /**
+     * The generator's byte scans of the answers (for the layout the extender writes) agree with a JSON
+     * tree of the same answers on seeded filter and prioritize replies, written from the name table
+     * as the extender writes them and by data binding, names of every kind, ties and empty replies.
+     */
+    @Test
+    void scansOfTheAnswersAgreeWithATreeOfThem() throws Exception {
+        java.util.Random r = new java.util.Random(31L);
+        String[] parts = {"node-", "7", "a", "\"", "\\", "\u00e9", "\t", "-"};
+        List<String> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            all.add(i % 4 == 0 ? parts[r.nextInt(parts.length)] + i : "node-" + i);
+        }
+        NodeNameTable table = NodeNameTable.of(all);
+        for (int round = 0; round < 300; round++) {
+            int n = r.nextInt(30);
+            String[] names = new String[n];
+            int[] positions = new int[n];
+            long[] scores = new long[n];
+            int start = r.nextInt(all.size());
+            for (int j = 0; j < n; j++) {
+                names[j] = all.get((start + j) % all.size());
+                positions[j] = table.indexOf(names[j]);
+                scores[j] = r.nextInt(11);
+            }
+            List<String> list = new CandidateNames(names, positions, n, table);
+            Priorities priorities = new Priorities(list, scores);
+            for (byte[] answer : List.of(ExtenderRequests.write(priorities), ExtenderRequests.write(new java.util.ArrayList<>(priorities)))) {
+                String want = null;
+                long top = -1;
+                for (var e : TestSupport.tree(answer)) {
+                    if (e.get("Score").asLong() > top) {
+                        top = e.get("Score").asLong();
+                        want = e.get("Host").asText();
+                    }
+                }
+                assertEquals(want, LoadRequests.best(answer), new String(answer, StandardCharsets.UTF_8));
+            }
+            byte[] filter = ExtenderRequests.write(ExtenderProtocol.FilterResult.ofNames(list, java.util.Map.of("x", "full"),
+                    java.util.Map.of()));
+            byte[] fit = LoadRequests.fitNamesArray(filter);
+            if (n == 0) {
+                assertNull(fit);
+            } else {
+                assertEquals(List.of(names), List.of(TestSupport.JSON.readValue(fit, String[].class)));
+            }
+        }
+    }
+
     @Test
     void answersAreReadAsTheExtenderWritesThem() throws Exception {
         byte[] filter = ExtenderRequests.write(ExtenderProtocol.FilterResult.ofNames(List.of("a", "b"), java.util.Map.of("c", "full"),

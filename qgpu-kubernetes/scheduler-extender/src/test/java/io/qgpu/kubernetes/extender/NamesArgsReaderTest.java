@@ -84,8 +84,11 @@ class NamesArgsReaderTest {
                     seen);
             NamesArgsReader.Read read = NamesArgsReader.read(body, ExtenderRequests.strict(), KNOWN);
             if (read != null) {
-                for (String name : read.names()) {
+                CandidateNames names = (CandidateNames) read.names();
+                for (int j = 0; j < names.size(); j++) {
+                    String name = names.get(j);
                     int at = KNOWN.indexOf(name);
+                    assertEquals(at, names.position(j), name);
                     if (at >= 0) {
                         assertTrue(KNOWN.name(at) == name, () -> "not the table's own string: " + name);
                         fromTable++;
@@ -94,6 +97,54 @@ class NamesArgsReaderTest {
             }
         }
         assertTrue(fromTable > CASES, "names from the table: " + fromTable);
+    }
+
+    /**
+     * Bodies at the edges of the byte walk (white space everywhere JSON allows it, escapes in names the
+     * table holds, names outside ASCII, a control character or a DEL in a name, a trailing comma, a
+     * literal cut short, values of unknown keys of every kind, a pod nested to the parser's limit) read
+     * as the general path reads them, or are refused with its message; the plain ones take the fast path.
+     */
+    @Test
+    void edgeBodiesReadAsTheGeneralPathReadsThem() {
+        NodeNameTable table = NodeNameTable.of(List.of("node-1", "node-2", "node-\u007f", "n\u00e9"));
+        String pod = TestSupport.tree(TestSupport.payload(PODS[0])).get("Pod").toString();
+        String deep = "{\"a\":".repeat(498) + "1" + "}".repeat(498);
+        String[] plain = {
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\",\"node-2\"]}",
+            " \r\n\t{ \"Pod\" :\t" + pod + " , \"NodeNames\" : [ \"node-1\" ,\n\"x\" ] , \"Nodes\" : null }\n ",
+            "{\"NodeNames\":[],\"Pod\":" + pod + "}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-\u007f\",\"node-2\"]}",
+            "{\"Pod\":" + pod + ",\"x\":\"s\\\"}]\",\"y\":-1.5e3,\"z\":true,\"w\":[{}],\"NodeNames\":[\"node-2\"]}",
+        };
+        for (String body : plain) {
+            byte[] b = body.getBytes(StandardCharsets.UTF_8);
+            assertNotNull(NamesArgsReader.read(b, ExtenderRequests.strict(), table), body);
+            assertEquals(Outcome.of(ExtenderRequests::parseArgsInFull, b), Outcome.of(x -> ExtenderRequests.parseArgs(x, table), b), body);
+        }
+        String[] other = {
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node\\u002d1\",\"n\u00e9\",\"node-2\"]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\",\"node\\u002d1\"]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"a\u0001\"]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\",]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"Nodes\":nul}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"Nodes\":nullx}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"x\":tru}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"x\":{\"a\":1,\"a\":2}}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"x\":1,\"x\":1}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\" \"node-2\"]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"]}}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"]",
+            "{\"\\u0050od\":" + pod + ",\"NodeNames\":[\"node-1\"]}",
+            "{\"Pod\":" + pod.substring(0, pod.length() - 1) + ",\"deep\":" + deep + "},\"NodeNames\":[\"node-1\"]}",
+            "{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"],\"deep\":[" + deep + "]}",
+            "\ufeff{\"Pod\":" + pod + ",\"NodeNames\":[\"node-1\"]}",
+        };
+        for (String body : other) {
+            byte[] b = body.getBytes(StandardCharsets.UTF_8);
+            assertEquals(Outcome.of(ExtenderRequests::parseArgsInFull, b), Outcome.of(x -> ExtenderRequests.parseArgs(x, table), b), body);
+        }
     }
 
     @Test

@@ -49,6 +49,46 @@ class NodeNameTableTest {
         }
     }
 
+    /**
+     * A lookup by a name's bytes in a body finds exactly the names whose JSON is their ASCII bytes (the
+     * table gives those bytes), at any offset; a name that needs escaping or is not ASCII has no plain
+     * bytes and is never found so (the request reader reads such names another way).
+     */
+    @Test
+    void lookupsByPlainBytesAgreeWithLookupsByString() {
+        Random r = new Random(12L);
+        String[] parts = {"node-", "Aa", "BB", "gpu", "\u00e9", "7", "-", "x", "\"", "\\", "\t", "\u007f", " "};
+        for (int round = 0; round < 50; round++) {
+            List<String> names = new ArrayList<>();
+            int n = r.nextInt(150);
+            while (names.size() < n) {
+                StringBuilder b = new StringBuilder();
+                for (int k = 1 + r.nextInt(4); k > 0; k--) {
+                    b.append(parts[r.nextInt(parts.length)]);
+                }
+                if (!b.toString().isBlank() && !names.contains(b.toString())) {
+                    names.add(b.toString());
+                }
+            }
+            NodeNameTable t = NodeNameTable.of(names);
+            for (int i = 0; i < names.size(); i++) {
+                String name = names.get(i);
+                boolean plain = name.chars().allMatch(c -> c >= 0x20 && c < 0x80 && c != '"' && c != '\\');
+                byte[] bytes = t.plainAscii(i);
+                assertEquals(plain, bytes != null, name);
+                if (plain) {
+                    assertEquals(name, new String(bytes, java.nio.charset.StandardCharsets.US_ASCII));
+                    byte[] body = ("[\"" + name + "\"]").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                    assertEquals(i, t.indexOfPlain(body, 2, name.length(), name.hashCode()), name);
+                    String prefix = name.substring(0, name.length() - 1);   // a name cut short is another name, or none
+                    assertEquals(names.indexOf(prefix), t.indexOfPlain(body, 2, prefix.length(), prefix.hashCode()), prefix);
+                }
+            }
+            byte[] other = "zz-not-held".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            assertEquals(-1, t.indexOfPlain(other, 0, other.length, "zz-not-held".hashCode()));
+        }
+    }
+
     @Test
     void namesWithTheSameHashAreKeptApart() {
         List<String> names = List.of("AaAa", "AaBB", "BBAa", "BBBB", "Aa", "BB");

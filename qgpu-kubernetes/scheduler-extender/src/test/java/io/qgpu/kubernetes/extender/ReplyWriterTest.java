@@ -47,6 +47,61 @@ class ReplyWriterTest {
         assertTrue(escaped > 20, "control characters were escaped in only " + escaped + " replies");
     }
 
+    /**
+     * The replies the extender makes from a request's names (a {@link CandidateNames} with positions in
+     * the ledger's name table, and prioritize's {@link Priorities}), whose plain names are copied from
+     * the table's bytes and whose scores are written without a generator, are the bytes data binding
+     * writes for the same names and scores as plain lists; names that need escaping, names the table
+     * does not hold, and empty replies included.
+     */
+    @Test
+    void repliesMadeFromTheNameTableAreWrittenAsDataBindingWritesThem() throws JsonProcessingException {
+        Random r = new Random(20261207L);
+        List<String> tableNames = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            String name = i % 3 == 0 ? "node-" + i : text(r) + i;   // plain names, and names of every kind
+            tableNames.add(name.isBlank() ? "n" + i : name);
+        }
+        NodeNameTable table = NodeNameTable.of(tableNames);
+        int plain = 0;
+        for (int i = 0; i < 300; i++) {
+            int n = r.nextInt(40);
+            String[] names = new String[n];
+            int[] positions = new int[n];
+            java.util.Set<String> used = new java.util.HashSet<>();
+            int k = 0;
+            while (k < n) {
+                boolean known = r.nextInt(6) > 0;
+                String name = known ? tableNames.get(r.nextInt(tableNames.size())) : "other-" + text(r) + r.nextInt(1000);
+                if (used.add(name)) {
+                    names[k] = name;
+                    positions[k++] = table.indexOf(name);
+                }
+            }
+            CandidateNames list = new CandidateNames(names, positions, n, table);
+            long[] scores = new long[n];
+            List<ExtenderProtocol.HostPriority> asRecords = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                scores[j] = r.nextInt(11);
+                asRecords.add(new ExtenderProtocol.HostPriority(names[j], scores[j]));
+                if (positions[j] >= 0 && table.plainAscii(positions[j]) != null) {
+                    plain++;
+                }
+            }
+            Priorities priorities = new Priorities(list, scores);
+            assertTrue(ReplyWriter.handles(priorities));
+            assertArrayEquals(BINDING.writeValueAsBytes(asRecords), ReplyWriter.write(priorities, BINDING));
+            assertEquals(asRecords, priorities);
+            var filter = ExtenderProtocol.FilterResult.ofNames(list, Map.of("gpu-b", "full"), Map.of());
+            var plainFilter = ExtenderProtocol.FilterResult.ofNames(List.of(names), Map.of("gpu-b", "full"), Map.of());
+            assertArrayEquals(BINDING.writeValueAsBytes(plainFilter), ReplyWriter.write(filter, BINDING));
+            ReplyBuffer into = new ReplyBuffer(16);
+            ExtenderRequests.write(priorities, into);
+            assertArrayEquals(BINDING.writeValueAsBytes(asRecords), into.toByteArray());
+        }
+        assertTrue(plain > 1000, "names written from the table's bytes: " + plain);
+    }
+
     @Test
     void aFilterReplyWithNodeObjectsKeepsThemAsSent() throws JsonProcessingException {
         var nodes = TestSupport.tree("{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":[{\"metadata\":{\"name\":\"gpu-a\",\"x\":[1,2.5,null,true]}}]}");
