@@ -9,7 +9,6 @@ import io.qgpu.api.GpuDevice;
 import io.qgpu.api.GpuLink;
 import io.qgpu.api.Node;
 import io.qgpu.api.TopologyLevel;
-import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import io.qgpu.kubernetes.node.dra.PublishedSlice;
 import java.util.ArrayList;
@@ -43,6 +42,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>
  * java -jar qgpu-benchmarks/target/benchmarks.jar DecideBenchmark -p nodes=1000,5000
+ * java -jar qgpu-benchmarks/target/benchmarks.jar DecideBenchmark -p nodes=1000,5000 -p shortlist=8,5000   # also every node
  * </pre>
  */
 @State(Scope.Benchmark)
@@ -56,13 +56,20 @@ public class DecideBenchmark {
     @Param({"1000", "5000"})
     public int nodes;
 
+    /**
+     * The allocator's {@code --shortlist}: 8 is its default; the node count or more searches every node, as the trace
+     * replay of the allocator does.
+     */
+    @Param({"8"})
+    public int shortlist;
+
     DraAllocator allocator;
     ResourceClaim claim;
     static final Function<String, Optional<DeviceClass>> CLASSES = classes(PublishedSlice.deviceClass());
 
     @Setup(Level.Trial)
     public void setUp() {
-        AllocatorFlags flags = AllocatorFlags.parse("--no-webhook");
+        AllocatorFlags flags = AllocatorFlags.parse("--no-webhook", "--shortlist", Integer.toString(shortlist));
         allocator = allocator(flags);
         allocator.inventory(SliceInventory.of(slices(nodes, flags)).nodes());
         for (int i = 0; i < 2 * nodes; i++) {
@@ -87,7 +94,7 @@ public class DecideBenchmark {
     /** An allocator as {@code AllocatorApp} builds it from its flags. */
     static DraAllocator allocator(AllocatorFlags flags) {
         return DraAllocator.create(new LinkedHashSet<>(flags.deviceClasses()), flags.rules(),
-                PlacementConfig.builder().nodePolicy(flags.policy()).gpuPolicy(flags.policy()).build(), new ClaimPriority());
+                flags.placementConfig(), new ClaimPriority());
     }
 
     /** The slices of {@code n} nodes of eight 80 GiB H100s (NUMA nodes 0 and 1), as qgpu's driver publishes them. */

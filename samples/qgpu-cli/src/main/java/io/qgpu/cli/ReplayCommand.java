@@ -47,7 +47,7 @@ final class ReplayCommand implements Subcommand {
         return String.join("\n",
                 "usage: qgpu replay --nodes NODES.csv --pods PODS.csv [--policies P,P] [--seeds 42-51] [--ratio 1.3]",
                 "                   [--at 1.3] [--coverage 0.95] [--no-cpu-pods] [--no-cpu-balance] [--resolution 100]",
-                "                   [--threads N] [--out DIR]",
+                "                   [--shortlist N] [--threads N] [--out DIR]",
                 "",
                 "Builds the arrival stream as the FGD paper's simulator does (pods sorted by name and shuffled with",
                 "the seed, then copies drawn with the seed until the GPU capacity asked reaches --ratio times the",
@@ -75,6 +75,9 @@ final class ReplayCommand implements Subcommand {
                 "                     CPU the request mix asks per GPU)",
                 "  --resolution R     the fragmentation score's resolution: R steps of the sigmoid of the delta, as the",
                 "                     paper's integer score out of 100 (default 100); 0 for the exact linear score",
+                "  --shortlist N      how many nodes, best first by load, the fragmentation policies and dra-allocator",
+                "                     search GPU sets and score fragmentation on per pod (default: every node, as the",
+                "                     paper's simulator; the DRA allocator's jar defaults to 8, its --shortlist)",
                 "  --threads N        replays run side by side, one per thread (default: the number of processors);",
                 "                     each replay is sequential and seeded, so the numbers do not depend on N",
                 "  --out DIR          where to write curve-<policy>.csv, summary.csv and curve.png (default qgpu-replay-out);",
@@ -89,7 +92,7 @@ final class ReplayCommand implements Subcommand {
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws IOException {
         Args a = Args.parse(args, Set.of("--no-cpu-pods", "--no-cpu-balance"), Set.of("--nodes", "--pods", "--policies", "--seeds", "--ratio", "--at", "--coverage",
-                "--resolution", "--threads", "--out"));
+                "--resolution", "--shortlist", "--threads", "--out"));
         Path nodesFile = OutputNames.userPath("--nodes", a.option("--nodes").orElseThrow(() -> new UsageException("missing --nodes")));
         Path podsFile = OutputNames.userPath("--pods", a.option("--pods").orElseThrow(() -> new UsageException("missing --pods")));
         List<TraceReplay.Policy> policies = new ArrayList<>();
@@ -122,6 +125,18 @@ final class ReplayCommand implements Subcommand {
         if (resolution < 0 || resolution > FragmentationScorer.MAX_RESOLUTION) {
             throw new UsageException("--resolution " + resText + ": must be 0 (the exact linear score) or a whole number of steps"
                     + " between 1 and " + FragmentationScorer.MAX_RESOLUTION);
+        }
+        int shortlist = TraceReplay.EVERY_NODE;
+        if (a.option("--shortlist").isPresent()) {
+            String v = a.option("--shortlist").get();
+            try {
+                shortlist = Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                shortlist = -1;
+            }
+            if (shortlist < 1) {
+                throw new UsageException("--shortlist " + v + ": must be a whole number of nodes, 1 or more (leave it out for every node)");
+            }
         }
         Path outDir = OutputNames.userPath("--out", a.option("--out").orElse("qgpu-replay-out"));
         String threadsText = a.option("--threads").orElse(Integer.toString(Runtime.getRuntime().availableProcessors()));
@@ -167,7 +182,7 @@ final class ReplayCommand implements Subcommand {
         StringBuilder summary = new StringBuilder("policy,seed,arrived_percent,allocation_percent,placed,refused\n");
         out.printf(Locale.ROOT, "%-22s %8s %8s %8s   %s%n", "policy", "mean", "min", "max", "per seed");
         Map<String, TraceReplay.Result> results = runAll(nodes, pods, capacity, ratio, policies, seeds, typical, resolution,
-                !a.flag("--no-cpu-balance"), threads);
+                !a.flag("--no-cpu-balance"), shortlist, threads);
         for (TraceReplay.Policy policy : policies) {
             List<double[]> curves = new ArrayList<>();
             List<Double> atShare = new ArrayList<>();
@@ -201,14 +216,15 @@ final class ReplayCommand implements Subcommand {
     /** Every (policy, seed) replay, side by side on {@code threads} threads; keyed {@code policy/seed}. */
     private static Map<String, TraceReplay.Result> runAll(List<TraceNode> nodes, List<TracePod> pods, long capacity, double ratio,
                                                      List<TraceReplay.Policy> policies, List<Long> seeds, RequestMix typical,
-                                                     int resolution, boolean cpuBalance, int threads) {
+                                                     int resolution, boolean cpuBalance, int shortlist, int threads) {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         try {
             Map<String, Future<TraceReplay.Result>> futures = new LinkedHashMap<>();
             for (TraceReplay.Policy policy : policies) {
                 for (long seed : seeds) {
                     futures.put(policy.wireName() + "/" + seed, pool.submit(() ->
-                            TraceReplay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution, cpuBalance)));
+                            TraceReplay.run(nodes, Workload.stream(pods, capacity, ratio, seed), policy, seed, typical, resolution, cpuBalance,
+                                    shortlist)));
                 }
             }
             Map<String, TraceReplay.Result> out = new LinkedHashMap<>();

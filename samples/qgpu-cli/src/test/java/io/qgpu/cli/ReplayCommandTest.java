@@ -97,6 +97,10 @@ class ReplayCommandTest {
                 .startsWith("qgpu replay: --ratio 101: must be more than 0 and at most 100"));
         assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--resolution", "2.5")[1]
                 .startsWith("qgpu replay: --resolution 2.5: must be 0 (the exact linear score) or a whole number of steps between 1 and"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--shortlist", "0")[1]
+                .startsWith("qgpu replay: --shortlist 0: must be a whole number of nodes, 1 or more (leave it out for every node)"));
+        assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--shortlist", "all")[1]
+                .startsWith("qgpu replay: --shortlist all: must be a whole number of nodes, 1 or more"));
         assertTrue(run(2, "replay", "--nodes", gpus.toString(), "--pods", onePod.toString(), "--threads", "0")[1]
                 .startsWith("qgpu replay: --threads 0: must be a whole number between 1 and 1024"));
 

@@ -3,7 +3,6 @@ package io.qgpu.kubernetes.allocator;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.kubernetes.extender.LeaderElection;
 import java.net.InetSocketAddress;
 import java.net.InetAddress;
@@ -62,7 +61,7 @@ public final class AllocatorApp implements AutoCloseable {
      */
     public static AllocatorApp start(AllocatorFlags flags, KubernetesClient client, Map<String, String> env) throws Exception {
         DraAllocator allocator = DraAllocator.create(new LinkedHashSet<>(flags.deviceClasses()), flags.rules(),
-                PlacementConfig.builder().nodePolicy(flags.policy()).gpuPolicy(flags.policy()).build(), new ClaimPriority());
+                flags.placementConfig(), new ClaimPriority());
         LeaderElection[] election = new LeaderElection[1];
         AllocatorController controller = new AllocatorController(client, allocator, slices -> {
             SliceInventory inv = SliceInventory.of(slices);

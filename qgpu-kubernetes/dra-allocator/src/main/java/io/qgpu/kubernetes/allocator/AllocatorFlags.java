@@ -4,6 +4,7 @@ import io.qgpu.api.GranularityRules;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Validate;
+import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.kubernetes.node.AgentFlags;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
@@ -26,7 +27,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * qgpu-dra-allocator [--kubeconfig FILE] [--device-class NAME]... [--policy fragmentation|binpack|spread]
- *                    [--rules qgpu|hami|gpu-manager] (--webhook-port N --tls-cert FILE --tls-key FILE | --no-webhook)
+ *                    [--shortlist N] [--rules qgpu|hami|gpu-manager] (--webhook-port N --tls-cert FILE --tls-key FILE | --no-webhook)
  *                    [--leader-elect [--lease-namespace NS]] [--api-timeout DURATION] [--help]
  * </pre>
  *
@@ -54,6 +55,10 @@ import java.util.regex.Pattern;
  * @param deviceClasses  {@code --device-class}: the DeviceClasses whose claims the allocator allocates and whose pods the
  *                       webhook gates, in the order given; default {@link DraNames#DEVICE_CLASS}
  * @param policy         {@code --policy}: the placement policy; default {@link PlacementPolicy#FRAGMENTATION}
+ * @param shortlist      {@code --shortlist}: how many nodes, best first by the node policy's load, get their GPU sets
+ *                       searched and the fragmentation term computed ({@link PlacementConfig#shortlist()}); default
+ *                       {@value #DEFAULT_SHORTLIST}, the engine's; a number at least the node count searches every node, as
+ *                       the trace replay of the allocator does (the README's figures)
  * @param rules          {@code --rules}: the granularity preset ({@link AgentFlags#rules}); default qgpu
  * @param webhook        the admission webhook's port and TLS files; empty with {@code --no-webhook}
  * @param leaderElect    {@code --leader-elect}: one of several replicas, leader election on a Lease
@@ -65,8 +70,11 @@ import java.util.regex.Pattern;
  * <p>Thread safety: immutable.
  */
 public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClasses, PlacementPolicy policy,
-                             GranularityRules rules, Optional<Webhook> webhook, boolean leaderElect,
+                             int shortlist, GranularityRules rules, Optional<Webhook> webhook, boolean leaderElect,
                              Optional<String> leaseNamespace, Duration apiTimeout, boolean help) {
+
+    /** The default of {@code --shortlist}: the placement engine's own ({@link PlacementConfig#shortlist()}). */
+    public static final int DEFAULT_SHORTLIST = 8;
 
     /** The usage text, for {@code --help} and after a refused command line. */
     public static final String USAGE = String.join("\n",
@@ -74,6 +82,8 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
             "  --kubeconfig FILE      the cluster (default: KUBECONFIG, ~/.kube/config or in-cluster)",
             "  --device-class NAME    a DeviceClass whose claims are allocated here; repeatable (default " + DraNames.DEVICE_CLASS + ")",
             "  --policy P             fragmentation (default), binpack or spread",
+            "  --shortlist N          how many nodes get their GPU sets searched per decision, best first by load (default "
+                    + DEFAULT_SHORTLIST + "; the node count or more: every node)",
             "  --rules NAME           granularity preset: qgpu (default), hami or gpu-manager",
             "  --webhook-port N       the mutating admission webhook's HTTPS port (1-65535), with --tls-cert and --tls-key",
             "  --tls-cert FILE        the webhook's certificate chain (PEM)",
@@ -91,7 +101,7 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
     private static final String LEADER_ELECT = "--leader-elect";
     private static final String NO_WEBHOOK = "--no-webhook";
     private static final Set<String> SWITCHES = Set.of(LEADER_ELECT, NO_WEBHOOK);
-    private static final Set<String> VALUED = Set.of("--kubeconfig", "--policy", "--rules", "--webhook-port", "--tls-cert",
+    private static final Set<String> VALUED = Set.of("--kubeconfig", "--policy", "--shortlist", "--rules", "--webhook-port", "--tls-cert",
             "--tls-key", "--lease-namespace", "--api-timeout");
     private static final List<String> WEBHOOK_FLAGS = List.of("--webhook-port", "--tls-cert", "--tls-key");
     /** A namespace name: an RFC 1123 label. */
@@ -116,6 +126,7 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
         Objects.requireNonNull(kubeconfig, "kubeconfig");
         deviceClasses = List.copyOf(deviceClasses);
         Objects.requireNonNull(policy, "policy");
+        Validate.atLeast("--shortlist", shortlist, 1);
         Objects.requireNonNull(rules, "rules");
         Objects.requireNonNull(webhook, "webhook");
         Objects.requireNonNull(leaseNamespace, "leaseNamespace");
@@ -198,13 +209,15 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
         boolean help = opts.containsKey("--help");
         List<String> deviceClasses = classes.isEmpty() ? List.of(DraNames.DEVICE_CLASS) : List.copyOf(classes);
         if (help) {
-            return new AllocatorFlags(Optional.empty(), deviceClasses, PlacementPolicy.FRAGMENTATION, GranularityRules.ofDefaults(),
+            return new AllocatorFlags(Optional.empty(), deviceClasses, PlacementPolicy.FRAGMENTATION, DEFAULT_SHORTLIST,
+                    GranularityRules.ofDefaults(),
                     Optional.empty(), switches.contains(LEADER_ELECT), Optional.empty(), AgentFlags.apiTimeout(Map.of()), true);
         }
         Optional<Path> kubeconfig = Optional.ofNullable(opts.get("--kubeconfig")).map(v -> {
             return readableFile("--kubeconfig", v);
         });
         PlacementPolicy policy = policy(opts.getOrDefault("--policy", PlacementPolicy.FRAGMENTATION.wireName()));
+        int shortlist = shortlist(opts.getOrDefault("--shortlist", Integer.toString(DEFAULT_SHORTLIST)));
         GranularityRules rules = AgentFlags.rules(opts).orElseGet(GranularityRules::ofDefaults);
         Optional<Webhook> webhook = webhook(opts, switches.contains(NO_WEBHOOK));
         boolean leaderElect = switches.contains(LEADER_ELECT);
@@ -219,8 +232,29 @@ public record AllocatorFlags(Optional<Path> kubeconfig, List<String> deviceClass
                         + ": must be a namespace name (at most 63 lower-case letters, digits and '-', a letter or digit at each end)");
             }
         }
-        return new AllocatorFlags(kubeconfig, deviceClasses, policy, rules, webhook, leaderElect, leaseNamespace,
+        return new AllocatorFlags(kubeconfig, deviceClasses, policy, shortlist, rules, webhook, leaderElect, leaseNamespace,
                 AgentFlags.apiTimeout(opts), false);
+    }
+
+    /**
+     * The placement engine's configuration these flags ask for: {@code --policy} at node and GPU level, {@code --shortlist};
+     * the rest the engine's defaults. The allocator and its benchmarks build their engine from it.
+     */
+    public PlacementConfig placementConfig() {
+        return PlacementConfig.builder().nodePolicy(policy).gpuPolicy(policy).shortlist(shortlist).build();
+    }
+
+    private static int shortlist(String v) {
+        int n;
+        try {
+            n = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            n = 0;
+        }
+        if (n < 1) {
+            throw new BadFlagException("--shortlist " + v + ": must be a whole number of nodes, 1 or more");
+        }
+        return n;
     }
 
     private static PlacementPolicy policy(String v) {

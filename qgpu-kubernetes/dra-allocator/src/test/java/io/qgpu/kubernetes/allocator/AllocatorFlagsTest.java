@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.PlacementPolicy;
+import io.qgpu.core.placement.PlacementConfig;
 import io.qgpu.kubernetes.node.dra.DraNames;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -52,6 +53,9 @@ class AllocatorFlagsTest {
         assertEquals(Optional.empty(), f.kubeconfig());
         assertEquals(List.of(DraNames.DEVICE_CLASS), f.deviceClasses());
         assertEquals(PlacementPolicy.FRAGMENTATION, f.policy());
+        assertEquals(8, f.shortlist());
+        assertEquals(PlacementConfig.builder().nodePolicy(PlacementPolicy.FRAGMENTATION).gpuPolicy(PlacementPolicy.FRAGMENTATION)
+                .build(), f.placementConfig(), "the engine's defaults apart from the policy");
         assertEquals(GranularityRules.ofDefaults(), f.rules());
         assertEquals(new AllocatorFlags.Webhook(8443, Path.of(cert), Path.of(key)), f.webhook().orElseThrow());
         assertFalse(f.leaderElect());
@@ -63,11 +67,14 @@ class AllocatorFlagsTest {
     @Test
     void everyFlagInBothForms() {
         AllocatorFlags f = AllocatorFlags.parse("--kubeconfig=" + kubeconfig, "--device-class", "a.example.com",
-                "--device-class=b.example.com", "--policy", "binpack", "--rules=hami", "--webhook-port=9443", "--tls-cert=" + cert,
+                "--device-class=b.example.com", "--policy", "binpack", "--shortlist=5000", "--rules=hami", "--webhook-port=9443", "--tls-cert=" + cert,
                 "--tls-key", key, "--leader-elect", "--lease-namespace=qgpu", "--api-timeout", "500ms");
         assertEquals(Optional.of(Path.of(kubeconfig)), f.kubeconfig());
         assertEquals(List.of("a.example.com", "b.example.com"), f.deviceClasses());
         assertEquals(PlacementPolicy.BINPACK, f.policy());
+        assertEquals(5000, f.shortlist());
+        assertEquals(PlacementConfig.builder().nodePolicy(PlacementPolicy.BINPACK).gpuPolicy(PlacementPolicy.BINPACK).shortlist(5000)
+                .build(), f.placementConfig());
         assertEquals(GranularityRules.hami(), f.rules());
         assertEquals(9443, f.webhook().orElseThrow().port());
         assertTrue(f.leaderElect());
@@ -128,6 +135,10 @@ class AllocatorFlagsTest {
     void badValues() {
         assertEquals("--policy first-fit: must be fragmentation, binpack or spread", refusal(webhook("--policy", "first-fit")));
         assertEquals("--rules mig: must be qgpu, hami or gpu-manager", refusal(webhook("--rules", "mig")));
+        assertEquals("--shortlist 0: must be a whole number of nodes, 1 or more", refusal(webhook("--shortlist", "0")));
+        assertEquals("--shortlist -3: must be a whole number of nodes, 1 or more", refusal(webhook("--shortlist=-3")));
+        assertEquals("--shortlist all: must be a whole number of nodes, 1 or more", refusal(webhook("--shortlist", "all")));
+        assertEquals("--shortlist 1e9: must be a whole number of nodes, 1 or more", refusal(webhook("--shortlist", "1e9")));
         assertEquals("--api-timeout = \"10\": must be a duration: a number and a unit: ns, us, ms, s or m"
                 + " (for example \"250ms\", \"1.5s\", \"40us\", \"2m\")",
                 refusal(webhook("--api-timeout", "10")));

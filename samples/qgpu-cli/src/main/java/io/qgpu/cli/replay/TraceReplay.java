@@ -111,6 +111,24 @@ public final class TraceReplay {
      */
     public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
                              int resolution, boolean cpuBalance) {
+        return run(nodes, stream, policy, seed, typical, resolution, cpuBalance, EVERY_NODE);
+    }
+
+    /** {@code shortlist} of {@link #run(List, List, Policy, long, RequestMix, int, boolean, int)}: every node. */
+    public static final int EVERY_NODE = 0;
+
+    /**
+     * {@link #run(List, List, Policy, long, RequestMix, int, boolean)}, with the shortlist of the fragmentation policies
+     * and of {@link Policy#DRA_ALLOCATOR} ({@link PlacementConfig#shortlist()}): how many nodes, best first by load, get
+     * their GPU sets and fragmentation term computed; {@link #EVERY_NODE} (the default) for all of them, as the FGD
+     * paper's simulator scores every node. The other policies keep the engine's default shortlist.
+     */
+    public static Result run(List<TraceNode> nodes, List<TracePod> stream, Policy policy, long seed, RequestMix typical,
+                             int resolution, boolean cpuBalance, int shortlist) {
+        if (shortlist < 0) {
+            throw new IllegalArgumentException("shortlist " + shortlist + ": must be " + EVERY_NODE + " (every node) or a number of nodes");
+        }
+        int fragShortlist = shortlist == EVERY_NODE ? Math.max(1, nodes.size()) : shortlist;
         List<Node> qnodes = TraceMapping.nodes(nodes);
         long smallest = TraceMapping.smallestMemory(nodes);
         long capacity = 0;
@@ -124,9 +142,9 @@ public final class TraceReplay {
                 yield c -> kube.place(c) instanceof PlacementResult.Placed;
             }
             case DRA_ALLOCATOR -> DraReplay.create(qnodes,
-                    ledger -> engine(ledger, Policy.FRAGMENTATION_SAMPLE, typical, qnodes.size(), resolution, cpuBalance))::place;
+                    ledger -> engine(ledger, Policy.FRAGMENTATION_SAMPLE, typical, fragShortlist, resolution, cpuBalance))::place;
             default -> {
-                PlacementEngine engine = engine(Ledger.create(TraceMapping.RULES, qnodes), policy, typical, qnodes.size(), resolution,
+                PlacementEngine engine = engine(Ledger.create(TraceMapping.RULES, qnodes), policy, typical, fragShortlist, resolution,
                         cpuBalance);
                 yield c -> engine.place(c) instanceof PlacementResult.Placed;
             }
@@ -153,7 +171,7 @@ public final class TraceReplay {
         return new Result(policy, seed, capacity, arrived, allocated, placed, stream.size() - placed);
     }
 
-    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int nodeCount, int resolution,
+    static PlacementEngine engine(Ledger ledger, Policy policy, RequestMix typical, int fragShortlist, int resolution,
                                   boolean cpuBalance) {
         PlacementConfig.Builder cfg = PlacementConfig.builder();
         PlacementEngine.Builder b = PlacementEngine.builder(ledger);
@@ -163,7 +181,7 @@ public final class TraceReplay {
             case DEFAULT -> { }
             case FRAGMENTATION, FRAGMENTATION_SAMPLE -> {
                 cfg.nodePolicy(PlacementPolicy.FRAGMENTATION).gpuPolicy(PlacementPolicy.FRAGMENTATION)
-                        .shortlist(Math.max(1, nodeCount));
+                        .shortlist(fragShortlist);
                 FragmentationScorer s = policy == Policy.FRAGMENTATION ? FragmentationScorer.of(typical)
                         : FragmentationScorer.sampling(RequestSample.DEFAULT_CAPACITY);
                 b.fragmentation(s.withResolution(resolution).withCpuBalance(cpuBalance));

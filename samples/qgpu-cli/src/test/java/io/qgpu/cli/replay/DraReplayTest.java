@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GpuDevice;
 import io.qgpu.api.Node;
+import io.qgpu.core.placement.FragmentationScorer;
 import io.qgpu.core.placement.RequestMix;
 import io.qgpu.kubernetes.allocator.PublishedGpu;
 import io.qgpu.kubernetes.allocator.PublishedNode;
@@ -114,6 +115,35 @@ class DraReplayTest {
      * pods), two seeds each, the allocator's path allocates exactly what the library's {@code fragmentation-sample}
      * does, pod by pod, and more than {@code kube-dra} at 130% arrived.
      */
+    /**
+     * {@code --shortlist} (the allocator jar's flag, and the replay's): with a shortlist of 1 or 3 nodes the allocator's
+     * path still decides exactly as the library's engine with that shortlist, pod by pod; and the shortlist reaches the
+     * engine: some replay differs from the one that searches every node.
+     */
+    @Test
+    void aShorterShortlistReachesTheAllocatorsEngineAndStillGivesTheLibrarysFigure() {
+        boolean differs = false;
+        for (int variant = 0; variant < 2; variant++) {
+            List<TraceNode> nodes = nodes();
+            List<TracePod> pods = pods(variant);
+            long capacity = nodes.stream().mapToLong(n -> 1000L * n.gpus()).sum();
+            RequestMix typical = Workload.typicalMix(pods, 0.95);
+            List<TracePod> stream = Workload.stream(pods, capacity, 1.3, 42);
+            TraceReplay.Result every = TraceReplay.run(nodes, stream, TraceReplay.Policy.DRA_ALLOCATOR, 42, typical);
+            for (int shortlist : new int[] {1, 3}) {
+                String at = "variant " + variant + ", shortlist " + shortlist;
+                TraceReplay.Result library = TraceReplay.run(nodes, stream, TraceReplay.Policy.FRAGMENTATION_SAMPLE, 42, typical,
+                        FragmentationScorer.PAPER_RESOLUTION, true, shortlist);
+                TraceReplay.Result dra = TraceReplay.run(nodes, stream, TraceReplay.Policy.DRA_ALLOCATOR, 42, typical,
+                        FragmentationScorer.PAPER_RESOLUTION, true, shortlist);
+                assertArrayEquals(library.allocatedMilli(), dra.allocatedMilli(), at + ": allocated after each pod");
+                assertEquals(library.placed(), dra.placed(), at);
+                differs |= !java.util.Arrays.equals(every.allocatedMilli(), dra.allocatedMilli());
+            }
+        }
+        assertTrue(differs, "a shortlist of 1 or 3 nodes changed no decision of any replay: it does not reach the engine");
+    }
+
     @Test
     void theAllocatorsPathGivesTheLibrarysFigureExactlyAndLeadsFirstFit() {
         for (int variant = 0; variant < 2; variant++) {
