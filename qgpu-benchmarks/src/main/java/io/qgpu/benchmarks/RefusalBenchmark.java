@@ -188,12 +188,14 @@ public class RefusalBenchmark {
      * The refusal row of issue 40: a nearly full mixed cluster ({@code nodes} x 8 GPUs, half DGX-1V,
      * half DGX H100, {@link SchedulingPassBenchmark#cluster}), empty at first, filled by the issue's mix
      * ({@link #mixClaim}: 70% shared 1-GPU, 15% exclusive 1-GPU, 10% exclusive 2-GPU, 4% exclusive
-     * 4-GPU, 1% exclusive 8-GPU; seed 17) placed in order until 2,000 claims were refused. Then 0.2%
+     * 4-GPU, 1% exclusive 8-GPU; seed 17) placed in order until 2,000 claims were refused and 256 of
+     * them shared (exclusive claims are refused long before shared ones, once no GPU is empty); the
+     * last 2,000 refused claims are {@code mix}'s, the last 256 of one shape that shape's. Then 0.2%
      * of the holders are released, among the shared ones whose GPUs keep another tenant (no GPU becomes
      * empty), so that the placement {@code placeFits} (1 GPU, 2 GiB, 5% offline) has room; the refused
      * claims are tried again and those that fit now are placed, released and dropped.
-     * {@code shape} picks which refused claims {@code refuse} cycles through: {@code mix} (all of them,
-     * in the order refused), or one shape: {@code shared-1}, {@code excl-1}, {@code excl-2},
+     * {@code shape} picks which refused claims {@code refuse} cycles through: {@code mix} (the last
+     * 2,000, in the order refused), or one shape: {@code shared-1}, {@code excl-1}, {@code excl-2},
      * {@code excl-4}, {@code excl-8}. {@code placeFits} is the placement on the very same state.
      *
      * <pre>
@@ -227,13 +229,29 @@ public class RefusalBenchmark {
             List<String> holders = new ArrayList<>();
             List<Claim> all = new ArrayList<>();
             SplittableRandom rnd = new SplittableRandom(17);
-            for (int i = 0; all.size() < 2_000; i++) {
+            int sharedRefused = 0;
+            for (int i = 0; all.size() < 2_000 || sharedRefused < 256; i++) {
                 Claim c = mixClaim(rnd, "mix-" + i);
                 if (engine.place(c) instanceof PlacementResult.Placed) {
                     holders.add(c.tenantId());
                 } else {
                     all.add(c);
+                    sharedRefused += c.exclusive() ? 0 : 1;
                 }
+                if (i > 10_000_000) {
+                    throw new IllegalStateException("the cluster does not fill up");
+                }
+            }
+            List<Claim> picked = new ArrayList<>();
+            if (shape.equals("mix")) {
+                picked.addAll(all.subList(all.size() - 2_000, all.size()));   // the last 2,000 refusals
+            } else {
+                for (Claim c : all) {
+                    if (shape.equals(shapeOf(c))) {
+                        picked.add(c);
+                    }
+                }
+                picked = new ArrayList<>(picked.subList(Math.max(0, picked.size() - 256), picked.size()));
             }
             SplittableRandom pick = new SplittableRandom(11);
             for (int released = 0, i = 0; released < holders.size() / 500 && i < 100 * holders.size(); i++) {
@@ -245,10 +263,7 @@ public class RefusalBenchmark {
                 }
             }
             List<Claim> still = new ArrayList<>();
-            for (Claim c : all) {
-                if (!shape.equals("mix") && !shape.equals(shapeOf(c))) {
-                    continue;
-                }
+            for (Claim c : picked) {
                 if (engine.place(c) instanceof PlacementResult.Placed) {
                     ledger.release(c.tenantId());   // fits again after the releases: dropped
                 } else {
