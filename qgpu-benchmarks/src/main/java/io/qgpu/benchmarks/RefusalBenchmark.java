@@ -190,10 +190,10 @@ public class RefusalBenchmark {
      * ({@link #mixClaim}: 70% shared 1-GPU, 15% exclusive 1-GPU, 10% exclusive 2-GPU, 4% exclusive
      * 4-GPU, 1% exclusive 8-GPU; seed 17) placed in order until 2,000 claims were refused and 256 of
      * them shared (exclusive claims are refused long before shared ones, once no GPU is empty); the
-     * last 2,000 refused claims are {@code mix}'s, the last 256 of one shape that shape's. Then 0.2%
-     * of the holders are released, among the shared ones whose GPUs keep another tenant (no GPU becomes
-     * empty), so that the placement {@code placeFits} (1 GPU, 2 GiB, 5% offline) has room; the refused
-     * claims are tried again and those that fit now are placed, released and dropped.
+     * last 2,000 refused claims are {@code mix}'s, the last 256 of one shape that shape's; each is
+     * tried again on the final state and dropped (placed and released) if it fits now. Nothing is
+     * released: {@code placeFits} (1 GPU, 2 GiB, 5% offline, checked to fit) is the placement on the
+     * very same full cluster.
      * {@code shape} picks which refused claims {@code refuse} cycles through: {@code mix} (the last
      * 2,000, in the order refused), or one shape: {@code shared-1}, {@code excl-1}, {@code excl-2},
      * {@code excl-4}, {@code excl-8}. {@code placeFits} is the placement on the very same state.
@@ -226,15 +226,12 @@ public class RefusalBenchmark {
             ledger = io.qgpu.core.ledger.Ledger.create(io.qgpu.api.GranularityRules.ofDefaults(),
                     SchedulingPassBenchmark.cluster(nodes));
             engine = PlacementEngine.create(ledger);
-            List<String> holders = new ArrayList<>();
             List<Claim> all = new ArrayList<>();
             SplittableRandom rnd = new SplittableRandom(17);
             int sharedRefused = 0;
             for (int i = 0; all.size() < 2_000 || sharedRefused < 256; i++) {
                 Claim c = mixClaim(rnd, "mix-" + i);
-                if (engine.place(c) instanceof PlacementResult.Placed) {
-                    holders.add(c.tenantId());
-                } else {
+                if (!(engine.place(c) instanceof PlacementResult.Placed)) {
                     all.add(c);
                     sharedRefused += c.exclusive() ? 0 : 1;
                 }
@@ -252,15 +249,6 @@ public class RefusalBenchmark {
                     }
                 }
                 picked = new ArrayList<>(picked.subList(Math.max(0, picked.size() - 256), picked.size()));
-            }
-            SplittableRandom pick = new SplittableRandom(11);
-            for (int released = 0, i = 0; released < holders.size() / 500 && i < 100 * holders.size(); i++) {
-                String h = holders.get(pick.nextInt(holders.size()));
-                if (sharesItsGpus(ledger, h)) {
-                    ledger.release(h);   // no GPU becomes empty: exclusive claims stay refused
-                    holders.remove(h);
-                    released++;
-                }
             }
             List<Claim> still = new ArrayList<>();
             for (Claim c : picked) {
