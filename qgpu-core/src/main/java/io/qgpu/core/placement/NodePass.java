@@ -144,11 +144,21 @@ final class NodePass {
         }
         int[] keyCauses = exact ? null : new int[CAUSES];
         e.keyCauses = keyCauses;
+        if (keyCauses != null) {
+            io.qgpu.api.ReasonCode every = idx.room(c.online).refusesEvery(c);
+            if (every != null) {
+                // the largest fields of all keys refuse the claim at its first test, so each key does,
+                // with that code: what the scan below would count, without reading a key
+                keyCauses[every.ordinal()] = n;
+                return e;
+            }
+        }
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
         int top = 0;
         double nodeWeight = config.nodeWeight();
         boolean scorers = nodeScorers.length > 0;
+        boolean beyond = c.tiered || c.levelled;
         for (int i = 0; i < n; i++) {
             NodeState ns = null;
             NodeSummary s = null;
@@ -161,8 +171,8 @@ final class NodePass {
                 // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
                 io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
-                if (cause == null && (c.tiered || c.levelled)) {
-                    cause = idx.keysBeyondTheFirst(i, c);   // the tier and level keys, read only now
+                if (cause == null && beyond && scorers) {
+                    cause = idx.keysBeyondTheFirst(i, c);   // before the registered scorers are asked
                 }
                 if (cause != null) {
                     java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;   // counted for a refusal, should no node fit
@@ -180,7 +190,17 @@ final class NodePass {
                         nodeScorers[j].score(c.claim, java.util.Objects.requireNonNull(ns, "ns"), ledger));
             }
             if (!exact && top == cap && v <= topV[cap - 1]) {
+                // cut by rank: no key of it can change the shortlist. Not counted under a cause, which
+                // only matters when no node fits, and then the shortlist never fills (top < cap)
                 continue;
+            }
+            if (!exact && beyond && !scorers) {
+                // the tier and level keys, read only for a node that would be read in full
+                io.qgpu.api.ReasonCode cause = idx.keysBeyondTheFirst(i, c);
+                if (cause != null) {
+                    java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;
+                    continue;
+                }
             }
             if (s == null) {
                 s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
@@ -222,7 +242,11 @@ final class NodePass {
         int[] top = new int[1];
         NodeFeed feed = idx.feed;
         RoomTree room = idx.room(c.online);
+        boolean beyond = c.tiered || c.levelled;
         boolean done = room.visit(c, config.nodeWeight(), room.budget(cap), (i, key, rank) -> {
+            if (beyond && idx.keysBeyondTheFirst(i, c) != null) {
+                return true;   // the tier or level key refuses it: its summary would (the same bytes)
+            }
             NodeSummary s = idx.summary(i, feed.nodeAt(i));
             if (feasible(s, c)) {
                 topS[top[0]++] = s;
