@@ -184,6 +184,125 @@ public class RefusalBenchmark {
         }
     }
 
+    /**
+     * The refusal row of issue 40: a nearly full mixed cluster ({@code nodes} x 8 GPUs, half DGX-1V,
+     * half DGX H100, {@link SchedulingPassBenchmark#cluster}), empty at first, filled by the issue's mix
+     * ({@link #mixClaim}: 70% shared 1-GPU, 15% exclusive 1-GPU, 10% exclusive 2-GPU, 4% exclusive
+     * 4-GPU, 1% exclusive 8-GPU; seed 17) placed in order until 2,000 claims were refused and 256 of
+     * them shared (exclusive claims are refused long before shared ones, once no GPU is empty); the
+     * last 2,000 refused claims are {@code mix}'s, the last 256 of one shape that shape's; each is
+     * tried again on the final state and dropped (placed and released) if it fits now. Nothing is
+     * released: {@code placeFits} (1 GPU, 2 GiB, 5% offline, checked to fit) is the placement on the
+     * very same full cluster.
+     * {@code shape} picks which refused claims {@code refuse} cycles through: {@code mix} (the last
+     * 2,000, in the order refused), or one shape: {@code shared-1}, {@code excl-1}, {@code excl-2},
+     * {@code excl-4}, {@code excl-8}. {@code placeFits} is the placement on the very same state.
+     *
+     * <pre>
+     *   java -jar qgpu-benchmarks/target/benchmarks.jar 'RefusalBenchmark.Mix' -f 1 -wi 3 -i 5 -w 1s -r 1s -bm avgt -tu us
+     * </pre>
+     */
+    @State(Scope.Benchmark)
+    @BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    @Warmup(iterations = 3, time = 1)
+    @Measurement(iterations = 5, time = 1)
+    @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
+    public static class Mix {
+        @Param({"4000"})
+        public int nodes;
+
+        @Param({"mix", "shared-1", "excl-1", "excl-2", "excl-4", "excl-8"})
+        public String shape;
+
+        private Ledger ledger;
+        private PlacementEngine engine;
+        private Claim fits;
+        private Claim[] refused;
+        private int next;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            ledger = io.qgpu.core.ledger.Ledger.create(io.qgpu.api.GranularityRules.ofDefaults(),
+                    SchedulingPassBenchmark.cluster(nodes));
+            engine = PlacementEngine.create(ledger);
+            List<Claim> all = new ArrayList<>();
+            SplittableRandom rnd = new SplittableRandom(17);
+            int sharedRefused = 0;
+            for (int i = 0; all.size() < 2_000 || sharedRefused < 256; i++) {
+                Claim c = mixClaim(rnd, "mix-" + i);
+                if (!(engine.place(c) instanceof PlacementResult.Placed)) {
+                    all.add(c);
+                    sharedRefused += c.exclusive() ? 0 : 1;
+                }
+                if (i > 10_000_000) {
+                    throw new IllegalStateException("the cluster does not fill up");
+                }
+            }
+            List<Claim> picked = new ArrayList<>();
+            if (shape.equals("mix")) {
+                picked.addAll(all.subList(all.size() - 2_000, all.size()));   // the last 2,000 refusals
+            } else {
+                for (Claim c : all) {
+                    if (shape.equals(shapeOf(c))) {
+                        picked.add(c);
+                    }
+                }
+                picked = new ArrayList<>(picked.subList(Math.max(0, picked.size() - 256), picked.size()));
+            }
+            List<Claim> still = new ArrayList<>();
+            for (Claim c : picked) {
+                if (engine.place(c) instanceof PlacementResult.Placed) {
+                    ledger.release(c.tenantId());   // fits again after the releases: dropped
+                } else {
+                    still.add(c);
+                }
+            }
+            if (still.isEmpty()) {
+                throw new IllegalStateException("no refused claim of shape " + shape);
+            }
+            refused = still.toArray(new Claim[0]);
+            fits = fittingClaim(engine, ledger);
+        }
+
+        /** A claim that fits, placed and released. */
+        @Benchmark
+        public Object placeFits() {
+            PlacementResult r = engine.place(fits);
+            ledger.release(fits.tenantId());
+            return r;
+        }
+
+        /** The next refused claim of the shape. */
+        @Benchmark
+        public Object refuse() {
+            Claim c = refused[next++ % refused.length];
+            return engine.place(c);
+        }
+    }
+
+    /**
+     * The next claim of issue 40's mix: 70% shared 1-GPU (1-16 GiB, 0-50% guaranteed compute in steps
+     * of 5), 15% exclusive 1-GPU, 10% exclusive 2-GPU, 4% exclusive 4-GPU, 1% exclusive 8-GPU; 40%
+     * online.
+     */
+    static Claim mixClaim(SplittableRandom rnd, String tenantId) {
+        int r = rnd.nextInt(100);
+        Claim.Builder b = Claim.builder(tenantId)
+                .priority(rnd.nextInt(10) < 4 ? PriorityClass.ONLINE : PriorityClass.OFFLINE);
+        if (r < 70) {
+            b.memoryGiB(1L + rnd.nextInt(16)).compute(5 * rnd.nextInt(11), 100);
+        } else {
+            b.gpus(r < 85 ? 1 : r < 95 ? 2 : r < 99 ? 4 : 8).exclusive();
+        }
+        return b.build();
+    }
+
+    /** {@code shared-1}, {@code excl-1}, ... for a claim of {@link #mixClaim}. */
+    static String shapeOf(Claim c) {
+        return (c.exclusive() ? "excl-" : "shared-") + c.gpuCount();
+    }
+
     /** The placement both states time: a 2 GiB offline slice, checked to fit (placed, then released). */
     static Claim fittingClaim(PlacementEngine engine, Ledger ledger) {
         Claim fits = Claim.builder("bench-fits").memoryGiB(2).compute(5, 100).priority(PriorityClass.OFFLINE).build();

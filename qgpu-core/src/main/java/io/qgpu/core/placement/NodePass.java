@@ -73,17 +73,37 @@ final class NodePass {
         final List<NodeSummary> shortlist = new ArrayList<>();
         /** Fast pass only: nodes refused by their key, per {@link io.qgpu.api.ReasonCode} ordinal. */
         int @Nullable [] keyCauses;
+        /** Fast pass only: the first node (lowest position) each key cause of {@link #keyCauses} was counted for. */
+        final int[] firstKeyAt = new int[CAUSES];
         /** Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose summary refused it. */
         int[] refusedBySummary = new int[8];
+        /**
+         * Beside each of {@link #refusedBySummary}, its summary's cause ({@link NodeVerdicts#cause}) by
+         * ordinal, taken while no feasible node had been seen (a refusal is possible only then), else -1.
+         */
+        int[] refusedBySummaryCause = new int[8];
         int refusedBySummaryCount;
         /** Fast pass only: feasible nodes seen (0 means every node was refused). */
         int feasibleSeen;
 
-        private void refusedBySummary(int i) {
+        @SuppressWarnings("EnumOrdinal") // the causes are ReasonCode ordinals (no boxing in the scan)
+        private void refusedBySummary(int i, @Nullable ReasonCode cause) {
             if (refusedBySummaryCount == refusedBySummary.length) {
                 refusedBySummary = java.util.Arrays.copyOf(refusedBySummary, 2 * refusedBySummaryCount);
+                refusedBySummaryCause = java.util.Arrays.copyOf(refusedBySummaryCause, 2 * refusedBySummaryCount);
             }
+            refusedBySummaryCause[refusedBySummaryCount] = cause == null ? -1 : cause.ordinal();
             refusedBySummary[refusedBySummaryCount++] = i;
+        }
+
+        /** Counts node {@code i} under the key cause {@code code}, remembering the first such node. */
+        @SuppressWarnings("EnumOrdinal") // the counts are an array indexed by ReasonCode ordinal
+        private void keyCause(int i, ReasonCode code) {
+            int o = code.ordinal();
+            int[] counts = java.util.Objects.requireNonNull(keyCauses, "keyCauses: fast pass only");
+            if (counts[o]++ == 0) {
+                firstKeyAt[o] = i;
+            }
         }
     }
 
@@ -144,11 +164,22 @@ final class NodePass {
         }
         int[] keyCauses = exact ? null : new int[CAUSES];
         e.keyCauses = keyCauses;
+        if (keyCauses != null) {
+            ReasonCode every = idx.room(c.online).refusesEvery(c);
+            if (every != null) {
+                // the largest fields of all keys refuse the claim at its first test, so each key does,
+                // with that code: what the scan below would count, without reading a key
+                keyCauses[every.ordinal()] = n;
+                e.firstKeyAt[every.ordinal()] = 0;
+                return e;
+            }
+        }
         NodeSummary[] topS = new NodeSummary[cap];
         double[] topV = new double[cap];
         int top = 0;
         double nodeWeight = config.nodeWeight();
         boolean scorers = nodeScorers.length > 0;
+        boolean beyond = c.tiered || c.levelled;
         for (int i = 0; i < n; i++) {
             NodeState ns = null;
             NodeSummary s = null;
@@ -160,12 +191,12 @@ final class NodePass {
             } else {
                 // the hot loop: one contiguous long per node; the node itself is read only if it may fit
                 key = idx.key(i, c.online);
-                io.qgpu.api.ReasonCode cause = NodeIndex.cause(key, c);
-                if (cause == null && (c.tiered || c.levelled)) {
-                    cause = idx.keysBeyondTheFirst(i, c);   // the tier and level keys, read only now
+                ReasonCode cause = NodeIndex.cause(key, c);
+                if (cause == null && beyond && scorers) {
+                    cause = idx.keysBeyondTheFirst(i, c);   // before the registered scorers are asked
                 }
                 if (cause != null) {
-                    java.util.Objects.requireNonNull(keyCauses, "keyCauses")[cause.ordinal()]++;   // counted for a refusal, should no node fit
+                    e.keyCause(i, cause);   // counted for a refusal, should no node fit
                     continue;
                 }
                 if (scorers) {
@@ -180,14 +211,31 @@ final class NodePass {
                         nodeScorers[j].score(c.claim, java.util.Objects.requireNonNull(ns, "ns"), ledger));
             }
             if (!exact && top == cap && v <= topV[cap - 1]) {
+                // cut by rank: no key of it can change the shortlist. Not counted under a cause, which
+                // only matters when no node fits, and then the shortlist never fills (top < cap)
                 continue;
+            }
+            if (!exact && beyond && !scorers) {
+                // the tier and level keys, read only for a node that would be read in full
+                ReasonCode cause = idx.keysBeyondTheFirst(i, c);
+                if (cause != null) {
+                    e.keyCause(i, cause);
+                    continue;
+                }
             }
             if (s == null) {
                 s = idx.summary(i, ns != null ? ns : feed.nodeAt(i));
             }
-            if (!feasible(s, c)) {
+            if (!exact && e.feasibleSeen == 0) {
+                // no node fits so far: this pass may end in a refusal, which counts this node's cause
+                ReasonCode cause = verdicts.cause(s, c);
+                if (cause != null) {
+                    e.refusedBySummary(i, cause);
+                    continue;
+                }
+            } else if (!feasible(s, c)) {
                 if (!exact) {
-                    e.refusedBySummary(i);
+                    e.refusedBySummary(i, null);
                 }
                 continue;
             }
@@ -222,7 +270,11 @@ final class NodePass {
         int[] top = new int[1];
         NodeFeed feed = idx.feed;
         RoomTree room = idx.room(c.online);
+        boolean beyond = c.tiered || c.levelled;
         boolean done = room.visit(c, config.nodeWeight(), room.budget(cap), (i, key, rank) -> {
+            if (beyond && idx.keysBeyondTheFirst(i, c) != null) {
+                return true;   // the tier or level key refuses it: its summary would (the same bytes)
+            }
             NodeSummary s = idx.summary(i, feed.nodeAt(i));
             if (feasible(s, c)) {
                 topS[top[0]++] = s;

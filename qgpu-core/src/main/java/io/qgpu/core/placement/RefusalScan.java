@@ -179,28 +179,20 @@ final class RefusalScan {
         NodeFeed feed = idx.feed;
         int[] firstAt = new int[CODES.length];
         java.util.Arrays.fill(firstAt, Integer.MAX_VALUE);
+        for (int o = 0; o < CODES.length; o++) {
+            if (e.keyCauses[o] > 0) {
+                firstAt[o] = e.firstKeyAt[o];   // the pass went in cluster order: the first it counted
+            }
+        }
         for (int j = 0; j < e.refusedBySummaryCount; j++) {
             int i = e.refusedBySummary[j];
-            ReasonCode code = pass.verdicts.cause(idx.summary(i, feed.nodeAt(i)), c);
-            if (code == null) {
-                return null;   // the node changed since the pass
+            // the cause the pass took from the node's summary (no node had fitted yet, so it took one)
+            int o = e.refusedBySummaryCause[j];
+            if (o < 0) {
+                return null;   // not taken: a node fitted before this one, so feasibleSeen is not 0
             }
-            t.counts[code.ordinal()]++;
-            firstAt[code.ordinal()] = Math.min(firstAt[code.ordinal()], i);
-        }
-        // the first node of each cause the keys refused (in cluster order), and the first nodes
-        int missing = 0;
-        for (int o = 0; o < CODES.length; o++) {
-            missing += e.keyCauses[o] > 0 ? 1 : 0;
-        }
-        boolean[] seen = new boolean[CODES.length];
-        for (int i = 0; i < t.nodes && missing > 0; i++) {
-            ReasonCode code = idx.cause(i, c);
-            if (code != null && !seen[code.ordinal()]) {
-                seen[code.ordinal()] = true;
-                firstAt[code.ordinal()] = Math.min(firstAt[code.ordinal()], i);
-                missing--;
-            }
+            t.counts[o]++;
+            firstAt[o] = Math.min(firstAt[o], i);
         }
         for (int o = 0; o < CODES.length; o++) {
             if (firstAt[o] != Integer.MAX_VALUE) {

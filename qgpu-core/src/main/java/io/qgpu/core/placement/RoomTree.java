@@ -1,7 +1,9 @@
 package io.qgpu.core.placement;
 
+import io.qgpu.api.ReasonCode;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An index of the nodes by free room, for one priority class: a complete binary tree over the node
@@ -61,8 +63,12 @@ class RoomTree {
     /** {@link #update} without the lock (for one thread at a time). */
     final void write(int i, long key) {
         int t = leaves + i;
-        maxKey.setOpaque(t, key);
-        minLoad.setOpaque(t, (int) (key & LOAD_MASK));
+        boolean none = noRoom(key);
+        // a node without room ranks nowhere: its load would make every subtree above it look best
+        // (binpack: a full node has the highest load; spread: an idle node without open GPUs the
+        // lowest), so that a visit walks those subtrees first, finds nothing and runs out of budget
+        maxKey.setOpaque(t, none ? key & ~(long) LOAD_MASK : key);
+        minLoad.setOpaque(t, none ? LOAD_MASK : (int) (key & LOAD_MASK));
         for (t >>>= 1; t >= 1; t >>>= 1) {
             int l = 2 * t;
             maxKey.setOpaque(t, combine(maxKey.getOpaque(l), maxKey.getOpaque(l + 1)));
@@ -83,6 +89,37 @@ class RoomTree {
             }
         }
         return true;
+    }
+
+    /**
+     * Whether a node with this key has no room for any claim with GPUs: no GPU with a free tenant slot
+     * and no empty GPU ({@link NodeIndex#cause} refuses every shared claim, {@code TOO_MANY_TENANTS} or
+     * {@code NOT_ENOUGH_GPUS}, and every exclusive one, {@code EXCLUSIVE}). Its leaf keeps the key's
+     * fields but not its load: no visit hands such a node out, so its load only ever made the rank
+     * bounds of the subtrees above it looser.
+     */
+    static boolean noRoom(long key) {
+        return ((key >>> 20) & 0xF) == 0 && ((key >>> 24) & 0xFF) == 0;
+    }
+
+    /**
+     * When the field-wise maximum of every key already refuses the claim at its first test, the code
+     * every node's key refuses it with: {@code EXCLUSIVE} (an exclusive claim: no node has {@code k}
+     * empty GPUs of the class) or {@code NOT_ENOUGH_GPUS} (a shared one: no node has {@code k} open
+     * GPUs); else null (some node may pass that test, or the tree is empty). Exact for the keys the
+     * tree was updated with; like every read of the tree, it may see an update half-way.
+     */
+    @Nullable ReasonCode refusesEvery(ClaimShape c) {
+        if (size == 0 || c.hostOnly) {
+            return null;
+        }
+        ReasonCode code = NodeIndex.cause(rootKey(), c);
+        return code == ReasonCode.EXCLUSIVE || code == ReasonCode.NOT_ENOUGH_GPUS ? code : null;
+    }
+
+    /** The field-wise maximum of every key (0 for an empty tree). */
+    final long rootKey() {
+        return maxKey.getOpaque(1);
     }
 
     /**

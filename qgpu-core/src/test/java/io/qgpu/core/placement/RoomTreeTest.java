@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
 import io.qgpu.api.Node;
+import io.qgpu.api.PlacementPolicy;
+import io.qgpu.api.ReasonCode;
 import io.qgpu.api.placement.GpuFilter;
 import io.qgpu.api.placement.GpuSetScorer;
 import io.qgpu.api.placement.NodeFilter;
@@ -125,6 +127,96 @@ class RoomTreeTest {
         return NodeIndex.key(load, open, slots, empty, compute, mem);
     }
 
+    /**
+     * When the tree says every key refuses a claim ({@link RoomTree#refusesEvery}), every key does,
+     * with that very code; random keys and claims as above. A tree that answers with whatever code
+     * its largest fields refuse with ({@link AnyCauseTree}) is rejected.
+     */
+    @Test
+    void aRefusalOfEveryKeyIsEveryKeysCode() {
+        int[] said = new int[1];
+        List<String> v = refusals(RoomTree::new, SEED, 400, said);
+        assertTrue(v.isEmpty(), () -> v.size() + " violation(s), first: " + v.get(0));
+        assertTrue(said[0] > 100, "too few claims every key refuses: " + said[0]);
+    }
+
+    @Test
+    void propertyRejectsATreeThatTakesAnyCauseForEveryKeys() {
+        List<String> v = refusals(AnyCauseTree::new, SEED, 400, new int[1]);
+        assertFalse(v.isEmpty(), "the tree that gives the largest fields' code whatever it is must be caught");
+    }
+
+    static List<String> refusals(IntFunction<RoomTree> factory, long seed, int cases, int[] said) {
+        List<String> violations = new ArrayList<>();
+        List<Node> someNodes = Gen.cluster(new SplittableRandom(seed), 3);
+        for (int k = 0; k < cases && violations.isEmpty(); k++) {
+            SplittableRandom rnd = new SplittableRandom(seed + k);
+            int n = 1 + rnd.nextInt(40);
+            long[] keys = new long[n];
+            RoomTree tree = factory.apply(n);
+            int scarce = rnd.nextInt(4);   // small fields, so that the largest keys refuse some claims
+            for (int i = 0; i < n; i++) {
+                keys[i] = scarce == 0 ? randomKey(rnd) : scarceKey(rnd);
+                tree.update(i, keys[i]);
+            }
+            for (int q = 0; q < 12; q++) {
+                Claim claim = Gen.claim(rnd, "t" + q, someNodes);
+                ClaimShape c = new ClaimShape(claim, PlacementConfig.defaults(), GranularityRules.ofDefaults());
+                ReasonCode every = tree.refusesEvery(c);
+                if (every == null) {
+                    continue;
+                }
+                said[0]++;
+                for (int i = 0; i < n; i++) {
+                    if (NodeIndex.cause(keys[i], c) != every) {
+                        violations.add("seed " + (seed + k) + " claim " + claim + ": the tree says every key refuses it with "
+                                + every + ", node " + i + "'s key says " + NodeIndex.cause(keys[i], c));
+                        break;
+                    }
+                }
+            }
+        }
+        return violations;
+    }
+
+    /** A key of a nearly full node: few open GPUs and slots, rarely an empty one, little memory. */
+    private static long scarceKey(SplittableRandom rnd) {
+        int open = rnd.nextInt(4);
+        int slots = rnd.nextInt(open + 1);
+        int empty = rnd.nextInt(5) == 0 ? rnd.nextInt(slots + 1) : 0;
+        return NodeIndex.key(rnd.nextDouble(), open, slots, empty, rnd.nextInt(30) - 1, rnd.nextLong(4L << 30));
+    }
+
+    /**
+     * On a cluster where a third of the nodes are full (every GPU held, the highest load) and the others
+     * have room, a visit for a small claim finds its shortlist within the budget the pass gives it
+     * ({@link RoomTree#budget}): a full node ranks nowhere, so no subtree is walked for its load. (Before
+     * {@link RoomTree#noRoom}, a subtree with a full node ranked as if it held a node with room at the
+     * highest load; nearly every subtree has one, so the visit gave up and the pass scanned every key.
+     * Run against that tree, main at 6aa3f77, this test fails: "BINPACK: gave up after []".)
+     */
+    @Test
+    void fullNodesDoNotExhaustTheVisitsBudget() {
+        SplittableRandom rnd = new SplittableRandom(SEED);
+        int n = 4000;
+        RoomTree tree = new RoomTree(n);
+        for (int i = 0; i < n; i++) {
+            tree.update(i, i % 3 == 0 ? NodeIndex.key(1.0, 0, 0, 0, -1, -1)
+                    : NodeIndex.key(rnd.nextDouble() * 0.9, 8, 8, rnd.nextInt(3), 100, 40L << 30));
+        }
+        Claim claim = Claim.builder("small").memoryGiB(4).compute(20, 60).priority(io.qgpu.api.PriorityClass.OFFLINE).build();
+        for (PlacementPolicy policy : PlacementPolicy.values()) {
+            PlacementConfig config = PlacementConfig.defaults().toBuilder().nodePolicy(policy).build();
+            ClaimShape c = new ClaimShape(claim, config, GranularityRules.ofDefaults());
+            List<Integer> got = new ArrayList<>();
+            boolean done = tree.visit(c, 1.0, tree.budget(8), (i, key, rank) -> {
+                got.add(i);
+                return got.size() < 8;
+            });
+            assertTrue(done && got.size() == 8, policy + ": gave up after " + got);
+        }
+    }
+
     @Test
     void thePassFromTheTreeChoosesWhatTheScanOfEveryNodeChooses() {
         int compared = 0;
@@ -174,6 +266,18 @@ class RoomTreeTest {
         long combine(long a, long b) {
             long mem = Math.min(a >>> 40, b >>> 40) << 40;
             return (super.combine(a, b) & ((1L << 40) - 1)) | mem;
+        }
+    }
+
+    /** Broken on purpose: says every key refuses a claim whenever the largest fields do, with their code. */
+    static final class AnyCauseTree extends RoomTree {
+        AnyCauseTree(int size) {
+            super(size);
+        }
+
+        @Override
+        @org.jspecify.annotations.Nullable ReasonCode refusesEvery(ClaimShape c) {
+            return c.hostOnly ? null : NodeIndex.cause(rootKey(), c);
         }
     }
 

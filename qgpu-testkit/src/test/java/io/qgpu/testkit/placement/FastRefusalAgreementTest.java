@@ -174,6 +174,72 @@ class FastRefusalAgreementTest {
         assertTrue(levelRefusals[0] > 100, "node refusals by a level: " + levelRefusals[0]);
     }
 
+    /**
+     * Nearly full mixed clusters under one rules preset: 2 to 5 DGX-1V, DGX H100 and DGX A100 nodes,
+     * GPUs kept for a class; claims of every shape (1 to 8 GPUs, shared and whole, both classes) on the
+     * preset's grid (MiB for hami, 256 MiB for gpu-manager, GiB for qgpu; 1% or 5% compute), capacity
+     * only, 120 operations per scenario so that nodes fill up.
+     */
+    static io.qgpu.testkit.property.Gen<PropertyScenario> nearlyFull(String preset) {
+        return QgpuGens.scenarios(InventoryOptions.defaults().withRules(io.qgpu.api.GranularityRules.preset(preset))
+                        .withNodes(2, 5).withReservedFor(true)
+                        .withMachines(List.of(io.qgpu.testkit.machines.Machines.DGX_1V,
+                                io.qgpu.testkit.machines.Machines.DGX_H100, io.qgpu.testkit.machines.Machines.DGX_A100)),
+                ClaimOptions.defaults().withMaxGpus(8).withLocality(false).withSelectors(false), 120);
+    }
+
+    /**
+     * Every shape, every rules preset, nearly full clusters: the fast refusals (the key scan, the
+     * tier and level keys read only for the nodes a placement would read in full, a refusal counted
+     * from the index by free room when its largest keys refuse the claim at the first test) and
+     * {@code check} agree with explain, and no refused node has k GPUs the ledger admits. The
+     * property must reach refusals of every shape: it counts the refused claims per shape (shared or
+     * whole, 1, 2, 4 or 8 GPUs and the others) and requires some of each kind.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"qgpu", "hami", "gpu-manager"})
+    void fastRefusalsAgreeForEveryShapeAndEveryRulesPresetOnNearlyFullClusters(String preset) {
+        Map<String, Integer> refused = new java.util.TreeMap<>();
+        Property.forAll(nearlyFull(preset)).seed(SEED).tries(CASES).maxShrinks(200)
+                .runVerify(s -> verify(s, ledger -> countingRefusals(real(ledger), refused))).orThrow();
+        for (String kind : List.of("shared-1", "shared-2", "shared-4+", "whole-1", "whole-2", "whole-4+")) {
+            assertTrue(refused.getOrDefault(kind, 0) > 0, () -> preset + ": no refused claim of kind " + kind + ": " + refused);
+        }
+    }
+
+    /**
+     * The same property under every preset rejects a refusal that counts every node under its most
+     * frequent cause (what a refusal counted from the largest keys would give if it took the code
+     * they refuse with for every node's, where that holds only at the first test).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"qgpu", "hami", "gpu-manager"})
+    void theHarnessCatchesARefusalCountedUnderOneCauseUnderEveryPreset(String preset) {
+        PropertyResult<PropertyScenario> r = Property.forAll(nearlyFull(preset)).seed(SEED).tries(CASES).maxShrinks(200)
+                .runVerify(s -> verify(s, ledger -> new OneCauseForAll(real(ledger))));
+        PropertyResult.Falsified<PropertyScenario> f = assertInstanceOf(PropertyResult.Falsified.class, r, preset);
+        assertTrue(f.failure().getMessage().contains("counts are not check's codes"), f.failure().getMessage());
+    }
+
+    /** The engine, counting its refused claims by kind ({@code shared-1}, {@code whole-4+}, ...). */
+    static Engines countingRefusals(Engines real, Map<String, Integer> count) {
+        return new Engines() {
+            public PlacementResult place(Claim claim) {
+                PlacementResult r = real.place(claim);
+                if (r instanceof PlacementResult.Unschedulable u && u.general().isEmpty()) {
+                    int k = claim.gpuCount();
+                    String kind = (claim.exclusive() ? "whole-" : "shared-") + (k >= 4 ? "4+" : String.valueOf(k));
+                    count.merge(kind, 1, Integer::sum);
+                }
+                return r;
+            }
+            public PlacementResult placeWithFullDetail(Claim claim) { return real.placeWithFullDetail(claim); }
+            public List<NodeFit> check(Claim claim, List<String> nodes) { return real.check(claim, nodes); }
+            public PlacementExplanation explain(Claim claim) { return real.explain(claim); }
+            public void release(String tenant) { real.release(tenant); }
+        };
+    }
+
     /** The engine, counting the nodes {@code check} refuses by a refusal level (words: "... and at least N% free ..." or "below N%"). */
     static Engines countingLevels(Engines real, int[] count) {
         return new Engines() {
@@ -343,6 +409,43 @@ class FastRefusalAgreementTest {
                         io.qgpu.api.Reason.of(ReasonCode.EXCLUSIVE, f.node(), "no free whole GPUs")) : f);
             }
             return out;
+        }
+
+        public PlacementExplanation explain(Claim claim) {
+            return real.explain(claim);
+        }
+
+        public void release(String tenant) {
+            real.release(tenant);
+        }
+    }
+
+    /**
+     * Broken on purpose: a refusal that counts every node under the cause most nodes have (as if the
+     * code the largest keys refuse a claim with were every node's); otherwise the engine.
+     */
+    static final class OneCauseForAll implements Engines {
+        private final Engines real;
+
+        OneCauseForAll(Engines real) {
+            this.real = real;
+        }
+
+        public PlacementResult place(Claim claim) {
+            PlacementResult r = real.place(claim);
+            if (!(r instanceof PlacementResult.Unschedulable u) || u.causes().size() < 2) {
+                return r;
+            }
+            return new PlacementResult.Unschedulable(u.tenantId(), u.nodes(), u.general(),
+                    List.of(new CauseCount(u.causes().get(0).code(), u.nodeCount())), u.nodeCount());
+        }
+
+        public PlacementResult placeWithFullDetail(Claim claim) {
+            return real.placeWithFullDetail(claim);
+        }
+
+        public List<NodeFit> check(Claim claim, List<String> nodes) {
+            return real.check(claim, nodes);
         }
 
         public PlacementExplanation explain(Claim claim) {
