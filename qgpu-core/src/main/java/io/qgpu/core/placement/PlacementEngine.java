@@ -136,7 +136,7 @@ public final class PlacementEngine {
         this.ticker = b.ticker;
         this.refusalDetail = b.refusalDetail;
         this.pass = new NodePass(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers,
-                setScorerWeights);
+                setScorerWeights, b.setMemo.get());
         this.refusals = new Refusals(ledger, config, nodeFilters, gpuFilters, pass);
         this.decisions = new Decisions(pass, refusals, refusalDetail);
     }
@@ -339,6 +339,8 @@ public final class PlacementEngine {
         private Ticker ticker = Ticker.system();
         private int refusalDetail = DEFAULT_REFUSAL_DETAIL;
         private @Nullable FragmentationScorer fragmentation;
+        /** The engine's memo of best sets ({@link SetMemo}); tests replace it (none, or a broken one). */
+        java.util.function.Supplier<@Nullable SetMemo> setMemo = SetMemo::new;
 
         private Builder(Ledger ledger) {
             this.ledger = Validate.notNull("placementEngine.ledger", ledger);
