@@ -347,19 +347,25 @@ final class NodePass {
         return memo == null || c.nodePolicy == PlacementPolicy.FRAGMENTATION || c.mustInclude || c.hostOnly ? null : memo;
     }
 
-    /** {@link #bestSet} through the memo (a node of at most 64 GPUs, a claim {@link #memoFor} lets through). */
+    /**
+     * {@link #bestSet} through the memo (a node of at most 64 GPUs, a claim {@link #memoFor} lets
+     * through). A remembered choice is handed out as it is: its positions are read, never written,
+     * by every caller.
+     */
     private SetSearch.@Nullable Choice rememberedBestSet(SetMemo m, NodeSummary s, ClaimShape c) {
-        int[] cand = new int[s.size];
-        int n = candidates(s, c, cand);
-        long mask = SetMemo.mask(cand, n);
+        long mask = verdicts.candidateMask(s, c);
         int shape = SetMemo.shape(c);
         SetMemo.Entry hit = m.get(s, mask, shape);
         if (hit != null) {
-            SetSearch.Choice ch = hit.choice();
-            return ch == null ? null : new SetSearch.Choice(ch.positions().clone(), ch.score());
+            return hit.choice();
+        }
+        int[] cand = new int[Long.bitCount(mask)];
+        int n = 0;
+        for (long b = mask; b != 0; b &= b - 1) {
+            cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
         }
         SetSearch.Choice choice = search(s, c).best(cand, n, NONE, 0);
-        m.put(s, mask, shape, choice == null ? null : new SetSearch.Choice(choice.positions().clone(), choice.score()));
+        m.put(s, mask, shape, choice);
         return choice;
     }
 

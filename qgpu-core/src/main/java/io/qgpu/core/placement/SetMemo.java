@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * immutable snapshot of one node state, replaced whenever the node changes, so the same summary
  * object always means the same loads, NUMA nodes, idle and healthy GPUs and topology) together with
  * every other input of {@link SetSearch#best} that varies between claims: the admissible GPUs (a bit
- * mask of {@code candidates}, which already carries the claim's memory, compute, class, selectors,
+ * mask, {@link NodeVerdicts#candidateMask}, which already carries the claim's memory, compute, class, selectors,
  * labels and the registered GPU filters), {@code k}, the GPU policy (binpack or spread) and
  * {@code numa: required}. The engine's {@link PlacementConfig} is fixed per {@link NodePass}, which
  * owns its memo. {@link NodePass} consults the memo only where nothing else enters the score: no
@@ -23,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  * {@code SetMemoTest} checks it against engines without a memo on seeded random clusters and claims,
  * with releases and under every policy, and shows that a memo keyed by the node's name rather than its
  * summary is caught.
+ *
+ * <p>A remembered {@link SetSearch.Choice} is handed to every caller that hits it: its positions are
+ * read-only by contract (no caller in the engine writes them).
  *
  * <p>Memory: a direct-mapped table of {@value #SLOTS} entries, each replacing whatever held its slot;
  * an entry keeps its summary (and so that node state) reachable until it is replaced.
@@ -44,15 +47,6 @@ class SetMemo {
     /** The set-shape part of the key: {@code k}, the GPU policy and {@code numa: required}. */
     static int shape(ClaimShape c) {
         return c.k << 2 | (c.gpuBinpack ? 2 : 0) | (c.numaRequired ? 1 : 0);
-    }
-
-    /** The bit mask of {@code cand[0..m)} (positions below 64). */
-    static long mask(int[] cand, int m) {
-        long bits = 0;
-        for (int i = 0; i < m; i++) {
-            bits |= 1L << cand[i];
-        }
-        return bits;
     }
 
     /** The entry for the key, or null when none is remembered. */
