@@ -24,6 +24,11 @@ public final class GpuState {
     private final int onlineGuaranteed;
     private final int offlineGuaranteed;
     private final boolean exclusive;
+    /**
+     * {@code holdings.size()}, kept here: the placement engine asks every GPU of a changed node for its
+     * tenant count and emptiness, and this field is on the state's own cache line, the list is not.
+     */
+    private final int tenants;
 
     private GpuState(GpuDevice device, List<Holding> holdings) {
         this.device = device;
@@ -45,6 +50,7 @@ public final class GpuState {
         this.onlineGuaranteed = on;
         this.offlineGuaranteed = off;
         this.exclusive = ex;
+        this.tenants = holdings.size();
     }
 
     public static GpuState empty(GpuDevice device) {
@@ -70,7 +76,7 @@ public final class GpuState {
     }
 
     public int tenants() {
-        return holdings.size();
+        return tenants;
     }
 
     public long memoryUsed() {
@@ -97,7 +103,7 @@ public final class GpuState {
     }
 
     public boolean isEmpty() {
-        return holdings.isEmpty();
+        return tenants == 0;
     }
 
     public Optional<Holding> holding(String tenantId) {
@@ -134,7 +140,7 @@ public final class GpuState {
      * carry the same exclusion label or none (the ledger keeps it so).
      */
     public Optional<String> exclusionLabel() {
-        return holdings.isEmpty() ? Optional.empty() : holdings.get(0).locality().exclusion();
+        return tenants == 0 ? Optional.empty() : holdings.get(0).locality().exclusion();
     }
 
     /** A new state with one more holding. */

@@ -24,8 +24,12 @@ public record NodeState(Node node, List<GpuState> gpus, HostState host) {
 
     public NodeState {
         Validate.notNull("nodeState.node", node);
-        gpus = Validate.list("nodeState[" + node.name() + "].gpus", gpus);
-        Validate.notNull("nodeState[" + node.name() + "].host", host);
+        if (gpus == null || host == null || anyNull(gpus)) {
+            // the names of the fields are built only for the messages (a ledger makes a state per change)
+            gpus = Validate.list("nodeState[" + node.name() + "].gpus", gpus);
+            Validate.notNull("nodeState[" + node.name() + "].host", host);
+        }
+        gpus = List.copyOf(gpus);
         if (gpus.size() != node.gpus().size()) {
             throw new InvalidValueException("nodeState[" + node.name() + "].gpus.size", gpus.size(),
                     "must equal the node's GPU count " + node.gpus().size());
@@ -83,5 +87,14 @@ public record NodeState(Node node, List<GpuState> gpus, HostState host) {
             n += g.tenants();
         }
         return n;
+    }
+
+    private static boolean anyNull(List<?> values) {
+        for (Object v : values) {
+            if (v == null) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -89,7 +89,9 @@ public final class Validate {
         notNull(field, values);
         int i = 0;
         for (T v : values) {
-            notNull(field + "[" + i + "]", v);
+            if (v == null) {   // the element's name is built only for the message
+                notNull(field + "[" + i + "]", v);
+            }
             i++;
         }
         return List.copyOf(values);

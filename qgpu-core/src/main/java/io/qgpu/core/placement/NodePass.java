@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * filters, admission of every GPU, must-include and NUMA constraints), the node and GPU-set scores and
  * the choice of the best node and set. Not exported; the engine builds one and keeps it.
  *
- * <p>Thread safety: immutable after construction; safe for concurrent passes (each pass works on its
- * own {@link Eval}).
+ * <p>Thread safety: safe for concurrent passes. Immutable after construction but for the
+ * {@link SetMemo} of best sets, itself safe for concurrent use (immutable entries, each checked against
+ * its full key); each pass works on its own {@link Eval}.
  */
 final class NodePass {
     private final Ledger ledger;
@@ -44,9 +45,21 @@ final class NodePass {
     private final GpuSetScorer[] plainSetScorers;
     private final double[] plainSetScorerWeights;
     final NodeVerdicts verdicts;
+    /**
+     * The best sets remembered between claims ({@link SetMemo}), consulted by {@link #choose} where
+     * they are exact (see {@link #memoFor}); null for none.
+     */
+    private final @Nullable SetMemo memo;
 
     NodePass(Ledger ledger, PlacementConfig config, NodeFilter[] nodeFilters, GpuFilter[] gpuFilters,
              NodeScorer[] nodeScorers, double[] nodeScorerWeights, GpuSetScorer[] setScorers, double[] setScorerWeights) {
+        this(ledger, config, nodeFilters, gpuFilters, nodeScorers, nodeScorerWeights, setScorers, setScorerWeights,
+                new SetMemo());
+    }
+
+    NodePass(Ledger ledger, PlacementConfig config, NodeFilter[] nodeFilters, GpuFilter[] gpuFilters,
+             NodeScorer[] nodeScorers, double[] nodeScorerWeights, GpuSetScorer[] setScorers, double[] setScorerWeights,
+             @Nullable SetMemo memo) {
         this.ledger = ledger;
         this.config = config;
         this.nodeFilters = nodeFilters;
@@ -59,6 +72,7 @@ final class NodePass {
         this.plainSetScorers = java.util.Arrays.copyOf(setScorers, plain);
         this.plainSetScorerWeights = java.util.Arrays.copyOf(setScorerWeights, plain);
         this.verdicts = new NodeVerdicts(ledger, nodeFilters, gpuFilters);
+        this.memo = plainSetScorers.length == 0 ? memo : null;   // a registered set scorer may read anything
     }
 
     /** Outcome of one pass over a view. */
@@ -291,9 +305,10 @@ final class NodePass {
 
     /** The best node and set of the shortlist {@code topS[0..top)}, in shortlist order (ties: the earlier). */
     private void choose(Eval e, NodeSummary[] topS, int top, ClaimShape c, boolean explain) {
+        SetMemo m = memoFor(c);
         for (int j = 0; j < top; j++) {
             NodeSummary s = topS[j];
-            SetSearch.Choice choice = bestSet(s, c, search(s, c));
+            SetSearch.Choice choice = m != null && s.size <= 64 ? rememberedBestSet(m, s, c) : bestSet(s, c, search(s, c));
             if (choice == null) {
                 continue;   // feasible() already checked the set constraints; only an unstable filter gets here
             }
@@ -371,6 +386,39 @@ final class NodePass {
         return c.nodePolicy == PlacementPolicy.FRAGMENTATION
                 ? new SetSearch(s, c, config, setScorers, setScorerWeights, ledger)
                 : new SetSearch(s, c, config, plainSetScorers, plainSetScorerWeights, ledger);
+    }
+
+    /**
+     * The memo of best sets when it is exact for the claim, else null: only the node summary, the
+     * admissible GPUs, {@code k}, the GPU policy and {@code numa: required} may enter the set score, so
+     * not under the {@code fragmentation} node policy (the term reads the cluster-wide request mix),
+     * not with registered set scorers (no memo then, see the constructor), not for must-include GPUs
+     * (kept out of the key) and not for a host-only claim (no set).
+     */
+    private @Nullable SetMemo memoFor(ClaimShape c) {
+        return memo == null || c.nodePolicy == PlacementPolicy.FRAGMENTATION || c.mustInclude || c.hostOnly ? null : memo;
+    }
+
+    /**
+     * {@link #bestSet} through the memo (a node of at most 64 GPUs, a claim {@link #memoFor} lets
+     * through). A remembered choice is handed out as it is: its positions are read, never written,
+     * by every caller.
+     */
+    private SetSearch.@Nullable Choice rememberedBestSet(SetMemo m, NodeSummary s, ClaimShape c) {
+        long mask = verdicts.candidateMask(s, c);
+        int shape = SetMemo.shape(c);
+        SetMemo.Entry hit = m.get(s, mask, shape);
+        if (hit != null) {
+            return hit.choice();
+        }
+        int[] cand = new int[Long.bitCount(mask)];
+        int n = 0;
+        for (long b = mask; b != 0; b &= b - 1) {
+            cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
+        }
+        SetSearch.Choice choice = search(s, c).best(cand, n, NONE, 0);
+        m.put(s, mask, shape, choice);
+        return choice;
     }
 
     /** The best set on the node, or null when no admissible set satisfies the claim's set constraints. */

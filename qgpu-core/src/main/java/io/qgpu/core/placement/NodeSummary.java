@@ -272,11 +272,14 @@ final class NodeSummary {
         return Math.max(-1, Math.min(100, free));
     }
 
-    /** The summary of {@code state}, reusing the topology tables of {@code previous} when the topology is the same. */
+    /**
+     * The summary of {@code state}, reusing the topology tables of {@code previous} when its node has
+     * the same topology object, else the tables shared by every equal topology ({@link NodeTopo#of}).
+     */
     @SuppressWarnings("ReferenceEquality") // identity meant: the same immutable topology object shares its tables
     static NodeSummary of(NodeState state, @Nullable NodeSummary previous, GranularityRules rules) {
         Topology t = state.node().topology();
-        NodeTopo topo = previous != null && previous.topo.topology == t ? previous.topo : new NodeTopo(t);
+        NodeTopo topo = previous != null && previous.state.node().topology() == t ? previous.topo : NodeTopo.of(t);
         return new NodeSummary(state, topo, rules);
     }
 

@@ -13,6 +13,11 @@ import org.jspecify.annotations.Nullable;
  * instance: pair link scores, NVLink and PCIe closeness, each GPU's partners from best to worst link,
  * and the maximal NVLink cliques, for the GPU-set score and the look-ahead ({@link #left}).
  *
+ * <p>Sharing: {@link #of} hands out one instance per distinct topology (by {@link Topology#equals}:
+ * every table here is a function of the topology's size and links), so the nodes of one machine type
+ * share their tables and the memo of {@link #left}, instead of each node building its own and filling
+ * its own memo (cache misses in a pass over thousands of nodes).
+ *
  * <p>Thread safety: shared between threads; immutable but for the memo of {@link #left}, whose
  * entries are written at most once per value (racing writers write the same bits; a reader sees 0 or them).
  */
@@ -40,6 +45,27 @@ final class NodeTopo {
      */
     private final @Nullable AtomicLongArray leftMemo;
     static final int MEMO_GPUS = 8;
+
+    /** How many distinct topologies {@link #of} keeps; past that it builds a new instance per call (as before sharing). */
+    static final int SHARED_TOPOLOGIES = 256;
+    private static final java.util.concurrent.ConcurrentHashMap<Topology, NodeTopo> SHARED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The tables of {@code t}: the instance made for an equal topology when one is kept, else a new one
+     * (kept while fewer than {@value #SHARED_TOPOLOGIES} are). Thread-safe.
+     */
+    static NodeTopo of(Topology t) {
+        NodeTopo shared = SHARED.get(t);
+        if (shared != null) {
+            return shared;
+        }
+        NodeTopo made = new NodeTopo(t);
+        if (SHARED.size() >= SHARED_TOPOLOGIES) {
+            return made;
+        }
+        NodeTopo raced = SHARED.putIfAbsent(t, made);
+        return raced != null ? raced : made;
+    }
 
     NodeTopo(Topology t) {
         this.topology = t;

@@ -223,6 +223,17 @@ final class NodeVerdicts {
         return m;
     }
 
+    /** The positions {@link #candidates} writes, as a bit mask (a node of at most 64 GPUs). */
+    long candidateMask(NodeSummary s, ClaimShape c) {
+        long mask = 0;
+        for (int g = 0; g < s.size; g++) {
+            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+                mask |= 1L << g;
+            }
+        }
+        return mask;
+    }
+
     /** Null when must-include GPUs and {@code numa: required} can be met on the node, else the reasons why not. */
     @Nullable List<Reason> setConstraintShortfall(NodeSummary s, ClaimShape c) {
         int[] cand = new int[s.size];

@@ -51,9 +51,11 @@ public final class RequestSample {
             size++;
         }
         ring[next] = shape;
-        next = (next + 1) % ring.length;
+        next = next + 1 == ring.length ? 0 : next + 1;
         counts.merge(shape, 1, Integer::sum);
-        mix = null;   // made again on the next read: a sample that is only recorded into costs no rebuild
+        if (mix != null) {
+            mix = null;   // made again on the next read: a sample that is only recorded into costs no rebuild
+        }
     }
 
     /** The mix of the shapes now in the sample (empty before the first record). */

@@ -30,8 +30,8 @@ import org.jspecify.annotations.Nullable;
  * chosen. When no set satisfies them, {@link #best} answers {@code null}.
  *
  * <p>Search: when {@code C(m, k - fixed)} is at most {@code exhaustiveSetLimit}, every set is
- * enumerated twice (first to find {@code maxLeft}, then to rank) in lexicographic order of the free
- * part and the first best is kept. Beyond, a bounded greedy search without the look-ahead: from each of the {@code greedySeeds} GPUs with the best policy term (or from the
+ * enumerated once in lexicographic order of the free part, each set's score and {@code left} kept
+ * (so {@code maxLeft} is known at the end), then ranked with the look-ahead, and the first best is kept. Beyond, a bounded greedy search without the look-ahead: from each of the {@code greedySeeds} GPUs with the best policy term (or from the
  * must-include GPUs alone), add the GPU that raises the built-in score without the look-ahead most
  * until {@code k} are chosen, then swap one non-fixed member for one non-member while the full score
  * improves (at most {@code 4k} passes); the best result wins.
@@ -159,79 +159,107 @@ final class SetSearch {
     }
 
     /**
-     * Two passes over every set: the first finds {@code maxLeft} (and keeps each set's {@code left} and
-     * {@code j}), the second ranks with the look-ahead.
+     * One pass over every set in lexicographic order, keeping each valid set's score without the
+     * look-ahead, its {@code left} and {@code j} (and so {@code maxLeft}); then a scan of the kept
+     * values in the same order adds the look-ahead and keeps the first best. The same additions, in
+     * the same order, as ranking in a second enumeration: the same set and the same score to the
+     * last bit, without enumerating and scoring twice.
      */
     private @Nullable Choice exhaustive(int[] cand, int m, int[] fixed, int f, int k) {
         int want = k - f;
         int[] set = new int[k];
         System.arraycopy(fixed, 0, set, 0, f);
         int[] idx = new int[want];
-        int[] best = null;
-        double bestScore = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < want; i++) {
+            idx[i] = i;
+        }
         boolean look = cfg.leftoverWeight() > 0;
-        double[] lefts = null;
-        int[] takens = null;
-        if (look) {
-            int sets = (int) Math.min(Integer.MAX_VALUE - 8, binomial(m, want));
-            lefts = new double[sets];
-            takens = new int[sets];
-        }
-        for (int pass = 0; pass < 2; pass++) {
+        int sets = (int) Math.min(Integer.MAX_VALUE - 8, binomial(m, want));
+        double[] scores = look ? new double[sets] : NO_VALUES;
+        double[] lefts = look ? new double[sets] : NO_VALUES;
+        int[] takens = look ? new int[sets] : NO_COUNTS;
+        int bestN = -1;
+        double bestScore = Double.NEGATIVE_INFINITY;
+        int n = 0;
+        while (true) {
             for (int i = 0; i < want; i++) {
-                idx[i] = i;
+                set[f + i] = cand[idx[i]];
             }
-            int n = 0;
-            while (true) {
-                for (int i = 0; i < want; i++) {
-                    set[f + i] = cand[idx[i]];
+            double v = score(set, k, true);   // -infinity exactly when the set breaks numa: required
+            if (look) {
+                scores[n] = v;
+                if (v != Double.NEGATIVE_INFINITY) {
+                    int j = taken(set, k);
+                    double left = s.leftAfter(set, k);
+                    lefts[n] = left;
+                    takens[n] = j;
+                    maxLeft[j] = Math.max(maxLeft[j], left);
                 }
-                if (pass == 0 && look && lefts != null && takens != null) {
-                    if (!(c.numaRequired && k > 1 && !s.sameKnownNuma(set, k))) {
-                        int j = taken(set, k);
-                        double left = s.leftAfter(set, k);
-                        lefts[n] = left;
-                        takens[n] = j;
-                        maxLeft[j] = Math.max(maxLeft[j], left);
-                    }
-                } else {
-                    double v = score(set, k, true);
-                    if (v != Double.NEGATIVE_INFINITY) {
-                        if (look && lefts != null && takens != null) {
-                            v += cfg.leftoverWeight() * (1.0 - (maxLeft[takens[n]] - lefts[n]));
-                        }
-                        if (v > bestScore) {
-                            bestScore = v;
-                            best = set.clone();
-                        }
-                    }
-                }
-                n++;
-                int i = want - 1;
-                while (i >= 0 && idx[i] == m - want + i) {
-                    i--;
-                }
-                if (i < 0) {
-                    break;
-                }
-                idx[i]++;
-                for (int j = i + 1; j < want; j++) {
-                    idx[j] = idx[j - 1] + 1;
-                }
+            } else if (v != Double.NEGATIVE_INFINITY && v > bestScore) {
+                bestScore = v;
+                bestN = n;
             }
-            if (!look) {
-                break;   // nothing to find in a first pass: rank in this one
+            n++;
+            if (!next(idx, want, m)) {
+                break;
             }
         }
-        if (best == null) {
+        if (look) {
+            double lw = cfg.leftoverWeight();
+            for (int i = 0; i < n; i++) {
+                double v = scores[i];
+                if (v != Double.NEGATIVE_INFINITY) {
+                    v += lw * (1.0 - (maxLeft[takens[i]] - lefts[i]));
+                    if (v > bestScore) {
+                        bestScore = v;
+                        bestN = i;
+                    }
+                }
+            }
+        }
+        if (bestN < 0) {
             return null;
+        }
+        // the bestN-th set of the enumeration
+        for (int i = 0; i < want; i++) {
+            idx[i] = i;
+        }
+        for (int i = 0; i < bestN; i++) {
+            next(idx, want, m);
+        }
+        int[] best = new int[k];
+        System.arraycopy(fixed, 0, best, 0, f);
+        for (int i = 0; i < want; i++) {
+            best[f + i] = cand[idx[i]];
         }
         Arrays.sort(best);
         return new Choice(best, total(best, k) + lookAhead(best, k));
     }
 
+    private static final double[] NO_VALUES = new double[0];
+    private static final int[] NO_COUNTS = new int[0];
+
+    /** Advances {@code idx[0..want)} to the next combination of {@code want} of the indices 0 to {@code m - 1} in lexicographic order; false after the last. */
+    private static boolean next(int[] idx, int want, int m) {
+        int i = want - 1;
+        while (i >= 0 && idx[i] == m - want + i) {
+            i--;
+        }
+        if (i < 0) {
+            return false;
+        }
+        idx[i]++;
+        for (int j = i + 1; j < want; j++) {
+            idx[j] = idx[j - 1] + 1;
+        }
+        return true;
+    }
+
     /** C(m, k), exact for the sizes {@link #binomialAtMost} lets through. */
     private static long binomial(int m, int k) {
+        if (m < PASCAL_ROWS) {
+            return PASCAL[m][k];
+        }
         int kk = Math.min(k, m - k);
         long v = 1;
         for (int i = 0; i < kk; i++) {
@@ -418,6 +446,29 @@ final class SetSearch {
         return v;
     }
 
+    /** Rows of {@link #PASCAL}: nodes of up to 64 GPUs (C(64, 32) is below {@code Long.MAX_VALUE}). */
+    private static final int PASCAL_ROWS = 65;
+
+    /**
+     * {@code PASCAL[m][k] = C(m, k)} for {@code m < PASCAL_ROWS}, exact: the search asks for these
+     * for every node it searches, and a table look-up costs less than the divisions of the product
+     * formula (a visible share of a scheduling pass).
+     */
+    private static final long[][] PASCAL = pascal(PASCAL_ROWS);
+
+    private static long[][] pascal(int rows) {
+        long[][] t = new long[rows][];
+        for (int m = 0; m < rows; m++) {
+            t[m] = new long[m + 1];
+            t[m][0] = 1;
+            t[m][m] = 1;
+            for (int k = 1; k < m; k++) {
+                t[m][k] = t[m - 1][k - 1] + t[m - 1][k];
+            }
+        }
+        return t;
+    }
+
     private static boolean contains(int[] a, int len, int v) {
         for (int i = 0; i < len; i++) {
             if (a[i] == v) {
@@ -429,6 +480,10 @@ final class SetSearch {
 
     /** Whether C(m, k) is at most {@code limit}, without overflow. */
     static boolean binomialAtMost(int m, int k, long limit) {
+        if (m < PASCAL_ROWS) {
+            // the exact value: the loop's answer (which, like this, lets C(m, 0) = C(m, m) = 1 through at any limit)
+            return k == 0 || k == m || PASCAL[m][k] <= limit;
+        }
         int kk = Math.min(k, m - k);
         long v = 1;
         for (int i = 0; i < kk; i++) {
