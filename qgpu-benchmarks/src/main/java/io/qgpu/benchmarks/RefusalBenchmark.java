@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
@@ -49,22 +48,16 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
-public class RefusalBenchmark {
+public class RefusalBenchmark extends RefusalBacklog {
 
     @Param({"4000", "10000"})
     public int nodes;
 
-    private Ledger ledger;
-    private PlacementEngine engine;
-    private Claim fits;
-    private Claim[] refused;
-    private int next;
 
     @Setup(Level.Trial)
     public void setUp() {
         FullCluster fc = FullCluster.build(nodes, 256, 7);
-        ledger = fc.ledger;
-        engine = fc.engine;
+        cluster(fc.ledger, fc.engine);
         SplittableRandom rnd = new SplittableRandom(11);
         List<String> holders = new ArrayList<>(fc.holders);
         for (int i = 0; i < holders.size() / 500; i++) {
@@ -72,32 +65,11 @@ public class RefusalBenchmark {
         }
         List<Claim> still = new ArrayList<>();
         for (Claim c : fc.pending) {
-            if (engine.place(c) instanceof PlacementResult.Placed) {
-                ledger.release(c.tenantId());   // fits again after the releases: not part of the backlog
-            } else {
+            if (stillRefused(c)) {   // one that fits again after the releases is not part of the backlog
                 still.add(c);
             }
         }
-        if (still.isEmpty()) {
-            throw new IllegalStateException("no refused claim left");
-        }
-        refused = still.toArray(new Claim[0]);
-        fits = fittingClaim(engine, ledger);
-    }
-
-    /** A claim that fits, placed and released. */
-    @Benchmark
-    public Object placeFits() {
-        PlacementResult r = engine.place(fits);
-        ledger.release(fits.tenantId());
-        return r;
-    }
-
-    /** The next claim of the backlog, refused. */
-    @Benchmark
-    public Object refuse() {
-        Claim c = refused[next++ % refused.length];
-        return engine.place(c);
+        backlog(still, "no refused claim left");
     }
 
     /**
@@ -123,24 +95,18 @@ public class RefusalBenchmark {
     @Warmup(iterations = 2, time = 1)
     @Measurement(iterations = 3, time = 2)
     @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
-    public static class Shapes {
+    public static class Shapes extends RefusalBacklog {
         @Param({"4000", "10000"})
         public int nodes;
 
         @Param({"mixed", "excl-1", "shared-1", "excl-2", "shared-2", "excl-4", "shared-4", "excl-8", "shared-8"})
         public String shape;
 
-        private Ledger ledger;
-        private PlacementEngine engine;
-        private Claim fits;
-        private Claim[] refused;
-        private int next;
 
         @Setup(Level.Trial)
         public void setUp() {
             FullCluster fc = FullCluster.build(nodes, 256, 7);
-            ledger = fc.ledger;
-            engine = fc.engine;
+            cluster(fc.ledger, fc.engine);
             SplittableRandom rnd = new SplittableRandom(11);
             List<String> holders = new ArrayList<>(fc.holders);
             for (int released = 0, i = 0; released < holders.size() / 500 && i < 100 * holders.size(); i++) {
@@ -155,32 +121,11 @@ public class RefusalBenchmark {
             SplittableRandom draw = new SplittableRandom(13);
             for (int i = 0; still.size() < 256 && i < 20_000; i++) {
                 Claim c = shape(shape, i, draw);
-                if (engine.place(c) instanceof PlacementResult.Placed) {
-                    ledger.release(c.tenantId());
-                } else {
+                if (stillRefused(c)) {
                     still.add(c);
                 }
             }
-            if (still.isEmpty()) {
-                throw new IllegalStateException("no claim of shape " + shape + " is refused");
-            }
-            refused = still.toArray(new Claim[0]);
-            fits = fittingClaim(engine, ledger);
-        }
-
-        /** A claim that fits, placed and released. */
-        @Benchmark
-        public Object placeFits() {
-            PlacementResult r = engine.place(fits);
-            ledger.release(fits.tenantId());
-            return r;
-        }
-
-        /** The next refused claim of the shape. */
-        @Benchmark
-        public Object refuse() {
-            Claim c = refused[next++ % refused.length];
-            return engine.place(c);
+            backlog(still, "no claim of shape " + shape + " is refused");
         }
     }
 
@@ -208,24 +153,18 @@ public class RefusalBenchmark {
     @Warmup(iterations = 3, time = 1)
     @Measurement(iterations = 5, time = 1)
     @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
-    public static class Mix {
+    public static class Mix extends RefusalBacklog {
         @Param({"4000"})
         public int nodes;
 
         @Param({"mix", "shared-1", "excl-1", "excl-2", "excl-4", "excl-8"})
         public String shape;
 
-        private Ledger ledger;
-        private PlacementEngine engine;
-        private Claim fits;
-        private Claim[] refused;
-        private int next;
 
         @Setup(Level.Trial)
         public void setUp() {
-            ledger = io.qgpu.core.ledger.Ledger.create(io.qgpu.api.GranularityRules.ofDefaults(),
-                    SchedulingPassBenchmark.cluster(nodes));
-            engine = PlacementEngine.create(ledger);
+            Ledger l = Ledger.create(io.qgpu.api.GranularityRules.ofDefaults(), SchedulingPassBenchmark.cluster(nodes));
+            cluster(l, PlacementEngine.create(l));
             List<Claim> all = new ArrayList<>();
             SplittableRandom rnd = new SplittableRandom(17);
             int sharedRefused = 0;
@@ -252,32 +191,11 @@ public class RefusalBenchmark {
             }
             List<Claim> still = new ArrayList<>();
             for (Claim c : picked) {
-                if (engine.place(c) instanceof PlacementResult.Placed) {
-                    ledger.release(c.tenantId());   // fits again after the releases: dropped
-                } else {
+                if (stillRefused(c)) {   // one that fits now is dropped
                     still.add(c);
                 }
             }
-            if (still.isEmpty()) {
-                throw new IllegalStateException("no refused claim of shape " + shape);
-            }
-            refused = still.toArray(new Claim[0]);
-            fits = fittingClaim(engine, ledger);
-        }
-
-        /** A claim that fits, placed and released. */
-        @Benchmark
-        public Object placeFits() {
-            PlacementResult r = engine.place(fits);
-            ledger.release(fits.tenantId());
-            return r;
-        }
-
-        /** The next refused claim of the shape. */
-        @Benchmark
-        public Object refuse() {
-            Claim c = refused[next++ % refused.length];
-            return engine.place(c);
+            backlog(still, "no refused claim of shape " + shape);
         }
     }
 

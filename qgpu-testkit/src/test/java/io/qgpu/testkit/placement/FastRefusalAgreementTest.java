@@ -362,18 +362,51 @@ class FastRefusalAgreementTest {
 
     // ------------------------------------------------------------------ a broken fast path
 
+    /** A stand-in that answers as {@code real} does except where a subclass breaks it on purpose. */
+    abstract static class Forwarding implements Engines {
+        final Engines real;
+
+        Forwarding(Engines real) {
+            this.real = real;
+        }
+
+        @Override
+        public PlacementResult place(Claim claim) {
+            return real.place(claim);
+        }
+
+        @Override
+        public PlacementResult placeWithFullDetail(Claim claim) {
+            return real.placeWithFullDetail(claim);
+        }
+
+        @Override
+        public List<NodeFit> check(Claim claim, List<String> nodes) {
+            return real.check(claim, nodes);
+        }
+
+        @Override
+        public PlacementExplanation explain(Claim claim) {
+            return real.explain(claim);
+        }
+
+        @Override
+        public void release(String tenant) {
+            real.release(tenant);
+        }
+    }
+
     /**
      * A fast path with a summary bug: for a multi-GPU claim it counts only empty GPUs (as if every
      * multi-GPU claim took whole GPUs), so it refuses a shared 2-GPU claim that fits on GPUs that
      * already have tenants; otherwise it answers as the engine does.
      */
-    static final class EmptyGpusOnly implements Engines {
+    static final class EmptyGpusOnly extends Forwarding {
         private final Ledger ledger;
-        private final Engines real;
 
         EmptyGpusOnly(Ledger ledger, Engines real) {
+            super(real);
             this.ledger = ledger;
-            this.real = real;
         }
 
         private boolean refusesByEmptyGpus(Claim claim, NodeState ns) {
@@ -387,6 +420,7 @@ class FastRefusalAgreementTest {
             return empty < claim.gpuCount();
         }
 
+        @Override
         public PlacementResult place(Claim claim) {
             List<NodeState> nodes = ledger.nodes();
             if (nodes.stream().allMatch(ns -> refusesByEmptyGpus(claim, ns)) && real.explain(claim).schedulable()) {
@@ -397,10 +431,7 @@ class FastRefusalAgreementTest {
             return real.place(claim);
         }
 
-        public PlacementResult placeWithFullDetail(Claim claim) {
-            return real.placeWithFullDetail(claim);
-        }
-
+        @Override
         public List<NodeFit> check(Claim claim, List<String> nodes) {
             List<NodeFit> out = new ArrayList<>();
             for (NodeFit f : real.check(claim, nodes)) {
@@ -410,27 +441,18 @@ class FastRefusalAgreementTest {
             }
             return out;
         }
-
-        public PlacementExplanation explain(Claim claim) {
-            return real.explain(claim);
-        }
-
-        public void release(String tenant) {
-            real.release(tenant);
-        }
     }
 
     /**
      * Broken on purpose: a refusal that counts every node under the cause most nodes have (as if the
      * code the largest keys refuse a claim with were every node's); otherwise the engine.
      */
-    static final class OneCauseForAll implements Engines {
-        private final Engines real;
-
+    static final class OneCauseForAll extends Forwarding {
         OneCauseForAll(Engines real) {
-            this.real = real;
+            super(real);
         }
 
+        @Override
         public PlacementResult place(Claim claim) {
             PlacementResult r = real.place(claim);
             if (!(r instanceof PlacementResult.Unschedulable u) || u.causes().size() < 2) {
@@ -439,32 +461,15 @@ class FastRefusalAgreementTest {
             return new PlacementResult.Unschedulable(u.tenantId(), u.nodes(), u.general(),
                     List.of(new CauseCount(u.causes().get(0).code(), u.nodeCount())), u.nodeCount());
         }
-
-        public PlacementResult placeWithFullDetail(Claim claim) {
-            return real.placeWithFullDetail(claim);
-        }
-
-        public List<NodeFit> check(Claim claim, List<String> nodes) {
-            return real.check(claim, nodes);
-        }
-
-        public PlacementExplanation explain(Claim claim) {
-            return real.explain(claim);
-        }
-
-        public void release(String tenant) {
-            real.release(tenant);
-        }
     }
 
     /** A refusal whose counts put nodes short of CPU under {@code NOT_ENOUGH_GPUS}; otherwise the engine. */
-    static final class CpuCountedAsGpus implements Engines {
-        private final Engines real;
-
+    static final class CpuCountedAsGpus extends Forwarding {
         CpuCountedAsGpus(Engines real) {
-            this.real = real;
+            super(real);
         }
 
+        @Override
         public PlacementResult place(Claim claim) {
             PlacementResult r = real.place(claim);
             if (!(r instanceof PlacementResult.Unschedulable u)) {
@@ -476,22 +481,6 @@ class FastRefusalAgreementTest {
                 m.merge(code, c.nodes(), Integer::sum);
             }
             return new PlacementResult.Unschedulable(u.tenantId(), u.nodes(), u.general(), CauseCount.ordered(m), u.nodeCount());
-        }
-
-        public PlacementResult placeWithFullDetail(Claim claim) {
-            return real.placeWithFullDetail(claim);
-        }
-
-        public List<NodeFit> check(Claim claim, List<String> nodes) {
-            return real.check(claim, nodes);
-        }
-
-        public PlacementExplanation explain(Claim claim) {
-            return real.explain(claim);
-        }
-
-        public void release(String tenant) {
-            real.release(tenant);
         }
     }
 }
