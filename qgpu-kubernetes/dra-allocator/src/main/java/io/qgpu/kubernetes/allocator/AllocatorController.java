@@ -106,6 +106,11 @@ public final class AllocatorController implements AutoCloseable {
     private SharedIndexInformer<ResourceClaim> claims;
     private SharedIndexInformer<Pod> pods;
     private volatile boolean closed;
+    /**
+     * Set once every informer has synced ({@link #start}): no pass runs before. The informers sync one after another,
+     * and a pass on half-filled stores would take a live pod's claim for one whose pod is gone ({@link #sweep}).
+     */
+    private volatile boolean synced;
 
     /**
      * @param inventory the published nodes of a set of slices ({@code SliceInventory})
@@ -163,6 +168,7 @@ public final class AllocatorController implements AutoCloseable {
         }
         LOG.info("in step with the cluster: {} published node(s), {} reservation(s) of allocated claims",
                 allocator.ledger().nodes().size(), allocator.ledger().size());
+        synced = true;
         pass();
     }
 
@@ -208,8 +214,8 @@ public final class AllocatorController implements AutoCloseable {
 
     /** Asks for a pass (one is queued at most). */
     public void pass() {
-        if (closed || pods == null) {
-            return;
+        if (closed || !synced) {
+            return;   // start() runs the first pass once every store is filled
         }
         if (passQueued.compareAndSet(false, true)) {
             try {

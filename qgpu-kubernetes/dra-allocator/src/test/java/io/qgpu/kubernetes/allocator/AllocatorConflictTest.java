@@ -90,6 +90,30 @@ class AllocatorConflictTest {
                         .endNodeSelectorTerm().build()).build();
     }
 
+    /**
+     * A restart whose informers sync one after another: the claims are in the new allocator's store while its pod
+     * list is still on the way (the API server answers it late). Nothing may be swept as "its pod is gone" before the
+     * pods are read: the allocation of a live pod stays, with its finalizer. On the code before the fix, the first
+     * claim event's pass swept it (the allocation cleared) while the pods' store was still empty.
+     */
+    @Test
+    void aRestartWhosePodListComesLateDeallocatesNothing() throws Exception {
+        claimAndGatedPod("c", "p", "10Gi", "30");
+        start();
+        AllocatorControllerTest.await(() -> !gated("p"), "p released");
+        AllocationResult before = claim("c").getStatus().getAllocation();
+        controller.close();
+        controller = null;
+        api.slow(Duration.ofMillis(1000), FaultyApiServer.Match.of("GET", "^/api/v1/pods"));   // within the client's request timeout (2 s)
+        start();
+        api.clearFaults();
+        java.util.concurrent.CountDownLatch passes = new java.util.concurrent.CountDownLatch(1);
+        controller.afterPasses(passes::countDown);
+        assertTrue(passes.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(before, claim("c").getStatus().getAllocation(), "the allocation of a live pod was swept at the restart");
+        assertTrue(claim("c").getMetadata().getFinalizers().contains(DraNames.ALLOCATION_FINALIZER));
+    }
+
     @Test
     void aConflictOnTheStatusWriteDecidesAgainAndWritesOnce() throws Exception {
         api.failNext(1, 409, FaultyApiServer.Match.of("PUT", "/resourceclaims/c/status"));
