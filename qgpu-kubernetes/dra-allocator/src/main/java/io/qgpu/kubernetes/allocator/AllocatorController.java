@@ -231,6 +231,11 @@ public final class AllocatorController implements AutoCloseable {
         return claims.getStore();
     }
 
+    /** The slices informer's store (started by {@link #start}): tests wait on it to know what the informer holds. */
+    io.fabric8.kubernetes.client.informers.cache.Store<ResourceSlice> sliceStore() {
+        return slices.getStore();
+    }
+
     /** Runs {@code r} on the worker after the passes queued before it (tests wait on it). */
     void afterPasses(Runnable r) {
         worker.execute(r);

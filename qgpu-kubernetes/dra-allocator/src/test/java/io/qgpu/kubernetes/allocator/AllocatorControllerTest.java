@@ -282,7 +282,8 @@ class AllocatorControllerTest {
         for (int i = 2; i <= 41; i++) {
             client.resources(ResourceSlice.class).resource(slice("n" + i, 1)).create();
         }
-        Thread.sleep(500);   // the informer delivers the 40 events meanwhile; the worker is held
+        // the worker is held while the informer takes the 40 slices in (its store is filled before each event is handed on)
+        await(() -> c.sliceStore().list().size() == 41, "the informer holds the 41 slices");
         hold.countDown();
         await(() -> a.ledger().nodes().size() == 41, "the 41 nodes read");
         assertTrue(reads.get() - before <= 3, (reads.get() - before) + " reads of the slices for 40 slice events");
