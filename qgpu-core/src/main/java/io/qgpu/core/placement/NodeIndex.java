@@ -267,6 +267,16 @@ final class NodeIndex {
         return p == null ? -1 : p;
     }
 
+    /** The key's count of empty GPUs (255: that many or more). */
+    static int emptyGpus(long key) {
+        return (int) ((key >>> 24) & 0xFF);
+    }
+
+    /** The key's count of GPUs with a free tenant slot (15: that many or more). */
+    static int slotGpus(long key) {
+        return (int) ((key >>> 20) & 0xF);
+    }
+
     /**
      * Null when a node whose key this is may take the claim ({@link #fits}), else the first cause the
      * key shows, in the order of {@link NodeSummary#precheckCause}: free whole GPUs ({@code EXCLUSIVE},
@@ -281,14 +291,14 @@ final class NodeIndex {
             return null;   // the key knows GPUs only; the node's host resources are checked on its summary
         }
         if (c.exclusive) {
-            int empty = (int) ((key >>> 24) & 0xFF);
+            int empty = emptyGpus(key);
             return empty == 255 || empty >= c.k ? null : ReasonCode.EXCLUSIVE;
         }
         int open = (int) ((key >>> 16) & 0xF);
         if (open != 15 && open < c.k) {
             return ReasonCode.NOT_ENOUGH_GPUS;
         }
-        int slots = (int) ((key >>> 20) & 0xF);
+        int slots = slotGpus(key);
         if (slots != 15 && slots < c.k) {
             return ReasonCode.TOO_MANY_TENANTS;
         }

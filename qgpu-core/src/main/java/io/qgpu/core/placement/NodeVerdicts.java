@@ -84,7 +84,7 @@ final class NodeVerdicts {
         }
         int count = 0;
         for (int g = 0; g < s.size && count < c.k; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+            if (candidate(s, g, c)) {
                 count++;
             }
         }
@@ -216,18 +216,23 @@ final class NodeVerdicts {
     int candidates(NodeSummary s, ClaimShape c, int[] out) {
         int m = 0;
         for (int g = 0; g < s.size; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+            if (candidate(s, g, c)) {
                 out[m++] = g;
             }
         }
         return m;
     }
 
+    /** Whether GPU {@code g} of the node may hold the claim: admitted, and every registered GPU filter accepts it. */
+    private boolean candidate(NodeSummary s, int g, ClaimShape c) {
+        return s.admits(g, c) && gpuFiltersAccept(s, g, c);
+    }
+
     /** The positions {@link #candidates} writes, as a bit mask (a node of at most 64 GPUs). */
     long candidateMask(NodeSummary s, ClaimShape c) {
         long mask = 0;
         for (int g = 0; g < s.size; g++) {
-            if (s.admits(g, c) && gpuFiltersAccept(s, g, c)) {
+            if (candidate(s, g, c)) {
                 mask |= 1L << g;
             }
         }

@@ -99,7 +99,7 @@ class RoomTree {
      * bounds of the subtrees above it looser.
      */
     static boolean noRoom(long key) {
-        return ((key >>> 20) & 0xF) == 0 && ((key >>> 24) & 0xFF) == 0;
+        return NodeIndex.slotGpus(key) == 0 && NodeIndex.emptyGpus(key) == 0;
     }
 
     /**
