@@ -35,33 +35,49 @@ public final class ChangeRing {
     }
 
     /**
-     * Hands {@code positions} the position of every change numbered from {@code fromSequence} on, in
-     * sequence order, possibly with repeats.
+     * Hands {@code positions} the position of every change numbered from {@code fromSequence} on whose
+     * stamp is written, in sequence order, possibly with repeats. A change that is numbered but whose
+     * stamp is not written yet (its writer is between the two steps of {@link #changed}) does not hold
+     * back the written stamps after it: they are delivered too, and the answer is that change's number,
+     * so the next drain delivers it (and the ones after it again). So once a writer's
+     * {@link #changed} has returned, every drain that starts later delivers its position.
      *
-     * @return where to drain from next time, or {@code -1} when the ring no longer holds every stamp
-     *         since {@code fromSequence} (or {@code fromSequence} is not a sequence of this ring)
+     * @return where to drain from next time (every change below it was delivered), or {@code -1} when
+     *         the ring no longer holds every stamp since {@code fromSequence} (or {@code fromSequence}
+     *         is not a sequence of this ring)
      */
     public long drain(long fromSequence, IntConsumer positions) {
         long head = sequence.get();
         if (ring == null || fromSequence < 0 || fromSequence > head || head - fromSequence > CAPACITY) {
             return -1;
         }
+        long resume = head;
         for (long q = fromSequence; q < head; q++) {
             long stamp = ring.getAcquire(index(q));
             if (stamp >>> POS_BITS != tag(q)) {
                 if (sequence.get() - q > CAPACITY) {
                     return -1; // overwritten by a writer that lapped the ring
                 }
-                return q; // numbered but not written yet: the next drain resumes here
+                resume = Math.min(resume, q); // numbered but not written yet: the next drain resumes here
+                continue;
             }
             positions.accept((int) (stamp & POS_MASK));
         }
-        return head;
+        return resume;
     }
 
     /** Publishes a change of the node at {@code position}; called after its compare-and-set. */
     public void changed(int position) {
-        long q = sequence.getAndIncrement();
+        write(number(), position);
+    }
+
+    /** The first step of {@link #changed}: takes the change's number (apart for tests of a writer between the steps). */
+    long number() {
+        return sequence.getAndIncrement();
+    }
+
+    /** The second step of {@link #changed}: writes the stamp of change {@code q}. */
+    void write(long q, int position) {
         if (ring != null) {
             ring.setRelease(index(q), (tag(q) << POS_BITS) | position);
         }

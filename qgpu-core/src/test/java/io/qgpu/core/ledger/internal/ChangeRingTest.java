@@ -96,4 +96,28 @@ class ChangeRingTest {
         assertEquals(List.of(1), seen);
         assertEquals(-1, next);
     }
+
+    /**
+     * A writer held between taking its number and writing its stamp does not hold back the stamps
+     * written after it: the drain delivers them and answers the held change's number, so the next drain
+     * delivers the held one (and the later ones again). The ring before this change stopped at the
+     * held stamp and delivered nothing after it, so a change whose call had returned could go unseen
+     * for as long as another writer was held: this test fails on it (it delivered {@code [1]}).
+     */
+    @Test
+    void aWriterHeldBetweenItsTwoStepsHoldsBackNoStampWrittenAfterIt() {
+        ChangeRing ring = new ChangeRing(10);
+        long[] next = new long[1];
+        ring.changed(1);
+        long held = ring.number();   // a writer stopped here
+        ring.changed(3);              // another writer's change, its call returned
+        ring.changed(4);
+        assertEquals(List.of(1, 3, 4), drained(ring, 0, next));
+        assertEquals(held, next[0], "the next drain resumes at the held change");
+        assertEquals(List.of(3, 4), drained(ring, held, next));
+        assertEquals(held, next[0]);
+        ring.write(held, 7);          // the held writer goes on
+        assertEquals(List.of(7, 3, 4), drained(ring, held, next));
+        assertEquals(4, next[0]);
+    }
 }

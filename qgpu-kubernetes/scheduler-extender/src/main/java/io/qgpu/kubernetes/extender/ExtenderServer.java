@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,8 +78,18 @@ public final class ExtenderServer implements AutoCloseable {
     private final java.util.function.BooleanSupplier readiness;
     /** The pods of the last requests (prioritize gets the pod filter read for it). */
     private final RecentPods recentPods = new RecentPods();
+    private final Transport transport;
     private HttpServer server;
     private ExecutorService pool;
+    private NettyTransport netty;
+
+    /** Which HTTP server carries the verbs. */
+    public enum Transport {
+        /** The JDK's {@code com.sun.net.httpserver.HttpServer}. */
+        JDK,
+        /** Netty's NIO transport ({@link NettyTransport}). */
+        NETTY
+    }
 
     private ExtenderServer(Builder b) {
         this.extender = b.extender;
@@ -89,6 +100,7 @@ public final class ExtenderServer implements AutoCloseable {
         this.threads = b.threads;
         this.ledgerView = b.ledgerView;
         this.readiness = b.readiness;
+        this.transport = b.transport;
     }
 
     public static Builder builder(Extender extender) {
@@ -97,8 +109,14 @@ public final class ExtenderServer implements AutoCloseable {
 
     /** Binds the port and starts serving. */
     public synchronized ExtenderServer start() throws IOException {
-        if (server != null) {
+        if (server != null || netty != null) {
             throw new IllegalStateException("already started");
+        }
+        if (transport == Transport.NETTY) {
+            netty = NettyTransport.start(host, requestedPort, threads, maxBodyBytes, this::handle);
+            LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt; Netty)", host, port(),
+                    prefix.isEmpty() ? "/" : prefix);
+            return this;
         }
         HttpServer s = HttpServer.create(new InetSocketAddress(host, requestedPort), 128);
         AtomicInteger n = new AtomicInteger();
@@ -108,7 +126,13 @@ public final class ExtenderServer implements AutoCloseable {
             return t;
         });
         s.setExecutor(pool);   // null: each exchange is handled on the listener thread
-        s.createContext("/", this::handle);
+        s.createContext("/", ex -> {
+            try {
+                handle(new JdkCall(ex));
+            } finally {
+                ex.close();
+            }
+        });
         s.start();
         server = s;
         LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
@@ -117,14 +141,14 @@ public final class ExtenderServer implements AutoCloseable {
 
     /** The bound port. */
     public synchronized int port() {
-        if (server == null) {
-            throw new IllegalStateException("not started");
-        }
-        return server.getAddress().getPort();
+        return address().getPort();
     }
 
     /** The address the server listens on. */
     public synchronized InetSocketAddress address() {
+        if (netty != null) {
+            return netty.address();
+        }
         if (server == null) {
             throw new IllegalStateException("not started");
         }
@@ -141,6 +165,10 @@ public final class ExtenderServer implements AutoCloseable {
      * for the exchanges already being handled (a scheduler retries a call cut short).
      */
     public synchronized void stop() {
+        if (netty != null) {
+            netty.stop();
+            netty = null;
+        }
         if (server != null) {
             server.stop(0);
             if (pool != null) {
@@ -162,31 +190,57 @@ public final class ExtenderServer implements AutoCloseable {
 
     // ------------------------------------------------------------------ dispatch
 
-    private void handle(HttpExchange ex) {
+    /**
+     * One exchange as a transport hands it over: the request's method, path and headers, its body
+     * (read on demand, within the limit), and the one answer. Each transport (the JDK's server,
+     * {@link NettyTransport}) makes one per request; {@link #handle} routes it.
+     */
+    interface Call {
+        String method();
+
+        /** The request path, without the query. */
+        String path();
+
+        /** The first value of a request header, or {@code null}. */
+        @Nullable String header(String name);
+
+        /**
+         * The request body: at most {@code maxBodyBytes} (413 with {@link BadRequestException} past
+         * that, after what the transport does to let the client read the answer).
+         */
+        byte[] body(int maxBodyBytes) throws IOException;
+
+        /** Sets a header of the answer (before {@link #reply}). */
+        void header(String name, String value);
+
+        /** Answers with {@code body[0, length)} ({@code HEAD}: the length, no body). Called once. */
+        void reply(int status, byte[] body, int length, String contentType);
+    }
+
+    /** Routes one exchange and answers it; no exception leaves (a bug answers 500). */
+    void handle(Call ex) {
         try {
             route(ex);
         } catch (NotLeaderException e) {
             // --- leader election: a follower refuses the verbs; the scheduler retries ---
-            ex.getResponseHeaders().set("Retry-After", "1");
+            ex.header("Retry-After", "1");
             reply(ex, 503, ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
         } catch (BadRequestException e) {
-            LOG.info("{} {} -> {}: {}", ex.getRequestMethod(), ex.getRequestURI().getPath(), e.status(), e.getMessage());
+            LOG.info("{} {} -> {}: {}", ex.method(), ex.path(), e.status(), e.getMessage());
             reply(ex, e.status(), ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage())));
         } catch (Throwable t) {
             // a bug, not bad input: answer 500 and keep serving
-            LOG.error("{} {} failed", ex.getRequestMethod(), ex.getRequestURI().getPath(), t);
+            LOG.error("{} {} failed", ex.method(), ex.path(), t);
             reply(ex, 500, ("{\"Error\":\"internal error: " + t.getClass().getSimpleName() + "\"}").getBytes(StandardCharsets.UTF_8));
             if (t instanceof VirtualMachineError vm) {
                 throw vm;
             }
-        } finally {
-            ex.close();
         }
     }
 
-    private void route(HttpExchange ex) throws IOException {
-        String path = ex.getRequestURI().getPath();
-        String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
+    private void route(Call ex) throws IOException {
+        String path = ex.path();
+        String method = ex.method().toUpperCase(Locale.ROOT);
         if (path.equals("/healthz")) {
             requireRead(ex, method);
             reply(ex, 200, "ok\n".getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
@@ -210,7 +264,11 @@ public final class ExtenderServer implements AutoCloseable {
             throw new BadRequestException(404, "no such path " + path + "; the extender serves " + paths());
         }
         requireMethod(ex, method, "POST");
-        byte[] body = readBody(ex);
+        String type = ex.header("Content-Type");
+        if (type != null && !type.isBlank() && !type.toLowerCase(Locale.ROOT).contains("json")) {
+            throw new BadRequestException(415, "Content-Type " + type + " is not supported; send application/json");
+        }
+        byte[] body = ex.body(maxBodyBytes);
         Object answer = switch (verb) {
             case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
             case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
@@ -221,7 +279,7 @@ public final class ExtenderServer implements AutoCloseable {
         ReplyBuffer out = REPLIES.get();
         try {
             ExtenderRequests.write(answer, out);
-            reply(ex, 200, out.array(), out.size(), "application/json");
+            ex.reply(200, out.array(), out.size(), "application/json");
         } finally {
             out.reset();
             if (out.capacity() > KEPT_REPLY_BYTES) {
@@ -247,101 +305,132 @@ public final class ExtenderServer implements AutoCloseable {
     }
 
     /** GET, or HEAD (the same answer without its body). */
-    private static void requireRead(HttpExchange ex, String method) {
+    private static void requireRead(Call ex, String method) {
         if (!method.equals("GET") && !method.equals("HEAD")) {
-            ex.getResponseHeaders().set("Allow", "GET, HEAD");
-            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.getRequestURI().getPath()
+            ex.header("Allow", "GET, HEAD");
+            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.path()
                     + "; use GET or HEAD");
         }
     }
 
-    private static void requireMethod(HttpExchange ex, String method, String allowed) {
+    private static void requireMethod(Call ex, String method, String allowed) {
         if (!method.equals(allowed)) {
-            ex.getResponseHeaders().set("Allow", allowed);
-            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.getRequestURI().getPath()
+            ex.header("Allow", allowed);
+            throw new BadRequestException(405, "method " + method + " not allowed on " + ex.path()
                     + "; use " + allowed);
         }
     }
 
-    private byte[] readBody(HttpExchange ex) throws IOException {
-        String type = ex.getRequestHeaders().getFirst("Content-Type");
-        if (type != null && !type.isBlank() && !type.toLowerCase(Locale.ROOT).contains("json")) {
-            throw new BadRequestException(415, "Content-Type " + type + " is not supported; send application/json");
+    /** An exchange of the JDK's server. */
+    private static final class JdkCall implements Call {
+        private final HttpExchange ex;
+
+        JdkCall(HttpExchange ex) {
+            this.ex = ex;
         }
-        String length = ex.getRequestHeaders().getFirst("Content-Length");
-        long declared = -1;
-        if (length != null) {
-            try {
-                declared = Long.parseLong(length.trim());
-            } catch (NumberFormatException e) {
-                throw new BadRequestException(400, "Content-Length " + length + " is not a number");
-            }
+
+        @Override
+        public String method() {
+            return ex.getRequestMethod();
         }
-        byte[] buf = new byte[declared >= 0 && declared <= maxBodyBytes ? (int) Math.max(1, declared) : 16384];
-        try (InputStream in = ex.getRequestBody()) {
-            if (declared > maxBodyBytes) {
-                discard(in, buf);
-                throw new BadRequestException(413, "request body of " + declared + " bytes is over the limit of "
-                        + maxBodyBytes + " bytes (--max-body-bytes)");
-            }
-            if (declared >= 0) {
-                // the usual case: the body is read straight into an array of the declared length
-                // (a body cut short is returned as far as it came, and the JSON reader refuses it)
-                int n = in.readNBytes(buf, 0, (int) declared);
-                return n == buf.length ? buf : java.util.Arrays.copyOf(buf, n);
-            }
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            int r;
-            while ((r = in.read(buf)) >= 0) {
-                if (out.size() + r > maxBodyBytes) {
-                    discard(in, buf);
-                    throw new BadRequestException(413, "request body is over the limit of " + maxBodyBytes
-                            + " bytes (--max-body-bytes)");
+
+        @Override
+        public String path() {
+            return ex.getRequestURI().getPath();
+        }
+
+        @Override
+        public @Nullable String header(String name) {
+            return ex.getRequestHeaders().getFirst(name);
+        }
+
+        @Override
+        public void header(String name, String value) {
+            ex.getResponseHeaders().set(name, value);
+        }
+
+        @Override
+        public byte[] body(int maxBodyBytes) throws IOException {
+            String length = header("Content-Length");
+            long declared = -1;
+            if (length != null) {
+                try {
+                    declared = Long.parseLong(length.trim());
+                } catch (NumberFormatException e) {
+                    throw new BadRequestException(400, "Content-Length " + length + " is not a number");
                 }
-                out.write(buf, 0, r);
             }
-            return out.toByteArray();
+            byte[] buf = new byte[declared >= 0 && declared <= maxBodyBytes ? (int) Math.max(1, declared) : 16384];
+            try (InputStream in = ex.getRequestBody()) {
+                if (declared > maxBodyBytes) {
+                    discard(in, buf, maxBodyBytes);
+                    throw tooLarge(declared, maxBodyBytes);
+                }
+                if (declared >= 0) {
+                    // the usual case: the body is read straight into an array of the declared length
+                    // (a body cut short is returned as far as it came, and the JSON reader refuses it)
+                    int n = in.readNBytes(buf, 0, (int) declared);
+                    return n == buf.length ? buf : java.util.Arrays.copyOf(buf, n);
+                }
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                int r;
+                while ((r = in.read(buf)) >= 0) {
+                    if (out.size() + r > maxBodyBytes) {
+                        discard(in, buf, maxBodyBytes);
+                        throw tooLarge(-1, maxBodyBytes);
+                    }
+                    out.write(buf, 0, r);
+                }
+                return out.toByteArray();
+            }
+        }
+
+        /**
+         * Reads and drops what is left of a refused body, up to {@value #DRAIN_LIMIT_FACTOR} times the limit,
+         * so that a client still sending gets to read the 413 (the connection is closed past that).
+         */
+        private static void discard(InputStream in, byte[] buf, int maxBodyBytes) throws IOException {
+            long budget = (long) maxBodyBytes * DRAIN_LIMIT_FACTOR;
+            int r;
+            while (budget > 0 && (r = in.read(buf)) >= 0) {
+                budget -= r;
+            }
+        }
+
+        @Override
+        public void reply(int status, byte[] body, int length, String contentType) {
+            try {
+                ex.getResponseHeaders().set("Content-Type", contentType);
+                if (ex.getRequestMethod().equalsIgnoreCase("HEAD")) {
+                    // a HEAD answer has no body: its length would make the JDK's server warn
+                    ex.getResponseHeaders().set("Content-Length", String.valueOf(length));
+                    ex.sendResponseHeaders(status, -1);
+                    return;
+                }
+                ex.sendResponseHeaders(status, length == 0 ? -1 : length);
+                try (OutputStream os = ex.getResponseBody()) {
+                    os.write(body, 0, length);
+                }
+            } catch (IOException | RuntimeException e) {
+                // the client went away or the headers were already sent: nothing more can be said to it
+                LOG.debug("could not answer {} {}: {}", ex.getRequestMethod(), ex.getRequestURI(), e.toString());
+            }
         }
     }
 
-    /**
-     * Reads and drops what is left of a refused body, up to {@value #DRAIN_LIMIT_FACTOR} times the limit,
-     * so that a client still sending gets to read the 413 (the connection is closed past that).
-     */
-    private void discard(InputStream in, byte[] buf) throws IOException {
-        long budget = (long) maxBodyBytes * DRAIN_LIMIT_FACTOR;
-        int r;
-        while (budget > 0 && (r = in.read(buf)) >= 0) {
-            budget -= r;
-        }
+    /** The 413 for a body of {@code declared} bytes (-1: not declared, cut off while reading). */
+    static BadRequestException tooLarge(long declared, int maxBodyBytes) {
+        return new BadRequestException(413, declared >= 0
+                ? "request body of " + declared + " bytes is over the limit of " + maxBodyBytes + " bytes (--max-body-bytes)"
+                : "request body is over the limit of " + maxBodyBytes + " bytes (--max-body-bytes)");
     }
 
-    private static void reply(HttpExchange ex, int status, byte[] body) {
+    private static void reply(Call ex, int status, byte[] body) {
         reply(ex, status, body, "application/json");
     }
 
-    private static void reply(HttpExchange ex, int status, byte[] body, String contentType) {
-        reply(ex, status, body, body.length, contentType);
-    }
-
-    /** Answers with {@code body[0, length)}. */
-    private static void reply(HttpExchange ex, int status, byte[] body, int length, String contentType) {
-        try {
-            ex.getResponseHeaders().set("Content-Type", contentType);
-            if (ex.getRequestMethod().equalsIgnoreCase("HEAD")) {
-                // a HEAD answer has no body: its length would make the JDK's server warn
-                ex.getResponseHeaders().set("Content-Length", String.valueOf(length));
-                ex.sendResponseHeaders(status, -1);
-                return;
-            }
-            ex.sendResponseHeaders(status, length == 0 ? -1 : length);
-            try (OutputStream os = ex.getResponseBody()) {
-                os.write(body, 0, length);
-            }
-        } catch (IOException | RuntimeException e) {
-            // the client went away or the headers were already sent: nothing more can be said to it
-            LOG.debug("could not answer {} {}: {}", ex.getRequestMethod(), ex.getRequestURI(), e.toString());
-        }
+    private static void reply(Call ex, int status, byte[] body, String contentType) {
+        ex.reply(status, body, body.length, contentType);
     }
 
     /** Fail-fast builder. Defaults: host 127.0.0.1 (this machine only; 0.0.0.0 for every interface), port 8888, prefix empty, 4 MiB bodies, 8 threads. */
@@ -354,6 +443,7 @@ public final class ExtenderServer implements AutoCloseable {
         private int threads = 8;
         private java.util.function.Supplier<String> ledgerView;
         private java.util.function.BooleanSupplier readiness = () -> true;
+        private Transport transport = Transport.JDK;
 
         private Builder(Extender extender) {
             this.extender = Validate.notNull("extender", extender);
@@ -395,6 +485,12 @@ public final class ExtenderServer implements AutoCloseable {
          */
         public Builder readiness(java.util.function.BooleanSupplier ready) {
             this.readiness = Validate.notNull("server.readiness", ready);
+            return this;
+        }
+
+        /** Which HTTP server carries the verbs (default {@link Transport#JDK}). */
+        public Builder transport(Transport t) {
+            this.transport = Validate.notNull("server.transport", t);
             return this;
         }
 

@@ -1,25 +1,23 @@
 package io.qgpu.kubernetes.extender;
 
 import io.qgpu.api.Claim;
-import io.qgpu.api.NodeState;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.Validate;
 import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.ledger.NodeVersions;
 import io.qgpu.api.Reason;
 import io.qgpu.core.placement.PlacementConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A memo of the engine's per-node check ({@link NodeChecks}): the answer for one node depends only on
  * the claim's shape (every field but the tenant id) and on that node's state, so it is kept per shape
- * and node, and given again while the node's state is the very same object the ledger held when the
- * answer was computed. The ledger replaces a node's state object on every change (a reservation, a
- * release, a health change), so a changed node is always checked again by the engine. kube-scheduler
+ * and node, and given again while the node's version ({@link NodeVersions}, one array read per node)
+ * is the one the answer was computed under. Every change of a node (a reservation, a release, a health
+ * change) gives it a new version, so a changed node is always checked again by the engine. kube-scheduler
  * asks {@code filter} and then {@code prioritize} for the same pod over the same nodes, and pods of one
  * workload share a shape: most nodes of a request have not changed since the last pod of that shape
  * asked about them. With a refusal the memo also keeps what the check it stands for said about it
@@ -38,10 +36,11 @@ import java.util.concurrent.atomic.LongAdder;
  * with one entry per node of the ledger. A structural change of the ledger (a node added or removed)
  * drops everything.
  *
- * <p>Consistency: as with the engine's own check, each node's answer reflects that node's state at
- * some moment during the call. The node's state is read before the engine checks it, so an answer
- * computed from a newer state than it was filed under is filed under a state that is no longer
- * current, and is never given again.
+ * <p>Consistency: each node's answer reflects every change of that node whose ledger call returned
+ * before this check began ({@link NodeVersions#refresh}); a change still under way may or may not be
+ * reflected. The node's version is read before the engine checks it, so an answer computed from a
+ * newer state than it was filed under is filed under a version that is no longer current, and is
+ * never given again.
  *
  * <p>Thread safety: thread-safe. A shape's entries are read and written under the shape's lock
  * (held for one pass over the request's names, never while the engine works); the shape table is
@@ -56,7 +55,6 @@ final class FitCache implements NodeChecks {
     private final PlacementConfig config;
     private final NodeChecks engine;
     private final int maxEntries;
-    private final AtomicLong versions = new AtomicLong();
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private volatile Nodes nodes;
@@ -69,30 +67,18 @@ final class FitCache implements NodeChecks {
         this.maxEntries = Validate.between("maxEntries", maxEntries, 1, Integer.MAX_VALUE);
     }
 
-    /** The state object last seen at a position, and the version it was given. */
-    private record Seen(NodeState state, long version) {
-    }
-
-    /** One ledger structure (by its epoch): positions by name, and the version of each position's state. */
+    /** One ledger structure: positions by name, and the ledger's version of each position's state. */
     private static final class Nodes {
-        final long epoch;
-        final String[] names;
+        final NodeVersions versions;
         final NodeNameTable positions;
-        final AtomicReferenceArray<Seen> seen;
 
-        Nodes(long epoch, List<NodeState> states) {
-            this.epoch = epoch;
-            List<String> list = new ArrayList<>(states.size());
-            for (NodeState ns : states) {
-                list.add(ns.name());
-            }
-            this.names = list.toArray(new String[0]);
-            this.positions = NodeNameTable.of(list);
-            this.seen = new AtomicReferenceArray<>(states.size());
+        Nodes(NodeVersions versions) {
+            this.versions = versions;
+            this.positions = NodeNameTable.of(versions.names());
         }
 
         int size() {
-            return names.length;
+            return versions.size();
         }
     }
 
@@ -137,10 +123,11 @@ final class FitCache implements NodeChecks {
         // the request reader's names come with their positions in the table they were read against:
         // taken as they are when that is this structure's table, else looked up
         CandidateNames read = nodeNames instanceof CandidateNames c && c.table() == n.positions ? c : null;
+        n.versions.refresh();   // every change whose ledger call returned before this check is seen
         for (int j = 0; j < size; j++) {
             int p = read != null ? read.position(j) : n.positions.indexOf(Validate.notNull("nodeNames[]", nodeNames.get(j)));
             position[j] = p;
-            version[j] = p < 0 ? 0 : version(n, p);   // read before the engine looks at the node
+            version[j] = p < 0 ? 0 : n.versions.version(p);   // read before the engine looks at the node
         }
         int[] missAt = new int[size];
         int m = 0;
@@ -204,53 +191,18 @@ final class FitCache implements NodeChecks {
 
     /** The current structure's table, rebuilt (and every shape dropped) when the structure changed. */
     private Nodes nodes() {
-        long epoch = ledger.structureEpoch();
         Nodes n = nodes;
-        if (n == null || n.epoch != epoch) {
+        if (n == null || !n.versions.isCurrent()) {
             synchronized (shapes) {
                 n = nodes;
-                if (n == null || n.epoch != epoch) {
-                    n = readNodes();
+                if (n == null || !n.versions.isCurrent()) {
+                    n = new Nodes(NodeVersions.of(ledger));
                     shapes.clear();
                     nodes = n;
                 }
             }
         }
         return n;
-    }
-
-    /** The nodes of one structure: the epoch read before and after the nodes is the same. */
-    private Nodes readNodes() {
-        while (true) {
-            long epoch = ledger.structureEpoch();
-            List<NodeState> states = ledger.nodes();
-            if (ledger.structureEpoch() == epoch) {
-                return new Nodes(epoch, states);
-            }
-        }
-    }
-
-    /**
-     * The version of the node's current state: the same number while the ledger holds the same state
-     * object, a new one (never given before) once it changed. A node the ledger no longer has (its
-     * structure changed since {@code n} was read) gets a number never given before and not kept, so
-     * nothing is answered from the memo for it.
-     */
-    private long version(Nodes n, int position) {
-        NodeState now = ledger.node(n.names[position]).orElse(null);
-        if (now == null) {
-            return versions.incrementAndGet();
-        }
-        while (true) {
-            Seen s = n.seen.get(position);
-            if (s != null && s.state == now) {
-                return s.version;
-            }
-            Seen next = new Seen(now, versions.incrementAndGet());
-            if (n.seen.compareAndSet(position, s, next)) {
-                return next.version;
-            }
-        }
     }
 
     /**

@@ -116,10 +116,14 @@ public final class LoadGenerator {
      * many node checks of filter and prioritize the extender answered from its memo and how many the
      * engine computed, and the CPU time this JVM (extender and generator together) used during the
      * run ({@code NaN} where the JVM does not tell): on a shared machine, where pods per second move
-     * with the other processes' load, the CPU per pod moves much less.
+     * with the other processes' load, the CPU per pod moves much less. {@code serverCpuSeconds}: the
+     * part of it the extender's server threads used (the JDK server's listener thread, and the pool's
+     * threads where there is a pool), the extender's own work with its sockets, without the
+     * generator, the collector and the compiler ({@code NaN} where the JVM does not tell).
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
-                         Map<String, Latency> latency, long memoHits, long memoMisses, double cpuSeconds) {
+                         Map<String, Latency> latency, long memoHits, long memoMisses, double cpuSeconds,
+                         double serverCpuSeconds) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -177,6 +181,8 @@ public final class LoadGenerator {
                 100.0 * r.memoHits() / Math.max(1, r.memoHits() + r.memoMisses()));
         out.printf(Locale.ROOT, "CPU of this JVM (extender and generator) in the run: %.2f s, %.0f us per bound pod%n", r.cpuSeconds(),
                 1e6 * r.cpuSeconds() / Math.max(1, r.bound()));
+        out.printf(Locale.ROOT, "CPU of the extender's server threads in the run: %.2f s, %.0f us per bound pod%n",
+                r.serverCpuSeconds(), 1e6 * r.serverCpuSeconds() / Math.max(1, r.bound()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
@@ -208,9 +214,13 @@ public final class LoadGenerator {
         GpuExtender extender = new GpuExtender(Ledger.create(GranularityRules.ofDefaults(), nodes), PlacementConfig.defaults(),
                 new DemoCluster());
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
-                .threads(o.serverThreads()).build().start();
+                .threads(o.serverThreads())
+                .transport("netty".equals(System.getProperty("qgpu.transport")) ? ExtenderServer.Transport.NETTY : ExtenderServer.Transport.JDK)
+                .build().start();
         Run run = new Run(o, server.address(), requests);
+        long server1 = -1;
         long cpu0 = processCpuNanos();
+        long server0 = serverCpuNanos();
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
@@ -223,25 +233,48 @@ public final class LoadGenerator {
             if (!pool.awaitTermination(o.maxSeconds() + 30L, TimeUnit.SECONDS)) {
                 pool.shutdownNow();
             }
+            server1 = serverCpuNanos();   // before the server's threads end
         } finally {
             server.stop();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         long cpu1 = processCpuNanos();
         double cpuSeconds = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
+        double serverCpuSeconds = server0 < 0 || server1 < 0 ? Double.NaN : (server1 - server0) / 1e9;
         Map<String, Latency> latency = new LinkedHashMap<>();
         for (int v = 0; v < VERBS.length; v++) {
             latency.put(VERBS[v], run.latency(v));
         }
         long[] memo = extender.checkCounts();
         return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
-                memo[0], memo[1], cpuSeconds);
+                memo[0], memo[1], cpuSeconds, serverCpuSeconds);
     }
 
     /** The CPU time this JVM has used, in nanoseconds, or -1 where the JVM does not tell. */
     private static long processCpuNanos() {
         return java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
                 ? os.getProcessCpuTime() : -1;
+    }
+
+    /**
+     * The CPU time the extender's server threads have used, in nanoseconds (the JDK server's listener
+     * thread, {@code HTTP-Dispatcher}, and the pool's {@code qgpu-extender-} threads of this JVM), or
+     * -1 where the JVM does not measure thread CPU time. Called while the measured server runs; the
+     * warm-up's server has stopped by then, so its threads are not counted.
+     */
+    private static long serverCpuNanos() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        if (!threads.isThreadCpuTimeSupported() || !threads.isThreadCpuTimeEnabled()) {
+            return -1;
+        }
+        long total = 0;
+        for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t != null && (t.getThreadName().equals("HTTP-Dispatcher") || t.getThreadName().startsWith("qgpu-extender-"))) {
+                long nanos = threads.getThreadCpuTime(t.getThreadId());
+                total += Math.max(0, nanos);
+            }
+        }
+        return total;
     }
 
     private static ExecutorService daemons(int n, String name) {

@@ -56,9 +56,13 @@ class LoadGeneratorTest {
         LoadGenerator.Options o = new LoadGenerator.Options(24, 40, 10, 4, 60, 0, LoadGenerator.Pattern.SCHEDULER, 0);
         LoadGenerator.Report r = LoadGenerator.run(o);
         assertTrue(r.cpuSeconds() > 0 && r.cpuSeconds() < 60 * Runtime.getRuntime().availableProcessors(), r.toString());
+        // the server's threads did the extender's work: some CPU, and part of the JVM's
+        assertTrue(r.serverCpuSeconds() > 0 && r.serverCpuSeconds() <= r.cpuSeconds(), r.toString());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         LoadGenerator.print(r, o, new PrintStream(out, true, StandardCharsets.UTF_8));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("us per bound pod"), out.toString(StandardCharsets.UTF_8));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("CPU of the extender's server threads in the run"),
+                out.toString(StandardCharsets.UTF_8));
     }
 
     @Test

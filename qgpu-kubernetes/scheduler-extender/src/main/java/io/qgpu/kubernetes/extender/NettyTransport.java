@@ -1,0 +1,261 @@
+package io.qgpu.kubernetes.extender;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The extender's HTTP/1.1 transport on Netty (NIO): each connection is served by one event-loop thread,
+ * which reads a request, hands it to the extender ({@link ExtenderServer#handle}) on the same thread and
+ * writes the answer, with no hand-off between threads and no change of the socket's blocking mode or
+ * selector registration per request (what the JDK's {@code HttpServer} does for every exchange).
+ *
+ * <p>Bodies are collected by Netty's aggregator up to the limit; a larger one is answered 413 with the
+ * extender's JSON error, and the rest of it is read and dropped on a kept-alive connection (so a client
+ * still sending gets to read the answer) or the connection is closed after the answer.
+ *
+ * <p>Thread safety: {@link #start} and {@link #stop} from one thread; the handler runs on the event
+ * loops, as many at once as there are loops.
+ */
+final class NettyTransport implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NettyTransport.class);
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel listener;
+
+    private NettyTransport(EventLoopGroup boss, EventLoopGroup workers, Channel listener) {
+        this.boss = boss;
+        this.workers = workers;
+        this.listener = listener;
+    }
+
+    /**
+     * Binds {@code host:port} and serves. {@code loops} event loops serve the connections (0: one loop,
+     * which also accepts: everything on one thread, named {@code qgpu-extender-listener}); their threads
+     * are named {@code qgpu-extender-N}.
+     */
+    static NettyTransport start(String host, int port, int loops, int maxBodyBytes, Consumer<ExtenderServer.Call> handler)
+            throws IOException {
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory named = r -> {
+            Thread t = new Thread(r, loops == 0 ? "qgpu-extender-listener" : "qgpu-extender-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        EventLoopGroup workers = new NioEventLoopGroup(Math.max(1, loops), named);
+        EventLoopGroup boss = loops == 0 ? workers : new NioEventLoopGroup(1, r -> {
+            Thread t = new Thread(r, "qgpu-extender-accept");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            Channel ch = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 128)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel c) {
+                            c.pipeline().addLast(new HttpServerCodec(), new Aggregator(maxBodyBytes), new Handler(handler));
+                        }
+                    })
+                    .bind(host, port).syncUninterruptibly().channel();
+            return new NettyTransport(boss, workers, ch);
+        } catch (RuntimeException e) {
+            shutdown(boss, workers);
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot listen on " + host + ":" + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The bound address. */
+    InetSocketAddress address() {
+        return (InetSocketAddress) listener.localAddress();
+    }
+
+    /** Closes the listener and every connection; waits up to five seconds for the loops to end. */
+    void stop() {
+        listener.close().syncUninterruptibly();
+        shutdown(boss, workers);
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    private static void shutdown(EventLoopGroup boss, EventLoopGroup workers) {
+        workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(6, TimeUnit.SECONDS);
+        if (boss != workers) {
+            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(6, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Netty's aggregator, with the extender's 413 (its JSON error body) for a body over the limit. */
+    private static final class Aggregator extends HttpObjectAggregator {
+        private final int maxBodyBytes;
+
+        Aggregator(int maxBodyBytes) {
+            super(maxBodyBytes);
+            this.maxBodyBytes = maxBodyBytes;
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            long declared = HttpUtil.getContentLength(oversized, -1L);
+            BadRequestException e = ExtenderServer.tooLarge(declared, maxBodyBytes);
+            HttpRequest request = (HttpRequest) oversized;
+            LOG.info("{} {} -> 413: {}", request.method(), new QueryStringDecoder(request.uri()).path(), e.getMessage());
+            byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage()));
+            FullHttpResponse r = response(ctx, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, body, body.length,
+                    "application/json", new DefaultHttpHeaders());
+            // the body is still coming unless it was declared and the client keeps the connection: then
+            // the aggregator drops the rest of it and the connection serves on; else close after the answer
+            boolean keep = declared >= 0 && HttpUtil.isKeepAlive(oversized);
+            HttpUtil.setKeepAlive(r, keep);
+            var written = ctx.writeAndFlush(r);
+            if (!keep) {
+                written.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+
+    private static FullHttpResponse response(ChannelHandlerContext ctx, HttpResponseStatus status, byte[] body, int length,
+                                             String contentType, HttpHeaders extra) {
+        ByteBuf content = ctx.alloc().buffer(length);
+        content.writeBytes(body, 0, length);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        r.headers().add(extra);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, length);
+        return r;
+    }
+
+    /** Hands each whole request to the extender on this event loop's thread. */
+    private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final Consumer<ExtenderServer.Call> handler;
+
+        Handler(Consumer<ExtenderServer.Call> handler) {
+            this.handler = handler;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!request.decoderResult().isSuccess()) {
+                byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody("malformed HTTP request: "
+                        + request.decoderResult().cause()));
+                FullHttpResponse r = response(ctx, HttpResponseStatus.BAD_REQUEST, body, body.length, "application/json",
+                        new DefaultHttpHeaders());
+                HttpUtil.setKeepAlive(r, false);
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
+            handler.accept(new NettyCall(ctx, request));
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            LOG.debug("connection {} closed: {}", ctx.channel().remoteAddress(), cause.toString());
+            ctx.close();
+        }
+    }
+
+    /** One request, answered once. */
+    private static final class NettyCall implements ExtenderServer.Call {
+        private final ChannelHandlerContext ctx;
+        private final FullHttpRequest request;
+        private final HttpHeaders answerHeaders = new DefaultHttpHeaders(false);
+        private boolean answered;
+
+        NettyCall(ChannelHandlerContext ctx, FullHttpRequest request) {
+            this.ctx = ctx;
+            this.request = request;
+        }
+
+        @Override
+        public String method() {
+            return request.method().name();
+        }
+
+        @Override
+        public String path() {
+            return new QueryStringDecoder(request.uri()).path();
+        }
+
+        @Override
+        public @Nullable String header(String name) {
+            return request.headers().get(name);
+        }
+
+        @Override
+        public byte[] body(int maxBodyBytes) {
+            ByteBuf content = request.content();   // the aggregator kept it within the limit
+            return ByteBufUtil.getBytes(content, content.readerIndex(), content.readableBytes(), false);
+        }
+
+        @Override
+        public void header(String name, String value) {
+            answerHeaders.set(name, value);
+        }
+
+        @Override
+        public void reply(int status, byte[] body, int length, String contentType) {
+            if (answered) {
+                throw new IllegalStateException("answered already");
+            }
+            answered = true;
+            boolean head = request.method().equals(HttpMethod.HEAD);
+            FullHttpResponse r = response(ctx, HttpResponseStatus.valueOf(status), body, head ? 0 : length, contentType,
+                    answerHeaders);
+            if (head) {
+                r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, length);
+            }
+            boolean keep = HttpUtil.isKeepAlive(request);
+            HttpUtil.setKeepAlive(r, keep);
+            if (!keep) {
+                r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            }
+            var written = ctx.writeAndFlush(r);
+            if (!keep) {
+                written.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+}
