@@ -14,7 +14,7 @@ import java.util.List;
  * ExtenderServer server = ExtenderServer.builder(e).port(8888).urlPrefix("/qgpu").build().start();
  * }</pre>
  *
- * <p>Thread safety: implementations must be thread-safe; the server calls them from a pool.
+ * <p>Thread safety: implementations must be thread-safe; the server calls them from its event-loop threads, several at once.
  */
 public interface Extender {
 

@@ -1,26 +1,17 @@
 package io.qgpu.kubernetes.extender;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.qgpu.api.InvalidValueException;
 import io.qgpu.api.Validate;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP side of the extender, on the JDK's {@link HttpServer}: {@code POST {urlPrefix}/filter},
+ * The HTTP side of the extender, on Netty ({@link NettyTransport}): {@code POST {urlPrefix}/filter},
  * {@code POST {urlPrefix}/prioritize}, {@code POST {urlPrefix}/bind} and {@code POST {urlPrefix}/preempt}, plus {@code GET /healthz},
  * {@code GET /readyz} (200 when ready, 503 when not: see {@link Builder#readiness}) and,
  * when a view is given, {@code GET {urlPrefix}/ledger}.
@@ -39,23 +30,13 @@ import org.slf4j.LoggerFactory;
  * server.stop();
  * }</pre>
  *
- * <p>Thread safety: thread-safe; requests are served by a fixed pool of {@code threads}, or with
- * {@code threads(0)} one at a time on the server's own listener thread (no hand-off between threads:
- * the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
+ * <p>Thread safety: thread-safe; requests are served by {@code threads} event-loop threads (each
+ * connection by one of them, which reads the request, runs the verb and writes the answer without
+ * handing it to another thread), or with {@code threads(0)} by one thread that also accepts the
+ * connections (the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
  */
 public final class ExtenderServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
-
-    static {
-        // the JDK server writes headers and body separately; without TCP_NODELAY, Nagle's algorithm and
-        // the client's delayed ACK add about 40 ms to every answer
-        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-            System.setProperty("sun.net.httpserver.nodelay", "true");
-        }
-    }
-
-    /** How much of a refused body is read and dropped, in multiples of the limit. */
-    static final int DRAIN_LIMIT_FACTOR = 4;
 
     /**
      * Each request thread's reply buffer: a reply is written into it once and sent from it. A buffer
@@ -78,18 +59,7 @@ public final class ExtenderServer implements AutoCloseable {
     private final java.util.function.BooleanSupplier readiness;
     /** The pods of the last requests (prioritize gets the pod filter read for it). */
     private final RecentPods recentPods = new RecentPods();
-    private final Transport transport;
-    private HttpServer server;
-    private ExecutorService pool;
     private NettyTransport netty;
-
-    /** Which HTTP server carries the verbs. */
-    public enum Transport {
-        /** The JDK's {@code com.sun.net.httpserver.HttpServer}. */
-        JDK,
-        /** Netty's NIO transport ({@link NettyTransport}). */
-        NETTY
-    }
 
     private ExtenderServer(Builder b) {
         this.extender = b.extender;
@@ -100,7 +70,6 @@ public final class ExtenderServer implements AutoCloseable {
         this.threads = b.threads;
         this.ledgerView = b.ledgerView;
         this.readiness = b.readiness;
-        this.transport = b.transport;
     }
 
     public static Builder builder(Extender extender) {
@@ -109,32 +78,10 @@ public final class ExtenderServer implements AutoCloseable {
 
     /** Binds the port and starts serving. */
     public synchronized ExtenderServer start() throws IOException {
-        if (server != null || netty != null) {
+        if (netty != null) {
             throw new IllegalStateException("already started");
         }
-        if (transport == Transport.NETTY) {
-            netty = NettyTransport.start(host, requestedPort, threads, maxBodyBytes, this::handle);
-            LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt; Netty)", host, port(),
-                    prefix.isEmpty() ? "/" : prefix);
-            return this;
-        }
-        HttpServer s = HttpServer.create(new InetSocketAddress(host, requestedPort), 128);
-        AtomicInteger n = new AtomicInteger();
-        pool = threads == 0 ? null : Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "qgpu-extender-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        s.setExecutor(pool);   // null: each exchange is handled on the listener thread
-        s.createContext("/", ex -> {
-            try {
-                handle(new JdkCall(ex));
-            } finally {
-                ex.close();
-            }
-        });
-        s.start();
-        server = s;
+        netty = NettyTransport.start(host, requestedPort, threads, maxBodyBytes, this::handle);
         LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
         return this;
     }
@@ -146,13 +93,10 @@ public final class ExtenderServer implements AutoCloseable {
 
     /** The address the server listens on. */
     public synchronized InetSocketAddress address() {
-        if (netty != null) {
-            return netty.address();
-        }
-        if (server == null) {
+        if (netty == null) {
             throw new IllegalStateException("not started");
         }
-        return server.getAddress();
+        return netty.address();
     }
 
     /** The URL prefix, for example {@code http://127.0.0.1:8888/qgpu}. */
@@ -169,18 +113,6 @@ public final class ExtenderServer implements AutoCloseable {
             netty.stop();
             netty = null;
         }
-        if (server != null) {
-            server.stop(0);
-            if (pool != null) {
-                pool.shutdown();
-                try {
-                    pool.awaitTermination(5, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            server = null;
-        }
     }
 
     @Override
@@ -192,8 +124,8 @@ public final class ExtenderServer implements AutoCloseable {
 
     /**
      * One exchange as a transport hands it over: the request's method, path and headers, its body
-     * (read on demand, within the limit), and the one answer. Each transport (the JDK's server,
-     * {@link NettyTransport}) makes one per request; {@link #handle} routes it.
+     * (within the limit), and the one answer. The transport ({@link NettyTransport}) makes one per
+     * request; {@link #handle} routes it.
      */
     interface Call {
         String method();
@@ -321,103 +253,6 @@ public final class ExtenderServer implements AutoCloseable {
         }
     }
 
-    /** An exchange of the JDK's server. */
-    private static final class JdkCall implements Call {
-        private final HttpExchange ex;
-
-        JdkCall(HttpExchange ex) {
-            this.ex = ex;
-        }
-
-        @Override
-        public String method() {
-            return ex.getRequestMethod();
-        }
-
-        @Override
-        public String path() {
-            return ex.getRequestURI().getPath();
-        }
-
-        @Override
-        public @Nullable String header(String name) {
-            return ex.getRequestHeaders().getFirst(name);
-        }
-
-        @Override
-        public void header(String name, String value) {
-            ex.getResponseHeaders().set(name, value);
-        }
-
-        @Override
-        public byte[] body(int maxBodyBytes) throws IOException {
-            String length = header("Content-Length");
-            long declared = -1;
-            if (length != null) {
-                try {
-                    declared = Long.parseLong(length.trim());
-                } catch (NumberFormatException e) {
-                    throw new BadRequestException(400, "Content-Length " + length + " is not a number");
-                }
-            }
-            byte[] buf = new byte[declared >= 0 && declared <= maxBodyBytes ? (int) Math.max(1, declared) : 16384];
-            try (InputStream in = ex.getRequestBody()) {
-                if (declared > maxBodyBytes) {
-                    discard(in, buf, maxBodyBytes);
-                    throw tooLarge(declared, maxBodyBytes);
-                }
-                if (declared >= 0) {
-                    // the usual case: the body is read straight into an array of the declared length
-                    // (a body cut short is returned as far as it came, and the JSON reader refuses it)
-                    int n = in.readNBytes(buf, 0, (int) declared);
-                    return n == buf.length ? buf : java.util.Arrays.copyOf(buf, n);
-                }
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                int r;
-                while ((r = in.read(buf)) >= 0) {
-                    if (out.size() + r > maxBodyBytes) {
-                        discard(in, buf, maxBodyBytes);
-                        throw tooLarge(-1, maxBodyBytes);
-                    }
-                    out.write(buf, 0, r);
-                }
-                return out.toByteArray();
-            }
-        }
-
-        /**
-         * Reads and drops what is left of a refused body, up to {@value #DRAIN_LIMIT_FACTOR} times the limit,
-         * so that a client still sending gets to read the 413 (the connection is closed past that).
-         */
-        private static void discard(InputStream in, byte[] buf, int maxBodyBytes) throws IOException {
-            long budget = (long) maxBodyBytes * DRAIN_LIMIT_FACTOR;
-            int r;
-            while (budget > 0 && (r = in.read(buf)) >= 0) {
-                budget -= r;
-            }
-        }
-
-        @Override
-        public void reply(int status, byte[] body, int length, String contentType) {
-            try {
-                ex.getResponseHeaders().set("Content-Type", contentType);
-                if (ex.getRequestMethod().equalsIgnoreCase("HEAD")) {
-                    // a HEAD answer has no body: its length would make the JDK's server warn
-                    ex.getResponseHeaders().set("Content-Length", String.valueOf(length));
-                    ex.sendResponseHeaders(status, -1);
-                    return;
-                }
-                ex.sendResponseHeaders(status, length == 0 ? -1 : length);
-                try (OutputStream os = ex.getResponseBody()) {
-                    os.write(body, 0, length);
-                }
-            } catch (IOException | RuntimeException e) {
-                // the client went away or the headers were already sent: nothing more can be said to it
-                LOG.debug("could not answer {} {}: {}", ex.getRequestMethod(), ex.getRequestURI(), e.toString());
-            }
-        }
-    }
-
     /** The 413 for a body of {@code declared} bytes (-1: not declared, cut off while reading). */
     static BadRequestException tooLarge(long declared, int maxBodyBytes) {
         return new BadRequestException(413, declared >= 0
@@ -443,7 +278,6 @@ public final class ExtenderServer implements AutoCloseable {
         private int threads = 8;
         private java.util.function.Supplier<String> ledgerView;
         private java.util.function.BooleanSupplier readiness = () -> true;
-        private Transport transport = Transport.JDK;
 
         private Builder(Extender extender) {
             this.extender = Validate.notNull("extender", extender);
@@ -471,8 +305,8 @@ public final class ExtenderServer implements AutoCloseable {
 
         public Builder maxBodyBytes(int n) { this.maxBodyBytes = Validate.between("server.maxBodyBytes", n, 1024, Integer.MAX_VALUE - 16384); return this; }
         /**
-         * Request threads (default 8); 0 handles every request on the server's listener thread, one at
-         * a time, without handing it to a pool.
+         * Request threads (default 8): event loops that serve the connections, each connection on one,
+         * its requests one at a time; 0: one thread accepts and serves every connection.
          */
         public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 0, 1024); return this; }
 
@@ -485,12 +319,6 @@ public final class ExtenderServer implements AutoCloseable {
          */
         public Builder readiness(java.util.function.BooleanSupplier ready) {
             this.readiness = Validate.notNull("server.readiness", ready);
-            return this;
-        }
-
-        /** Which HTTP server carries the verbs (default {@link Transport#JDK}). */
-        public Builder transport(Transport t) {
-            this.transport = Validate.notNull("server.transport", t);
             return this;
         }
 

@@ -151,11 +151,11 @@ public final class GpuExtender implements Extender {
             NodeChecks.Checked checked = checks.check(claim.get(), names);
             Fit passed = new Fit(names, checked.size());
             for (int j = 0; j < checked.size(); j++) {
-                String name = checked.name(j);
                 if (checked.fits(j)) {
-                    passed.add(j, name);
+                    passed.add(j, checked);
                     continue;
                 }
+                String name = checked.name(j);
                 Reason why = checked.reason(j);
                 Optional<String> never = checked.resolvable(j) ? Optional.empty() : unresolvable(claim.get(), name, why);
                 if (never.isPresent()) {
@@ -188,11 +188,16 @@ public final class GpuExtender implements Extender {
             this.positions = from == null ? null : new int[capacity];
         }
 
-        void add(int askedIndex, String name) {
+        /** Adds the name asked at {@code askedIndex}; by its position alone where it has one (CandidateNames reads the table's name). */
+        void add(int askedIndex, NodeChecks.Checked checked) {
+            int p = positions != null ? from.position(askedIndex) : -1;
             if (positions != null) {
-                positions[size] = from.position(askedIndex);
+                positions[size] = p;
             }
-            names[size++] = name;   // (where a position is given, CandidateNames reads the table's name instead)
+            if (p < 0) {
+                names[size] = checked.name(askedIndex);
+            }
+            size++;
         }
 
         List<String> list() {

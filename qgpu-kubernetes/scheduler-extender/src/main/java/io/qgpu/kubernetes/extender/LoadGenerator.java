@@ -117,8 +117,8 @@ public final class LoadGenerator {
      * engine computed, and the CPU time this JVM (extender and generator together) used during the
      * run ({@code NaN} where the JVM does not tell): on a shared machine, where pods per second move
      * with the other processes' load, the CPU per pod moves much less. {@code serverCpuSeconds}: the
-     * part of it the extender's server threads used (the JDK server's listener thread, and the pool's
-     * threads where there is a pool), the extender's own work with its sockets, without the
+     * part of it the extender's server threads used (its event loops: {@code qgpu-extender-*}), the
+     * extender's own work with its sockets, without the
      * generator, the collector and the compiler ({@code NaN} where the JVM does not tell).
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
@@ -214,9 +214,7 @@ public final class LoadGenerator {
         GpuExtender extender = new GpuExtender(Ledger.create(GranularityRules.ofDefaults(), nodes), PlacementConfig.defaults(),
                 new DemoCluster());
         ExtenderServer server = ExtenderServer.builder(extender).host("127.0.0.1").port(0).urlPrefix("/qgpu")
-                .threads(o.serverThreads())
-                .transport("netty".equals(System.getProperty("qgpu.transport")) ? ExtenderServer.Transport.NETTY : ExtenderServer.Transport.JDK)
-                .build().start();
+                .threads(o.serverThreads()).build().start();
         Run run = new Run(o, server.address(), requests);
         long server1 = -1;
         long cpu0 = processCpuNanos();
@@ -257,8 +255,8 @@ public final class LoadGenerator {
     }
 
     /**
-     * The CPU time the extender's server threads have used, in nanoseconds (the JDK server's listener
-     * thread, {@code HTTP-Dispatcher}, and the pool's {@code qgpu-extender-} threads of this JVM), or
+     * The CPU time the extender's server threads have used, in nanoseconds (the {@code qgpu-extender-}
+     * threads of this JVM: {@link ExtenderServer}'s event loops), or
      * -1 where the JVM does not measure thread CPU time. Called while the measured server runs; the
      * warm-up's server has stopped by then, so its threads are not counted.
      */
@@ -269,7 +267,7 @@ public final class LoadGenerator {
         }
         long total = 0;
         for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-            if (t != null && (t.getThreadName().equals("HTTP-Dispatcher") || t.getThreadName().startsWith("qgpu-extender-"))) {
+            if (t != null && t.getThreadName().startsWith("qgpu-extender-")) {
                 long nanos = threads.getThreadCpuTime(t.getThreadId());
                 total += Math.max(0, nanos);
             }

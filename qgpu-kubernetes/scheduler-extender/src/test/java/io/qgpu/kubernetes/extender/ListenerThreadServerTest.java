@@ -51,7 +51,7 @@ class ListenerThreadServerTest {
             assertTrue(TestSupport.tree(ok.body()).has("NodeNames"), ok.body());
             HttpResponse<String> bad = TestSupport.post(server.baseUrl() + "/filter", "{\"Pod\":".getBytes(StandardCharsets.UTF_8));
             assertEquals(400, bad.statusCode(), bad.body());
-            assertEquals(Set.of("HTTP-Dispatcher"), handledOn, "the JDK server's listener thread handles the exchange");
+            assertEquals(Set.of("qgpu-extender-listener"), handledOn, "the one thread that accepts the connection handles the exchange");
         } finally {
             server.stop();
         }

@@ -1,0 +1,199 @@
+package io.qgpu.kubernetes.extender;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.qgpu.core.ledger.Ledger;
+import io.qgpu.core.placement.PlacementConfig;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The extender's HTTP transport on the wire, read byte by byte from raw sockets (no HTTP client library in
+ * between): several requests on one kept-alive connection, a 413 after which the same connection
+ * serves on, {@code Connection: close} honoured, a request that is not HTTP answered 400 and closed,
+ * the pool's threads named as documented, and stop closing the port (twice is a no-op).
+ */
+class NettyTransportTest {
+
+    private static GpuExtender extender() {
+        return new GpuExtender(Ledger.create(TestSupport.inventory().rules(), TestSupport.inventory().nodes()),
+                PlacementConfig.defaults(), new DemoCluster());
+    }
+
+    /** A status line, headers (lower-case names) and body read from a socket. */
+    record Answer(int status, Map<String, String> headers, String body) {
+    }
+
+    private static String line(InputStream in) throws IOException {
+        StringBuilder b = new StringBuilder();
+        int c;
+        while ((c = in.read()) >= 0 && c != '\n') {
+            b.append((char) c);
+        }
+        if (c < 0 && b.length() == 0) {
+            throw new IOException("connection closed");
+        }
+        return b.toString().stripTrailing();
+    }
+
+    private static Answer read(InputStream in) throws IOException {
+        String status = line(in);
+        assertTrue(status.startsWith("HTTP/1.1 "), status);
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (String h = line(in); !h.isEmpty(); h = line(in)) {
+            int colon = h.indexOf(':');
+            headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));
+        byte[] body = in.readNBytes(length);
+        return new Answer(Integer.parseInt(status.substring(9, 12)), headers, new String(body, StandardCharsets.UTF_8));
+    }
+
+    private static void post(OutputStream out, String path, byte[] body, String extraHeaders) throws IOException {
+        out.write(("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+                + "\r\n" + extraHeaders + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body);
+        out.flush();
+    }
+
+    @Test
+    void oneConnectionServesManyRequestsAndServesOnAfterA413() throws Exception {
+        ExtenderServer server = ExtenderServer.builder(extender()).port(0).urlPrefix("/qgpu").maxBodyBytes(4096).threads(1)
+                .build().start();
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5000);
+            s.setSoTimeout(10_000);
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            OutputStream out = s.getOutputStream();
+            byte[] filter = TestSupport.payload("filter-names-infer.json");
+            for (int i = 0; i < 3; i++) {
+                post(out, "/qgpu/filter", filter, "");
+                Answer a = read(in);
+                assertEquals(200, a.status(), a.body());
+                assertEquals("application/json", a.headers().get("content-type"));
+                assertTrue(TestSupport.tree(a.body()).has("NodeNames"), a.body());
+            }
+            // a body over the limit, declared: 413 with the extender's JSON, and the connection serves on
+            byte[] big = new byte[10_000];
+            java.util.Arrays.fill(big, (byte) ' ');
+            post(out, "/qgpu/filter", big, "");
+            Answer tooLarge = read(in);
+            assertEquals(413, tooLarge.status(), tooLarge.body());
+            assertTrue(TestSupport.tree(tooLarge.body()).get("Error").asText()
+                    .contains("request body of 10000 bytes is over the limit of 4096 bytes"), tooLarge.body());
+            post(out, "/qgpu/filter", filter, "");
+            Answer after = read(in);
+            assertEquals(200, after.status(), after.body());
+            // HEAD: the length, no body; then the connection still serves
+            out.write("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String status = line(in);
+            assertTrue(status.startsWith("HTTP/1.1 200"), status);
+            Map<String, String> headers = new LinkedHashMap<>();
+            for (String h = line(in); !h.isEmpty(); h = line(in)) {
+                headers.put(h.substring(0, h.indexOf(':')).toLowerCase(Locale.ROOT), h.substring(h.indexOf(':') + 1).trim());
+            }
+            assertEquals("3", headers.get("content-length"), headers.toString());
+            post(out, "/qgpu/prioritize", filter, "");
+            assertEquals(200, read(in).status());
+        } finally {
+            server.stop();
+        }
+    }
+
+    @Test
+    void connectionCloseIsHonouredAndGarbageIsRefusedWith400() throws Exception {
+        ExtenderServer server = ExtenderServer.builder(extender()).port(0).threads(0).build().start();
+        try {
+            try (Socket s = new Socket()) {
+                s.connect(server.address(), 5000);
+                s.setSoTimeout(10_000);
+                InputStream in = new BufferedInputStream(s.getInputStream());
+                post(s.getOutputStream(), "/filter", TestSupport.payload("filter-names-infer.json"), "Connection: close\r\n");
+                Answer a = read(in);
+                assertEquals(200, a.status(), a.body());
+                assertEquals("close", a.headers().get("connection"));
+                assertEquals(-1, in.read(), "the server closed the connection after the answer");
+            }
+            try (Socket s = new Socket()) {
+                s.connect(server.address(), 5000);
+                s.setSoTimeout(10_000);
+                InputStream in = new BufferedInputStream(s.getInputStream());
+                s.getOutputStream().write("\u0001\u0002 not http at all\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream().flush();
+                Answer a = read(in);
+                assertEquals(400, a.status(), a.body());
+                assertTrue(TestSupport.tree(a.body()).get("Error").asText().startsWith("malformed HTTP request"), a.body());
+                assertEquals(-1, in.read(), "closed after the 400");
+            }
+            // the server serves on
+            assertEquals(200, TestSupport.post(server.baseUrl() + "/filter", TestSupport.payload("filter-names-infer.json")).statusCode());
+        } finally {
+            server.stop();
+        }
+    }
+
+    @Test
+    void aPoolOfThreadsServesTheConnectionsAndStopClosesThePort() throws Exception {
+        GpuExtender real = extender();
+        Set<String> handledOn = ConcurrentHashMap.newKeySet();
+        Extender recording = new Extender() {
+            @Override
+            public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
+                handledOn.add(Thread.currentThread().getName());
+                return real.filter(args);
+            }
+
+            @Override
+            public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
+                return real.prioritize(args);
+            }
+
+            @Override
+            public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
+                return real.bind(args);
+            }
+        };
+        ExtenderServer server = ExtenderServer.builder(recording).port(0).threads(2).build().start();
+        InetSocketAddress address = server.address();
+        List<Socket> sockets = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {   // connections go to the loops in turn
+                Socket s = new Socket();
+                s.connect(address, 5000);
+                s.setSoTimeout(10_000);
+                sockets.add(s);
+                post(s.getOutputStream(), "/filter", TestSupport.payload("filter-names-infer.json"), "");
+                assertEquals(200, read(new BufferedInputStream(s.getInputStream())).status());
+            }
+            assertEquals(Set.of("qgpu-extender-1", "qgpu-extender-2"), handledOn);
+        } finally {
+            for (Socket s : sockets) {
+                s.close();
+            }
+            server.stop();
+        }
+        server.stop();   // a second stop does nothing
+        assertThrows(ConnectException.class, () -> {
+            try (Socket s = new Socket()) {
+                s.connect(address, 2000);
+            }
+        });
+        assertThrows(IllegalStateException.class, server::port);
+    }
+}
