@@ -119,11 +119,12 @@ public final class LoadGenerator {
      * with the other processes' load, the CPU per pod moves much less. {@code serverCpuSeconds}: the
      * part of it the extender's server threads used (its event loops: {@code qgpu-extender-*}), the
      * extender's own work with its sockets, without the
-     * generator, the collector and the compiler ({@code NaN} where the JVM does not tell).
+     * generator, the collector and the compiler ({@code NaN} where the JVM does not tell);
+     * {@code serverKernelSeconds}: the part of that spent in the kernel (system time: the sockets).
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
                          Map<String, Latency> latency, long memoHits, long memoMisses, double cpuSeconds,
-                         double serverCpuSeconds) {
+                         double serverCpuSeconds, double serverKernelSeconds) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -181,8 +182,9 @@ public final class LoadGenerator {
                 100.0 * r.memoHits() / Math.max(1, r.memoHits() + r.memoMisses()));
         out.printf(Locale.ROOT, "CPU of this JVM (extender and generator) in the run: %.2f s, %.0f us per bound pod%n", r.cpuSeconds(),
                 1e6 * r.cpuSeconds() / Math.max(1, r.bound()));
-        out.printf(Locale.ROOT, "CPU of the extender's server threads in the run: %.2f s, %.0f us per bound pod%n",
-                r.serverCpuSeconds(), 1e6 * r.serverCpuSeconds() / Math.max(1, r.bound()));
+        out.printf(Locale.ROOT, "CPU of the extender's server threads in the run: %.2f s, %.0f us per bound pod (%.0f us of it in the kernel)%n",
+                r.serverCpuSeconds(), 1e6 * r.serverCpuSeconds() / Math.max(1, r.bound()),
+                1e6 * r.serverKernelSeconds() / Math.max(1, r.bound()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
@@ -217,8 +219,10 @@ public final class LoadGenerator {
                 .threads(o.serverThreads()).build().start();
         Run run = new Run(o, server.address(), requests);
         long server1 = -1;
+        long serverUser1 = -1;
         long cpu0 = processCpuNanos();
-        long server0 = serverCpuNanos();
+        long server0 = serverCpuNanos(false);
+        long serverUser0 = serverCpuNanos(true);
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
@@ -231,7 +235,8 @@ public final class LoadGenerator {
             if (!pool.awaitTermination(o.maxSeconds() + 30L, TimeUnit.SECONDS)) {
                 pool.shutdownNow();
             }
-            server1 = serverCpuNanos();   // before the server's threads end
+            server1 = serverCpuNanos(false);   // before the server's threads end
+            serverUser1 = serverCpuNanos(true);
         } finally {
             server.stop();
         }
@@ -239,13 +244,15 @@ public final class LoadGenerator {
         long cpu1 = processCpuNanos();
         double cpuSeconds = cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9;
         double serverCpuSeconds = server0 < 0 || server1 < 0 ? Double.NaN : (server1 - server0) / 1e9;
+        double serverKernelSeconds = serverUser0 < 0 || serverUser1 < 0 ? Double.NaN
+                : serverCpuSeconds - (serverUser1 - serverUser0) / 1e9;
         Map<String, Latency> latency = new LinkedHashMap<>();
         for (int v = 0; v < VERBS.length; v++) {
             latency.put(VERBS[v], run.latency(v));
         }
         long[] memo = extender.checkCounts();
         return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
-                memo[0], memo[1], cpuSeconds, serverCpuSeconds);
+                memo[0], memo[1], cpuSeconds, serverCpuSeconds, serverKernelSeconds);
     }
 
     /** The CPU time this JVM has used, in nanoseconds, or -1 where the JVM does not tell. */
@@ -256,11 +263,12 @@ public final class LoadGenerator {
 
     /**
      * The CPU time the extender's server threads have used, in nanoseconds (the {@code qgpu-extender-}
-     * threads of this JVM: {@link ExtenderServer}'s event loops), or
+     * threads of this JVM: {@link ExtenderServer}'s event loops; only the time in user mode when
+     * {@code userOnly}), or
      * -1 where the JVM does not measure thread CPU time. Called while the measured server runs; the
      * warm-up's server has stopped by then, so its threads are not counted.
      */
-    private static long serverCpuNanos() {
+    private static long serverCpuNanos(boolean userOnly) {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         if (!threads.isThreadCpuTimeSupported() || !threads.isThreadCpuTimeEnabled()) {
             return -1;
@@ -268,7 +276,7 @@ public final class LoadGenerator {
         long total = 0;
         for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
             if (t != null && t.getThreadName().startsWith("qgpu-extender-")) {
-                long nanos = threads.getThreadCpuTime(t.getThreadId());
+                long nanos = userOnly ? threads.getThreadUserTime(t.getThreadId()) : threads.getThreadCpuTime(t.getThreadId());
                 total += Math.max(0, nanos);
             }
         }

@@ -58,6 +58,7 @@ class LoadGeneratorTest {
         assertTrue(r.cpuSeconds() > 0 && r.cpuSeconds() < 60 * Runtime.getRuntime().availableProcessors(), r.toString());
         // the server's threads did the extender's work: some CPU, and part of the JVM's
         assertTrue(r.serverCpuSeconds() > 0 && r.serverCpuSeconds() <= r.cpuSeconds(), r.toString());
+        assertTrue(r.serverKernelSeconds() >= 0 && r.serverKernelSeconds() <= r.serverCpuSeconds(), r.toString());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         LoadGenerator.print(r, o, new PrintStream(out, true, StandardCharsets.UTF_8));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("us per bound pod"), out.toString(StandardCharsets.UTF_8));
