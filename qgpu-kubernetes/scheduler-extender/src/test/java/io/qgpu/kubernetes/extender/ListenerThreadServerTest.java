@@ -26,23 +26,7 @@ class ListenerThreadServerTest {
         Ledger ledger = Ledger.create(TestSupport.inventory().rules(), TestSupport.inventory().nodes());
         GpuExtender real = new GpuExtender(ledger, PlacementConfig.defaults(), new DemoCluster());
         Set<String> handledOn = ConcurrentHashMap.newKeySet();
-        Extender recording = new Extender() {
-            @Override
-            public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
-                handledOn.add(Thread.currentThread().getName());
-                return real.filter(args);
-            }
-
-            @Override
-            public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
-                return real.prioritize(args);
-            }
-
-            @Override
-            public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
-                return real.bind(args);
-            }
-        };
+        Extender recording = TestSupport.recordingFilterThreads(real, handledOn);
         ExtenderServer server = ExtenderServer.builder(recording)
                 .host("127.0.0.1").port(0).urlPrefix("/qgpu").threads(0).build().start();
         try {

@@ -152,23 +152,7 @@ class NettyTransportTest {
     void aPoolOfThreadsServesTheConnectionsAndStopClosesThePort() throws Exception {
         GpuExtender real = extender();
         Set<String> handledOn = ConcurrentHashMap.newKeySet();
-        Extender recording = new Extender() {
-            @Override
-            public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
-                handledOn.add(Thread.currentThread().getName());
-                return real.filter(args);
-            }
-
-            @Override
-            public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
-                return real.prioritize(args);
-            }
-
-            @Override
-            public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
-                return real.bind(args);
-            }
-        };
+        Extender recording = TestSupport.recordingFilterThreads(real, handledOn);
         ExtenderServer server = ExtenderServer.builder(recording).port(0).threads(2).build().start();
         InetSocketAddress address = server.address();
         List<Socket> sockets = new java.util.ArrayList<>();

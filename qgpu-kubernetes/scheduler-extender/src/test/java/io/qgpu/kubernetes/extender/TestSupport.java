@@ -82,4 +82,25 @@ final class TestSupport {
             throw new IllegalStateException(e);
         }
     }
+
+    /** {@code real}, noting the name of each thread that handles a filter in {@code handledOn}. */
+    static Extender recordingFilterThreads(Extender real, java.util.Set<String> handledOn) {
+        return new Extender() {
+            @Override
+            public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
+                handledOn.add(Thread.currentThread().getName());
+                return real.filter(args);
+            }
+
+            @Override
+            public java.util.List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
+                return real.prioritize(args);
+            }
+
+            @Override
+            public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
+                return real.bind(args);
+            }
+        };
+    }
 }
