@@ -37,7 +37,7 @@ import java.util.concurrent.CountDownLatch;
  *   --port N               listen port (default 8888)
  *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind, PATH/preempt
  *   --max-body-bytes N     largest request body (default 4194304); larger ones get 413
- *   --threads N            request threads (default 8; 0: on the listener thread, one at a time)
+ *   --threads N            server threads, each serving its connections (default 8; 0: one thread accepts and serves them all)
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
  *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
@@ -378,7 +378,7 @@ public final class Main {
                 "  --port N              listen port (default 8888)",
                 "  --url-prefix PATH     path before the verbs (default /qgpu)",
                 "  --max-body-bytes N    largest request body (default 4194304)",
-                "  --threads N           request threads (default 8; 0: on the listener thread, one at a time)",
+                "  --threads N           server threads, each serving its connections (default 8; 0: one thread accepts and serves them all)",
                 "  --node-policy P       binpack (default) or spread",
                 "  --gpu-policy P        spread (default) or binpack",
                 "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",

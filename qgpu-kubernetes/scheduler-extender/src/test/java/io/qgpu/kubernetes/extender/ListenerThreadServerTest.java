@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code threads(0)}: every request is handled on the server's listener thread. The verbs answer as
+ * {@code threads(0)}: every request is handled on the one thread that accepts the connections. The verbs answer as
  * with a pool, a bad body still gets its 4xx, the handling thread is the listener's (no pool thread
  * exists), and stopping needs no pool. A negative count is refused by name.
  */
