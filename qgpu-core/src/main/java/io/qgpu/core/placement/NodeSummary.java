@@ -9,6 +9,7 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Topology;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,6 +53,16 @@ final class NodeSummary {
     private static final long F_ZERO_OFFLINE = 128L << 56;
     private static final long COUNT_MASK = (1L << 20) - 1;
 
+    /** Summaries made so far in this process ({@link #serial}). */
+    private static final AtomicLong SERIALS = new AtomicLong();
+
+    /**
+     * A number no other summary of this process has (the count of summaries made before it): two
+     * summaries have the same serial only when they are the same object, so the {@link SetMemo} keys
+     * by it without holding the summary (64 bits: at a billion summaries a second it wraps after
+     * 292 years).
+     */
+    final long serial = SERIALS.incrementAndGet();
     final NodeState state;
     final NodeTopo topo;
     final int size;
