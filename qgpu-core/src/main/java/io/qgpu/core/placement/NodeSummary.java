@@ -154,7 +154,10 @@ final class NodeSummary {
                 numa[i] = before.numa[i];
                 affinity |= before.anyAffinity && holdsAffinity(g);
             } else {
-                affinity |= read(i, g, rules);
+                // a booked GPU keeps its device object: its tenant cap under the same rules is known
+                int known = before != null && i < before.size && before.state.gpu(i).device() == d
+                        ? before.maxTenants(i) : -1;
+                affinity |= read(i, g, rules, known);
             }
             long memFree = packed[2 * i];
             long bits = packed[2 * i + 1];
@@ -225,9 +228,10 @@ final class NodeSummary {
     /**
      * Reads GPU {@code i}'s admission data, free memory and compute, tenants, flags, exclusion label,
      * load and NUMA node from its state into this summary's arrays; true when one of its holdings
-     * carries an affinity label.
+     * carries an affinity label. {@code knownMaxTenants}: the device's tenant cap under {@code rules}
+     * when known, else -1.
      */
-    private boolean read(int i, GpuState g, GranularityRules rules) {
+    private boolean read(int i, GpuState g, GranularityRules rules, int knownMaxTenants) {
         GpuDevice d = g.device();
         long memFree = g.memoryFree();
         int freeOn = clampCompute(g.computeFree(PriorityClass.ONLINE));
@@ -240,7 +244,9 @@ final class NodeSummary {
         }
         boolean affinity = false;
         if (!empty) {
-            for (Holding h : g.holdings()) {
+            java.util.List<Holding> holdings = g.holdings();
+            for (int j = 0; j < holdings.size(); j++) {   // by index: no iterator per GPU read
+                Holding h = holdings.get(j);
                 if (h.locality().antiAffinity().isPresent()) {
                     flags |= F_ANTI;
                 }
@@ -255,18 +261,26 @@ final class NodeSummary {
             }
         }
         long tenants = Math.min(g.tenants(), COUNT_MASK);
-        long max = Math.min(rules.maxTenants(d), COUNT_MASK);
+        int maxTenants = knownMaxTenants >= 0 ? knownMaxTenants : rules.maxTenants(d);
+        long max = Math.min(maxTenants, COUNT_MASK);
         packed[2 * i] = memFree;
         packed[2 * i + 1] = (freeOn + 1) | ((long) (freeOff + 1) << 8) | (tenants << 16) | (max << 36) | flags;
-        load[i] = PlacementScores.gpuLoad(g, rules);
+        load[i] = PlacementScores.gpuLoad(g, maxTenants);
         numa[i] = d.numaNode();
         return affinity;
     }
 
+    /** GPU {@code i}'s tenant cap as read ({@code rules.maxTenants}), or -1 when it saturated its field. */
+    private int maxTenants(int i) {
+        long max = (packed[2 * i + 1] >>> 36) & COUNT_MASK;
+        return max == COUNT_MASK ? -1 : (int) max;
+    }
+
     /** Whether one of the GPU's holdings carries an affinity label. */
     private static boolean holdsAffinity(GpuState g) {
-        for (Holding h : g.holdings()) {
-            if (h.locality().affinity().isPresent()) {
+        java.util.List<Holding> holdings = g.holdings();
+        for (int j = 0; j < holdings.size(); j++) {
+            if (holdings.get(j).locality().affinity().isPresent()) {
                 return true;
             }
         }
