@@ -366,7 +366,12 @@ final class NodeSummary {
         return new NodeSummary(state, topo, rules, previous, reuse);
     }
 
-    /** When a GPU's values in a previous summary stand for its state now. */
+    /**
+     * When a GPU's values in a previous summary stand for its state now.
+     *
+     * <p>Thread safety: implementations are pure functions of their arguments (summaries are made on
+     * any thread that refreshes the index).
+     */
     interface GpuReuse {
         /** Whether the values read from {@code before} are exactly those of {@code now}. */
         boolean same(GpuState before, GpuState now);
