@@ -156,28 +156,32 @@ public record GranularityRules(String name, long memoryUnitBytes, long minMemory
 
     /** Refuses a claim whose sizes do not fit these units, naming the field. A host-only claim has no GPU sizes. */
     public void validate(Claim claim) {
-        String f = "claim[" + claim.tenantId() + "]";
         if (claim.hostOnly()) {
             return;
         }
         if (!claim.exclusive()) {
             if (claim.memoryPerGpuBytes() < minMemoryBytes) {
-                throw new InvalidValueException(f + ".memoryPerGpuBytes", claim.memoryPerGpuBytes(),
+                throw new InvalidValueException(field(claim, ".memoryPerGpuBytes"), claim.memoryPerGpuBytes(),
                         "must be at least " + minMemoryBytes + " under the " + name + " rules");
             }
             if (claim.memoryPerGpuBytes() % memoryUnitBytes != 0) {
-                throw new InvalidValueException(f + ".memoryPerGpuBytes", claim.memoryPerGpuBytes(),
+                throw new InvalidValueException(field(claim, ".memoryPerGpuBytes"), claim.memoryPerGpuBytes(),
                         "must be a multiple of " + memoryUnitBytes + " under the " + name + " rules");
             }
         }
         if (claim.computeRequest() % computeUnit != 0) {
-            throw new InvalidValueException(f + ".computeRequest", claim.computeRequest(),
+            throw new InvalidValueException(field(claim, ".computeRequest"), claim.computeRequest(),
                     "must be a multiple of " + computeUnit + " under the " + name + " rules");
         }
         if (claim.computeLimit() % computeUnit != 0) {
-            throw new InvalidValueException(f + ".computeLimit", claim.computeLimit(),
+            throw new InvalidValueException(field(claim, ".computeLimit"), claim.computeLimit(),
                     "must be a multiple of " + computeUnit + " under the " + name + " rules");
         }
+    }
+
+    /** A claim's field name for a message (built only when one is thrown: the ledger validates every reservation). */
+    private static String field(Claim claim, String suffix) {
+        return "claim[" + claim.tenantId() + "]" + suffix;
     }
 
     /**

@@ -41,28 +41,59 @@ public record Placement(Claim claim, String nodeName, List<Slice> slices) {
 
     public Placement {
         Validate.notNull("placement.claim", claim);
-        String f = "placement[" + claim.tenantId() + "]";
-        Validate.name(f + ".nodeName", nodeName, Validate.MAX_NAME_LENGTH);
-        slices = Validate.list(f + ".slices", slices);
+        // the field names (placement[tenant].…) are built only for a message: the engine makes a
+        // placement per claim it places
+        if (nodeName == null || nodeName.isBlank() || nodeName.length() > Validate.MAX_NAME_LENGTH) {
+            Validate.name(field(claim, ".nodeName"), nodeName, Validate.MAX_NAME_LENGTH);
+        }
+        slices = slices == null || anyNull(slices) ? Validate.list(field(claim, ".slices"), slices) : List.copyOf(slices);
         if (slices.size() != claim.gpuCount()) {
-            throw new InvalidValueException(f + ".slices.size", slices.size(),
+            throw new InvalidValueException(field(claim, ".slices.size"), slices.size(),
                     "must equal claim.gpuCount (" + claim.gpuCount() + ")");
         }
-        Set<String> seen = new HashSet<>();
-        for (Slice s : slices) {
-            if (!seen.add(s.gpuUuid())) {
-                throw new InvalidValueException(f + ".slices.gpuUuid", s.gpuUuid(), "is used twice");
+        Set<String> seen = slices.size() > SMALL ? new HashSet<>() : null;
+        for (int i = 0; i < slices.size(); i++) {
+            Slice s = slices.get(i);
+            if (seen != null ? !seen.add(s.gpuUuid()) : usedBefore(slices, i)) {
+                throw new InvalidValueException(field(claim, ".slices.gpuUuid"), s.gpuUuid(), "is used twice");
             }
             if (s.computeRequest() != claim.computeRequest() || s.computeLimit() != claim.computeLimit()) {
-                throw new InvalidValueException(f + ".slices[" + s.gpuUuid() + "].compute",
+                throw new InvalidValueException(field(claim, ".slices[" + s.gpuUuid() + "].compute"),
                         s.computeRequest() + "/" + s.computeLimit(),
                         "must equal the claim's " + claim.computeRequest() + "/" + claim.computeLimit());
             }
             if (!claim.exclusive() && s.memoryBytes() != claim.memoryPerGpuBytes()) {
-                throw new InvalidValueException(f + ".slices[" + s.gpuUuid() + "].memoryBytes", s.memoryBytes(),
+                throw new InvalidValueException(field(claim, ".slices[" + s.gpuUuid() + "].memoryBytes"), s.memoryBytes(),
                         "must equal the claim's memoryPerGpuBytes (" + claim.memoryPerGpuBytes() + ")");
             }
         }
+    }
+
+    /** Up to this many slices, a repeated GPU is looked for among the earlier slices rather than in a set. */
+    private static final int SMALL = 16;
+
+    private static String field(Claim claim, String suffix) {
+        return "placement[" + claim.tenantId() + "]" + suffix;
+    }
+
+    private static boolean anyNull(List<Slice> slices) {
+        for (Slice s : slices) {
+            if (s == null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the GPU of slice {@code i} is that of an earlier slice. */
+    private static boolean usedBefore(List<Slice> slices, int i) {
+        String uuid = slices.get(i).gpuUuid();
+        for (int j = 0; j < i; j++) {
+            if (slices.get(j).gpuUuid().equals(uuid)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public String tenantId() {

@@ -13,8 +13,15 @@ package io.qgpu.api;
 public record Slice(String gpuUuid, long memoryBytes, int computeRequest, int computeLimit) {
     public Slice {
         Validate.notBlank("slice.gpuUuid", gpuUuid);
-        Validate.atLeast("slice[" + gpuUuid + "].memoryBytes", memoryBytes, 1);
-        Validate.between("slice[" + gpuUuid + "].computeRequest", computeRequest, 0, 100);
-        Validate.between("slice[" + gpuUuid + "].computeLimit", computeLimit, Math.max(1, computeRequest), 100);
+        // the field names are built only for a message: the engine makes a slice per GPU of every placement
+        if (memoryBytes < 1) {
+            Validate.atLeast("slice[" + gpuUuid + "].memoryBytes", memoryBytes, 1);
+        }
+        if (computeRequest < 0 || computeRequest > 100) {
+            Validate.between("slice[" + gpuUuid + "].computeRequest", computeRequest, 0, 100);
+        }
+        if (computeLimit < Math.max(1, computeRequest) || computeLimit > 100) {
+            Validate.between("slice[" + gpuUuid + "].computeLimit", computeLimit, Math.max(1, computeRequest), 100);
+        }
     }
 }

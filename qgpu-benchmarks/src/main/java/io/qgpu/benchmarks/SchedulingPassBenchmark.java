@@ -46,6 +46,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   java -jar qgpu-benchmarks/target/benchmarks.jar SchedulingPassBenchmark
  *   # the plain main: same pass, prints time, claims per second, placed and refused per pass
  *   java -Xms6g -Xmx6g -XX:+AlwaysPreTouch -cp qgpu-benchmarks/target/benchmarks.jar io.qgpu.benchmarks.SchedulingPassBenchmark [warmups] [passes] [nodes] [claims]
+ *   # the hash of every answer of one pass (the docs' placement hashes): hash [nodes] [claims]
+ *   java -cp qgpu-benchmarks/target/benchmarks.jar io.qgpu.benchmarks.SchedulingPassBenchmark hash 4000 140000
  * </pre>
  */
 @State(Scope.Benchmark)
@@ -101,6 +103,34 @@ public class SchedulingPassBenchmark {
         return new Outcome(placed, claims.size() - placed);
     }
 
+    /**
+     * The pass with every answer hashed in order ({@code h = 31 h + hash(node name + GPU UUIDs)} for a
+     * placement, {@code 31 h + 7} for a refusal, from 17): equal hashes mean the same node and GPUs for
+     * every claim. {@code PlacementsUnchangedTest} pins it on 100 nodes; the plain main prints it
+     * ({@code hash [nodes] [claims]}) for the pass at any size.
+     */
+    static Hashed hashed(PlacementEngine engine, List<Claim> claims) {
+        long h = 17;
+        int placed = 0;
+        for (Claim c : claims) {
+            if (engine.place(c) instanceof PlacementResult.Placed p) {
+                placed++;
+                h = h * 31 + (p.placement().nodeName() + p.placement().gpuUuids()).hashCode();
+            } else {
+                h = h * 31 + 7;
+            }
+        }
+        return new Hashed(placed, claims.size() - placed, h);
+    }
+
+    /** A hashed pass: how many claims were placed and refused, and the hash of every answer. */
+    record Hashed(int placed, int refused, long hash) {
+        @Override
+        public String toString() {
+            return placed + " placed, " + refused + " refused, hash " + Long.toHexString(hash);
+        }
+    }
+
     /** {@code n} nodes: even indices DGX-1V, odd ones DGX H100. */
     static List<Node> cluster(int n) {
         List<Node> all = new ArrayList<>(n);
@@ -143,9 +173,18 @@ public class SchedulingPassBenchmark {
     /**
      * Plain main: {@code [warmups=2] [passes=5] [nodes=4000] [claims=140000]}, seed 13. Prints per pass
      * the wall time, claims per second, placed and refused, and the CPU time of the pass's thread and
-     * of the whole process during the pass.
+     * of the whole process during the pass. {@code hash [nodes=4000] [claims=140000]} instead prints
+     * one pass's counts and the hash of its answers ({@link #hashed}).
      */
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("hash")) {
+            // hash [nodes=4000] [claims=140000]: one pass from an empty ledger, every answer hashed
+            int n = args.length > 1 ? Integer.parseInt(args[1]) : 4000;
+            int c = args.length > 2 ? Integer.parseInt(args[2]) : 140_000;
+            PlacementEngine engine = PlacementEngine.create(Ledger.create(GranularityRules.ofDefaults(), cluster(n)));
+            System.out.printf(Locale.ROOT, "%d nodes, %d claims: %s%n", n, c, hashed(engine, claims(c, 13)));
+            return;
+        }
         int warmups = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 5;
         int n = args.length > 2 ? Integer.parseInt(args[2]) : 4000;

@@ -2,9 +2,7 @@ package io.qgpu.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.qgpu.api.Claim;
 import io.qgpu.api.GranularityRules;
-import io.qgpu.api.PlacementResult;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.core.placement.PlacementEngine;
 import org.junit.jupiter.api.Test;
@@ -41,17 +39,7 @@ class PlacementsUnchangedTest {
     void theSchedulingPassPlacesEveryClaimWhereTheEngineDidBefore() {
         PlacementEngine e = PlacementEngine.create(Ledger.create(GranularityRules.ofDefaults(),
                 SchedulingPassBenchmark.cluster(100)));
-        long h = 17;
-        int placed = 0;
-        for (Claim c : SchedulingPassBenchmark.claims(6_000, 13)) {
-            PlacementResult r = e.place(c);
-            if (r instanceof PlacementResult.Placed p) {
-                placed++;
-                h = h * 31 + (p.placement().nodeName() + p.placement().gpuUuids()).hashCode();
-            } else {
-                h = h * 31 + 7;
-            }
-        }
-        assertEquals("4374 placed, hash de50344fe775c2e1", placed + " placed, hash " + Long.toHexString(h));
+        SchedulingPassBenchmark.Hashed h = SchedulingPassBenchmark.hashed(e, SchedulingPassBenchmark.claims(6_000, 13));
+        assertEquals("4374 placed, hash de50344fe775c2e1", h.placed() + " placed, hash " + Long.toHexString(h.hash()));
     }
 }

@@ -87,15 +87,21 @@ final class NodePass {
         final List<NodeSummary> shortlist = new ArrayList<>();
         /** Fast pass only: nodes refused by their key, per {@link io.qgpu.api.ReasonCode} ordinal. */
         int @Nullable [] keyCauses;
-        /** Fast pass only: the first node (lowest position) each key cause of {@link #keyCauses} was counted for. */
-        final int[] firstKeyAt = new int[CAUSES];
-        /** Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose summary refused it. */
-        int[] refusedBySummary = new int[8];
+        /**
+         * Fast pass only: the first node (lowest position) each key cause of {@link #keyCauses} was
+         * counted for; made with {@link #keyCauses} (a pass from the room index has neither).
+         */
+        int[] firstKeyAt = NONE;
+        /**
+         * Fast pass only: positions (ascending) of the nodes whose key let the claim through and whose
+         * summary refused it (grown on the first one: most passes have none).
+         */
+        int[] refusedBySummary = NONE;
         /**
          * Beside each of {@link #refusedBySummary}, its summary's cause ({@link NodeVerdicts#cause}) by
          * ordinal, taken while no feasible node had been seen (a refusal is possible only then), else -1.
          */
-        int[] refusedBySummaryCause = new int[8];
+        int[] refusedBySummaryCause = NONE;
         int refusedBySummaryCount;
         /** Fast pass only: feasible nodes seen (0 means every node was refused). */
         int feasibleSeen;
@@ -103,8 +109,9 @@ final class NodePass {
         @SuppressWarnings("EnumOrdinal") // the causes are ReasonCode ordinals (no boxing in the scan)
         private void refusedBySummary(int i, @Nullable ReasonCode cause) {
             if (refusedBySummaryCount == refusedBySummary.length) {
-                refusedBySummary = java.util.Arrays.copyOf(refusedBySummary, 2 * refusedBySummaryCount);
-                refusedBySummaryCause = java.util.Arrays.copyOf(refusedBySummaryCause, 2 * refusedBySummaryCount);
+                int grown = Math.max(8, 2 * refusedBySummaryCount);
+                refusedBySummary = java.util.Arrays.copyOf(refusedBySummary, grown);
+                refusedBySummaryCause = java.util.Arrays.copyOf(refusedBySummaryCause, grown);
             }
             refusedBySummaryCause[refusedBySummaryCount] = cause == null ? -1 : cause.ordinal();
             refusedBySummary[refusedBySummaryCount++] = i;
@@ -178,6 +185,9 @@ final class NodePass {
         }
         int[] keyCauses = exact ? null : new int[CAUSES];
         e.keyCauses = keyCauses;
+        if (keyCauses != null) {
+            e.firstKeyAt = new int[CAUSES];
+        }
         if (keyCauses != null) {
             ReasonCode every = idx.room(c.online).refusesEvery(c);
             if (every != null) {

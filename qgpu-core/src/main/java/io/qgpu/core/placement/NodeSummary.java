@@ -9,11 +9,13 @@ import io.qgpu.api.PriorityClass;
 import io.qgpu.api.ReasonCode;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Topology;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One node state flattened for the engine's hot loop. Computed once per {@link NodeState} instance
- * (node states are immutable and replaced on every change) and cached by the engine.
+ * (node states are immutable and replaced on every change) and cached by the engine; made from the
+ * node's previous summary, it reads again only the GPUs whose state objects changed ({@link #of}).
  *
  * <p>Layout, chosen so that scanning ten thousand nodes touches few cache lines: the per-class
  * aggregates of the node precheck are plain fields of this object, next to the state reference the
@@ -51,6 +53,16 @@ final class NodeSummary {
     private static final long F_ZERO_OFFLINE = 128L << 56;
     private static final long COUNT_MASK = (1L << 20) - 1;
 
+    /** Summaries made so far in this process ({@link #serial}). */
+    private static final AtomicLong SERIALS = new AtomicLong();
+
+    /**
+     * A number no other summary of this process has (the count of summaries made before it): two
+     * summaries have the same serial only when they are the same object, so the {@link SetMemo} keys
+     * by it without holding the summary (64 bits: at a billion summaries a second it wraps after
+     * 292 years).
+     */
+    final long serial = SERIALS.incrementAndGet();
     final NodeState state;
     final NodeTopo topo;
     final int size;
@@ -98,7 +110,9 @@ final class NodeSummary {
     private final long keyOnline;
     private final long keyOffline;
 
-    private NodeSummary(NodeState state, NodeTopo topo, GranularityRules rules) {
+    @SuppressWarnings("ReferenceEquality") // identity meant: the same rules object, so the same per-GPU values
+    private NodeSummary(NodeState state, NodeTopo topo, GranularityRules rules, @Nullable NodeSummary previous,
+                        GpuReuse reuse) {
         this.state = state;
         this.topo = topo;
         this.rules = rules;
@@ -108,6 +122,7 @@ final class NodeSummary {
         exclusion = new String[n];
         load = new double[n];
         numa = new int[n];
+        NodeSummary before = previous != null && previous.rules == rules ? previous : null;
         long free = 0;
         long healthyBits = 0;
         boolean affinity = false;
@@ -130,34 +145,28 @@ final class NodeSummary {
         for (int i = 0; i < n; i++) {
             GpuState g = state.gpu(i);
             GpuDevice d = g.device();
-            long memFree = g.memoryFree();
-            int freeOn = clampCompute(g.computeFree(PriorityClass.ONLINE));
-            int freeOff = clampCompute(g.computeFree(PriorityClass.OFFLINE));
-            boolean open = d.healthy() && !g.heldExclusively();
-            boolean empty = g.isEmpty();
-            long flags = (open ? F_OPEN : 0) | (empty ? F_EMPTY : 0);
-            if (d.reservedFor().isPresent()) {
-                flags |= d.reservedFor().get() == PriorityClass.ONLINE ? F_RES_ONLINE : F_RES_OFFLINE;
+            if (before != null && i < before.size && reuse.same(before.state.gpu(i), g)) {
+                // the GPU's state object is the one the previous summary read: its values are these
+                packed[2 * i] = before.packed[2 * i];
+                packed[2 * i + 1] = before.packed[2 * i + 1];
+                exclusion[i] = before.exclusion[i];
+                load[i] = before.load[i];
+                numa[i] = before.numa[i];
+                affinity |= before.anyAffinity && holdsAffinity(g);
+            } else {
+                // a booked GPU keeps its device object: its tenant cap under the same rules is known
+                int known = before != null && i < before.size && before.state.gpu(i).device() == d
+                        ? before.maxTenants(i) : -1;
+                affinity |= read(i, g, rules, known);
             }
-            for (Holding h : g.holdings()) {
-                if (h.locality().antiAffinity().isPresent()) {
-                    flags |= F_ANTI;
-                }
-                if (h.computeRequest() == 0) {
-                    flags |= h.priority() == PriorityClass.ONLINE ? F_ZERO_ONLINE : F_ZERO_OFFLINE;
-                }
-                affinity |= h.locality().affinity().isPresent();
-            }
-            exclusion[i] = g.exclusionLabel().orElse(null);
-            if (exclusion[i] != null) {
-                flags |= F_EXCLUSION;
-            }
-            long tenants = Math.min(g.tenants(), COUNT_MASK);
-            long max = Math.min(rules.maxTenants(d), COUNT_MASK);
-            packed[2 * i] = memFree;
-            packed[2 * i + 1] = (freeOn + 1) | ((long) (freeOff + 1) << 8) | (tenants << 16) | (max << 36) | flags;
-            load[i] = PlacementScores.gpuLoad(g, rules);
-            numa[i] = d.numaNode();
+            long memFree = packed[2 * i];
+            long bits = packed[2 * i + 1];
+            int freeOn = (int) (bits & 0xFF) - 1;
+            int freeOff = (int) ((bits >>> 8) & 0xFF) - 1;
+            boolean open = (bits & F_OPEN) != 0;
+            boolean empty = (bits & F_EMPTY) != 0;
+            long tenants = (bits >>> 16) & COUNT_MASK;
+            long max = (bits >>> 36) & COUNT_MASK;
             if (d.healthy() && empty && i < 64) {
                 free |= 1L << i;
             }
@@ -170,7 +179,7 @@ final class NodeSummary {
             }
             if (open) {
                 boolean slot = tenants < max;
-                if ((flags & F_RES_OFFLINE) == 0) {
+                if ((bits & F_RES_OFFLINE) == 0) {
                     sOn += slot ? 1 : 0;
                     oOn++;
                     eOn += empty ? 1 : 0;
@@ -181,7 +190,7 @@ final class NodeSummary {
                         cptsOn[sOn - 1] = freeOn;
                     }
                 }
-                if ((flags & F_RES_ONLINE) == 0) {
+                if ((bits & F_RES_ONLINE) == 0) {
                     sOff += slot ? 1 : 0;
                     oOff++;
                     eOff += empty ? 1 : 0;
@@ -214,6 +223,68 @@ final class NodeSummary {
         this.keyOffline = NodeIndex.key(nodeLoad, oOff, sOff, eOff, cOff, mOff);
         this.tiersOnline = new RefusalTiers(memsOn, cptsOn, sOn);
         this.tiersOffline = new RefusalTiers(memsOff, cptsOff, sOff);
+    }
+
+    /**
+     * Reads GPU {@code i}'s admission data, free memory and compute, tenants, flags, exclusion label,
+     * load and NUMA node from its state into this summary's arrays; true when one of its holdings
+     * carries an affinity label. {@code knownMaxTenants}: the device's tenant cap under {@code rules}
+     * when known, else -1.
+     */
+    private boolean read(int i, GpuState g, GranularityRules rules, int knownMaxTenants) {
+        GpuDevice d = g.device();
+        long memFree = g.memoryFree();
+        int freeOn = clampCompute(g.computeFree(PriorityClass.ONLINE));
+        int freeOff = clampCompute(g.computeFree(PriorityClass.OFFLINE));
+        boolean open = d.healthy() && !g.heldExclusively();
+        boolean empty = g.isEmpty();
+        long flags = (open ? F_OPEN : 0) | (empty ? F_EMPTY : 0);
+        if (d.reservedFor().isPresent()) {
+            flags |= d.reservedFor().get() == PriorityClass.ONLINE ? F_RES_ONLINE : F_RES_OFFLINE;
+        }
+        boolean affinity = false;
+        if (!empty) {
+            java.util.List<Holding> holdings = g.holdings();
+            for (int j = 0; j < holdings.size(); j++) {   // by index: no iterator per GPU read
+                Holding h = holdings.get(j);
+                if (h.locality().antiAffinity().isPresent()) {
+                    flags |= F_ANTI;
+                }
+                if (h.computeRequest() == 0) {
+                    flags |= h.priority() == PriorityClass.ONLINE ? F_ZERO_ONLINE : F_ZERO_OFFLINE;
+                }
+                affinity |= h.locality().affinity().isPresent();
+            }
+            exclusion[i] = g.exclusionLabel().orElse(null);
+            if (exclusion[i] != null) {
+                flags |= F_EXCLUSION;
+            }
+        }
+        long tenants = Math.min(g.tenants(), COUNT_MASK);
+        int maxTenants = knownMaxTenants >= 0 ? knownMaxTenants : rules.maxTenants(d);
+        long max = Math.min(maxTenants, COUNT_MASK);
+        packed[2 * i] = memFree;
+        packed[2 * i + 1] = (freeOn + 1) | ((long) (freeOff + 1) << 8) | (tenants << 16) | (max << 36) | flags;
+        load[i] = PlacementScores.gpuLoad(g, maxTenants);
+        numa[i] = d.numaNode();
+        return affinity;
+    }
+
+    /** GPU {@code i}'s tenant cap as read ({@code rules.maxTenants}), or -1 when it saturated its field. */
+    private int maxTenants(int i) {
+        long max = (packed[2 * i + 1] >>> 36) & COUNT_MASK;
+        return max == COUNT_MASK ? -1 : (int) max;
+    }
+
+    /** Whether one of the GPU's holdings carries an affinity label. */
+    private static boolean holdsAffinity(GpuState g) {
+        java.util.List<Holding> holdings = g.holdings();
+        for (int j = 0; j < holdings.size(); j++) {
+            if (holdings.get(j).locality().affinity().isPresent()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether every GPU of {@code set[0..len)} reports the same known NUMA node. */
@@ -274,14 +345,46 @@ final class NodeSummary {
 
     /**
      * The summary of {@code state}, reusing the topology tables of {@code previous} when its node has
-     * the same topology object, else the tables shared by every equal topology ({@link NodeTopo#of}).
+     * the same topology object, else the tables shared by every equal topology ({@link NodeTopo#of}),
+     * and the values of each GPU whose state object is the one {@code previous} was made from
+     * ({@link #SAME_STATE}): after a commit only the GPUs it booked are read again. Equal, field for
+     * field, to the summary made without {@code previous} ({@code NodeSummaryReuseTest}).
+     */
+    static NodeSummary of(NodeState state, @Nullable NodeSummary previous, GranularityRules rules) {
+        return of(state, previous, rules, SAME_STATE);
+    }
+
+    /**
+     * {@link #of(NodeState, NodeSummary, GranularityRules)} with the test of when a GPU's values may be
+     * taken from {@code previous} rather than read again; the engine's is {@link #SAME_STATE}. (Another
+     * test is passed only by the deliberately wrong summaries of the tests.)
      */
     @SuppressWarnings("ReferenceEquality") // identity meant: the same immutable topology object shares its tables
-    static NodeSummary of(NodeState state, @Nullable NodeSummary previous, GranularityRules rules) {
+    static NodeSummary of(NodeState state, @Nullable NodeSummary previous, GranularityRules rules, GpuReuse reuse) {
         Topology t = state.node().topology();
         NodeTopo topo = previous != null && previous.state.node().topology() == t ? previous.topo : NodeTopo.of(t);
-        return new NodeSummary(state, topo, rules);
+        return new NodeSummary(state, topo, rules, previous, reuse);
     }
+
+    /**
+     * When a GPU's values in a previous summary stand for its state now.
+     *
+     * <p>Thread safety: implementations are pure functions of their arguments (summaries are made on
+     * any thread that refreshes the index).
+     */
+    interface GpuReuse {
+        /** Whether the values read from {@code before} are exactly those of {@code now}. */
+        boolean same(GpuState before, GpuState now);
+    }
+
+    /**
+     * The same {@link GpuState} object: a GPU state is immutable and every value of a GPU in the summary
+     * is read from it and the granularity rules alone (a summary reuses values only under the same rules
+     * object), so the values are those a full read would give, bit for bit. A commit replaces the states
+     * of the GPUs it books and keeps the others' objects, so after it only those GPUs are read again.
+     */
+    @SuppressWarnings("ReferenceEquality") // identity meant: an immutable GPU state
+    static final GpuReuse SAME_STATE = (before, now) -> before == now;
 
     /**
      * Null when the node can possibly hold the claim, else the first of these per-node summaries that

@@ -96,12 +96,17 @@ public final class PlacementScores {
 
     /** {@code load(g)} as defined above. */
     public static double gpuLoad(GpuState g, GranularityRules rules) {
+        return gpuLoad(g, rules.maxTenants(g.device()));
+    }
+
+    /** {@link #gpuLoad(GpuState, GranularityRules)} with the device's tenant cap under the rules given. */
+    static double gpuLoad(GpuState g, int maxTenants) {
         if (g.heldExclusively()) {
             return 1.0;
         }
         double mem = Math.min(1.0, (double) g.memoryUsed() / g.device().memoryBytes());
         double compute = Math.min(1.0, Math.max(g.guaranteed(PriorityClass.ONLINE), g.guaranteed(PriorityClass.OFFLINE)) / 100.0);
-        double slots = Math.min(1.0, (double) g.tenants() / rules.maxTenants(g.device()));
+        double slots = Math.min(1.0, (double) g.tenants() / maxTenants);
         if (Math.max(mem, Math.max(compute, slots)) >= 1.0) {
             return 1.0;   // full: nothing more of its most booked resource can be reserved
         }

@@ -48,45 +48,55 @@ final class RefusalTiers {
 
     /**
      * The tiers of the GPUs {@code 0..n)} of {@code mems} (free memory, bytes) and {@code cpts} (free
-     * guaranteed compute of the class, clamped to -1..100), index-aligned; the arrays are kept.
+     * guaranteed compute of the class, clamped to -1..100), index-aligned; the arrays are kept, their
+     * pairs reordered by free memory, largest first.
+     *
+     * <p>Two sorts of at most {@code n} values (insertion sorts: {@code n} is a node's GPU count) instead
+     * of one per tier and level: the pairs by memory, which gives the memory tiers and, read in that
+     * order, the {@code t}-th largest memory of every level (the first {@code t} pairs reaching its
+     * compute); and a copy of the compute values for the compute tiers. The values are those of sorting
+     * each tier and level apart: a {@code t}-th largest does not depend on the order of equal values.
      */
     RefusalTiers(long[] mems, int[] cpts, int n) {
+        for (int i = 1; i < n; i++) {
+            long m = mems[i];
+            int c = cpts[i];
+            int j = i;
+            for (; j > 0 && mems[j - 1] < m; j--) {
+                mems[j] = mems[j - 1];
+                cpts[j] = cpts[j - 1];
+            }
+            mems[j] = m;
+            cpts[j] = c;
+        }
         this.mems = mems;
         this.cpts = cpts;
         this.n = n;
-        long[] m = Arrays.copyOf(mems, n);
+        this.mem4 = n < 4 ? -1 : mems[3];
+        this.mem8 = n < 8 ? -1 : mems[7];
         int[] c = Arrays.copyOf(cpts, n);
-        Arrays.sort(m);
-        Arrays.sort(c);
-        this.mem4 = largest(m, n, 4);
-        this.mem8 = largest(m, n, 8);
-        this.cpt2 = (int) largest(c, n, 2);
-        this.cpt4 = (int) largest(c, n, 4);
-        this.cpt8 = (int) largest(c, n, 8);
+        for (int i = 1; i < n; i++) {
+            int v = c[i];
+            int j = i;
+            for (; j > 0 && c[j - 1] < v; j--) {
+                c[j] = c[j - 1];
+            }
+            c[j] = v;
+        }
+        this.cpt2 = n < 2 ? -1 : c[1];
+        this.cpt4 = n < 4 ? -1 : c[3];
+        this.cpt8 = n < 8 ? -1 : c[7];
         this.key = cpt(cpt2) | (cpt(cpt4) << 7) | (cpt(cpt8) << 14) | (mib(mem4) << 21) | (mib(mem8) << 42);
-        long[] at = new long[n];
-        for (int j = 0; j < LEVELS.length; j++) {
-            int len = 0;
-            for (int i = 0; i < n; i++) {
-                if (cpts[i] >= LEVELS[j]) {
-                    at[len++] = mems[i];
+        int[] taken = new int[LEVELS.length];
+        for (int i = 0; i < n; i++) {
+            long code = quantize(Math.max(0, mems[i]) >>> 20) + 1;
+            // LEVELS ascend: the GPU counts at every level up to the highest its compute reaches
+            for (int j = 0; j < LEVELS.length && cpts[i] >= LEVELS[j]; j++) {
+                if (taken[j] < 8) {
+                    levels[j] |= code << (8 * taken[j]++);
                 }
             }
-            Arrays.sort(at, 0, len);
-            long bytes = 0;
-            for (int t = 1; t <= Math.min(8, len); t++) {
-                bytes |= (quantize(Math.max(0, at[len - t]) >>> 20) + 1) << (8 * (t - 1));
-            }
-            levels[j] = bytes;
         }
-    }
-
-    private static long largest(long[] sorted, int n, int t) {
-        return n < t ? -1 : sorted[n - t];
-    }
-
-    private static long largest(int[] sorted, int n, int t) {
-        return n < t ? -1 : sorted[n - t];
     }
 
     /** The tier of a claim of {@code k} GPUs: 8, 4 or 2 (the largest not above k), 0 for one GPU. */

@@ -12,7 +12,9 @@ import org.jspecify.annotations.Nullable;
  * demand, not what fitted).
  *
  * <p>Memory: {@code capacity} references plus one counter per distinct shape. Cost of
- * {@link #record}: two map updates; {@link #mix()} is one volatile read, plus a rebuild of the mix
+ * {@link #record}: one map look-up (plus an insertion for a shape not in the sample, a removal for the
+ * last of a shape leaving it); the ring holds each shape's counter, so the shape leaving the sample
+ * is counted down without being hashed or read again; {@link #mix()} is one volatile read, plus a rebuild of the mix
  * (linear in the number of distinct shapes in the window, at most {@code capacity}) when a shape
  * was recorded since the last read.
  *
@@ -29,8 +31,15 @@ public final class RequestSample {
     /** The capacity of the sample the engine keeps unless told otherwise. */
     public static final int DEFAULT_CAPACITY = 1024;
 
-    private final RequestShape[] ring;
-    private final Map<RequestShape, Integer> counts = new HashMap<>();
+    /** The counter of each shape in the sample, oldest at {@link #next} once the sample is full. */
+    private final Count[] ring;
+    /**
+     * The shapes in the sample and how many of each; a shape is inserted when it enters the sample and
+     * removed when its last copy leaves it, with the same map operations as when the counts were
+     * boxed integers ({@code computeIfPresent} down, {@code merge} up), so the map's order, which the
+     * mix is built in, is the same.
+     */
+    private final Map<RequestShape, Count> counts = new HashMap<>();
     private int next;
     private int size;
     private volatile @Nullable RequestMix mix = RequestMix.empty();
@@ -38,21 +47,36 @@ public final class RequestSample {
     /** A sample of at most {@code capacity} (1..1,000,000) recent shapes. */
     public RequestSample(int capacity) {
         Validate.between("requestSample.capacity", capacity, 1, 1_000_000);
-        this.ring = new RequestShape[capacity];
+        this.ring = new Count[capacity];
+    }
+
+    /** How many copies of {@link #shape} (the first of them recorded) the sample holds. */
+    private static final class Count {
+        final RequestShape shape;
+        int n;
+
+        Count(RequestShape shape) {
+            this.shape = shape;
+        }
     }
 
     /** Adds one shape, dropping the oldest when the sample is full. */
     public synchronized void record(RequestShape shape) {
         Validate.notNull("requestSample.shape", shape);
-        RequestShape old = ring[next];
+        Count old = ring[next];
         if (old != null) {
-            counts.computeIfPresent(old, (k, v) -> v == 1 ? null : v - 1);
+            if (--old.n == 0) {
+                counts.remove(old.shape);
+            }
         } else {
             size++;
         }
-        ring[next] = shape;
+        // computeIfAbsent inserts as the merge this replaced did (at the head of its bucket, the table
+        // grown first), so the map keeps exactly the order it had, and so does the mix built from it
+        Count c = counts.computeIfAbsent(shape, Count::new);
+        c.n++;
+        ring[next] = c;
         next = next + 1 == ring.length ? 0 : next + 1;
-        counts.merge(shape, 1, Integer::sum);
         if (mix != null) {
             mix = null;   // made again on the next read: a sample that is only recorded into costs no rebuild
         }
@@ -68,7 +92,7 @@ public final class RequestSample {
         RequestMix m = mix;
         if (m == null) {
             Map<RequestShape, Double> w = new HashMap<>(counts.size() * 2);
-            counts.forEach((k, v) -> w.put(k, (double) v));
+            counts.forEach((k, v) -> w.put(k, (double) v.n));
             m = RequestMix.of(w);
             mix = m;
         }

@@ -71,6 +71,25 @@ public record RequestShape(int gpus, int computePercent, long cpuMillis, Set<Str
         return new RequestShape(claim.gpuCount(), share, claim.host().cpuMillis(), claim.selectors().includeModels());
     }
 
+    /**
+     * The record's own equality, written out: the {@link RequestSample} looks a shape up twice per claim
+     * the engine is asked to place, and the generated method went through a chain of method handles.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RequestShape r && gpus == r.gpus && computePercent == r.computePercent
+                && cpuMillis == r.cpuMillis && models.equals(r.models);
+    }
+
+    /**
+     * The record's own hash, written out, to the same value ({@code 31 * h + component} over the
+     * components in order, from 0), so that maps of shapes keep their order.
+     */
+    @Override
+    public int hashCode() {
+        return 31 * (31 * (31 * gpus + computePercent) + Long.hashCode(cpuMillis)) + models.hashCode();
+    }
+
     /** Whether a GPU of {@code model} may serve this shape. */
     boolean allows(String model) {
         return models.isEmpty() || models.contains(model);

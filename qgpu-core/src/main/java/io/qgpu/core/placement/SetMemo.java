@@ -8,9 +8,10 @@ import org.jspecify.annotations.Nullable;
  * the same few shortlisted nodes are searched for claim after claim, and after a commit only the node
  * that took the claim has changed, so the other searches would repeat to the last bit.
  *
- * <p>Exactness. An entry is keyed by the {@link NodeSummary} itself (by identity: a summary is an
- * immutable snapshot of one node state, replaced whenever the node changes, so the same summary
- * object always means the same loads, NUMA nodes, idle and healthy GPUs and topology) together with
+ * <p>Exactness. An entry is keyed by the {@link NodeSummary} itself, by its {@link NodeSummary#serial}
+ * (a number no other summary of the process has: a summary is an immutable snapshot of one node state,
+ * replaced whenever the node changes, so the same serial always means the same loads, NUMA nodes, idle
+ * and healthy GPUs and topology) together with
  * every other input of {@link SetSearch#best} that varies between claims: the admissible GPUs (a bit
  * mask, {@link NodeVerdicts#candidateMask}, which already carries the claim's memory, compute, class, selectors,
  * labels and the registered GPU filters), {@code k}, the GPU policy (binpack or spread) and
@@ -24,11 +25,14 @@ import org.jspecify.annotations.Nullable;
  * with releases and under every policy, and shows that a memo keyed by the node's name rather than its
  * summary is caught.
  *
+ * <p>An entry holds the summary's serial, not the summary: a remembered answer does not keep an old
+ * node state reachable (each one did, until its slot was taken, and the collector copied them).
+ *
  * <p>A remembered {@link SetSearch.Choice} is handed to every caller that hits it: its positions are
  * read-only by contract (no caller in the engine writes them).
  *
  * <p>Memory: a direct-mapped table of {@value #SLOTS} entries, each replacing whatever held its slot;
- * an entry keeps its summary (and so that node state) reachable until it is replaced.
+ * an entry holds its key and its choice (positions and score), no summary or node state.
  *
  * <p>Thread safety: safe for any number of concurrent passes. Entries are immutable (final fields)
  * and read and written whole through an {@link AtomicReferenceArray}; a racing reader sees no entry,
@@ -39,7 +43,7 @@ class SetMemo {
     static final int SLOTS = 1 << 12;
 
     /** One remembered answer; {@code choice} null when no set satisfies the constraints. */
-    record Entry(NodeSummary node, long cand, int shape, SetSearch.@Nullable Choice choice) {
+    record Entry(long node, long cand, int shape, SetSearch.@Nullable Choice choice) {
     }
 
     private final AtomicReferenceArray<@Nullable Entry> slots = new AtomicReferenceArray<>(SLOTS);
@@ -51,33 +55,30 @@ class SetMemo {
 
     /** The entry for the key, or null when none is remembered. */
     @Nullable Entry get(NodeSummary s, long cand, int shape) {
-        Entry e = slots.getOpaque(slot(s, cand, shape));
-        return e != null && e.cand == cand && e.shape == shape && sameNode(e.node, s) ? e : null;
+        long node = nodeKey(s);
+        Entry e = slots.getOpaque(slot(node, cand, shape));
+        return e != null && e.node == node && e.cand == cand && e.shape == shape ? e : null;
     }
 
     /** Remembers the answer for the key (replacing whatever held its slot). */
     void put(NodeSummary s, long cand, int shape, SetSearch.@Nullable Choice choice) {
-        slots.setOpaque(slot(s, cand, shape), new Entry(s, cand, shape, choice));
+        long node = nodeKey(s);
+        slots.setOpaque(slot(node, cand, shape), new Entry(node, cand, shape, choice));
     }
 
-    private int slot(NodeSummary s, long cand, int shape) {
-        long h = (long) nodeHash(s) * 0x9E3779B97F4A7C15L + cand * 0xC2B2AE3D27D4EB4FL + shape;
+    private static int slot(long node, long cand, int shape) {
+        long h = node * 0x9E3779B97F4A7C15L + cand * 0xC2B2AE3D27D4EB4FL + shape;
         h ^= h >>> 29;
         h *= 0xBF58476D1CE4E5B9L;
         return (int) (h >>> 40) & (SLOTS - 1);
     }
 
     /**
-     * Whether an entry made for {@code cached} answers for {@code asked}: the same summary object, that
-     * is the same node state. (Overridden only by the deliberately broken memo of the tests.)
+     * The node part of the key: the summary's {@link NodeSummary#serial}, equal for two summaries only
+     * when they are the same object, that is the same node state. (Overridden only by the deliberately
+     * broken memo of the tests.)
      */
-    @SuppressWarnings("ReferenceEquality") // identity meant: an immutable summary of one node state
-    boolean sameNode(NodeSummary cached, NodeSummary asked) {
-        return cached == asked;
-    }
-
-    /** The hash of the node part of the key, consistent with {@link #sameNode}. */
-    int nodeHash(NodeSummary s) {
-        return System.identityHashCode(s);
+    long nodeKey(NodeSummary s) {
+        return s.serial;
     }
 }

@@ -42,13 +42,8 @@ class SetMemoTest {
     /** The deliberately broken memo: keyed by the node's name, so a changed node gets its old answer. */
     static final class KeyedByName extends SetMemo {
         @Override
-        boolean sameNode(NodeSummary cached, NodeSummary asked) {
-            return cached.state.name().equals(asked.state.name());
-        }
-
-        @Override
-        int nodeHash(NodeSummary s) {
-            return s.state.name().hashCode();
+        long nodeKey(NodeSummary s) {
+            return s.state.name().hashCode();   // the names of a test cluster (n0, n1, ...) hash apart
         }
     }
 

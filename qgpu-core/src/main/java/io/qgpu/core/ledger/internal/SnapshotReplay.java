@@ -89,7 +89,9 @@ public final class SnapshotReplay {
             }
             byName.put(n.name(), NodeState.empty(healthy));
         }
-        Structure st = new Structure(rules, new ArrayList<>(byName.values()), new TenantTable(), new ConcurrentHashMap<>());
+        long expected = Math.max(placements.size(), (long) gpuOwner.size() * TenantTable.EXPECTED_TENANTS_PER_GPU);
+        Structure st = new Structure(rules, new ArrayList<>(byName.values()),
+                new TenantTable((int) Math.min(Integer.MAX_VALUE, expected)), new ConcurrentHashMap<>());
         for (Placement p : placements) {
             List<Reason> why = replay(st, p);
             if (!why.isEmpty()) {

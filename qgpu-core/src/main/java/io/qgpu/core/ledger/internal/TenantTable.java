@@ -34,7 +34,29 @@ public final class TenantTable {
         void remove(Placement placement);
     }
 
-    private final ConcurrentHashMap<String, TenantEntry> entries = new ConcurrentHashMap<>();
+    /**
+     * Tenants a ledger is sized for per GPU when it is made: fractional sharing puts a few tenants on
+     * a GPU, so a table sized for the GPUs alone would be copied into a larger one several times while
+     * a cluster fills (each copy on the thread of the reservation that crossed the threshold).
+     */
+    public static final int EXPECTED_TENANTS_PER_GPU = 4;
+    /** The most tenants a table is sized for up front (a larger ledger's table grows as it fills). */
+    private static final int MAX_EXPECTED = 1 << 22;
+
+    private final ConcurrentHashMap<String, TenantEntry> entries;
+
+    /** A table with the map's default initial size. */
+    public TenantTable() {
+        this.entries = new ConcurrentHashMap<>();
+    }
+
+    /**
+     * A table sized for {@code expected} tenants (at most {@value #MAX_EXPECTED}); it grows past them
+     * as any map does.
+     */
+    public TenantTable(int expected) {
+        this.entries = new ConcurrentHashMap<>(Math.max(16, Math.min(expected, MAX_EXPECTED)));
+    }
 
     /**
      * Reserves the placement's tenant id and installs it with {@code installer}: a duplicate of a
