@@ -2,12 +2,14 @@ package io.qgpu.kubernetes.extender;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -137,15 +139,26 @@ final class NettyTransport implements AutoCloseable {
             this.maxBodyBytes = maxBodyBytes;
         }
 
+        /**
+         * {@code Expect: 100-continue} with a declared body over the limit: the extender's 413 (with its JSON)
+         * instead of Netty's empty one; the client sends no body, and the connection serves on.
+         */
+        @Override
+        protected @Nullable Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (answer instanceof FullHttpResponse r && r.status().equals(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE)) {
+                r.release();
+                FullHttpResponse ours = tooLarge(pipeline.channel().alloc(), start, maxBodyBytes);
+                HttpUtil.setKeepAlive(ours, HttpUtil.isKeepAlive(start));
+                return ours;
+            }
+            return answer;
+        }
+
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             long declared = HttpUtil.getContentLength(oversized, -1L);
-            BadRequestException e = ExtenderServer.tooLarge(declared, maxBodyBytes);
-            HttpRequest request = (HttpRequest) oversized;
-            LOG.info("{} {} -> 413: {}", request.method(), new QueryStringDecoder(request.uri()).path(), e.getMessage());
-            byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage()));
-            FullHttpResponse r = response(ctx, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, body, body.length,
-                    "application/json", new DefaultHttpHeaders());
+            FullHttpResponse r = tooLarge(ctx.alloc(), oversized, maxBodyBytes);
             // the body is still coming unless it was declared and the client keeps the connection: then
             // the aggregator drops the rest of it and the connection serves on; else close after the answer
             boolean keep = declared >= 0 && HttpUtil.isKeepAlive(oversized);
@@ -157,9 +170,20 @@ final class NettyTransport implements AutoCloseable {
         }
     }
 
-    private static FullHttpResponse response(ChannelHandlerContext ctx, HttpResponseStatus status, byte[] body, int length,
+    /** The extender's 413 for {@code oversized}, with its JSON error, logged as the other refusals are. */
+    private static FullHttpResponse tooLarge(ByteBufAllocator alloc, HttpMessage oversized, int maxBodyBytes) {
+        long declared = HttpUtil.getContentLength(oversized, -1L);
+        BadRequestException e = ExtenderServer.tooLarge(declared, maxBodyBytes);
+        HttpRequest request = (HttpRequest) oversized;
+        LOG.info("{} {} -> 413: {}", request.method(), new QueryStringDecoder(request.uri()).path(), e.getMessage());
+        byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody(e.getMessage()));
+        return response(alloc, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, body, body.length, "application/json",
+                new DefaultHttpHeaders());
+    }
+
+    private static FullHttpResponse response(ByteBufAllocator alloc, HttpResponseStatus status, byte[] body, int length,
                                              String contentType, HttpHeaders extra) {
-        ByteBuf content = ctx.alloc().buffer(length);
+        ByteBuf content = alloc.buffer(length);
         content.writeBytes(body, 0, length);
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
         r.headers().add(extra);
@@ -181,7 +205,7 @@ final class NettyTransport implements AutoCloseable {
             if (!request.decoderResult().isSuccess()) {
                 byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody("malformed HTTP request: "
                         + request.decoderResult().cause()));
-                FullHttpResponse r = response(ctx, HttpResponseStatus.BAD_REQUEST, body, body.length, "application/json",
+                FullHttpResponse r = response(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, body, body.length, "application/json",
                         new DefaultHttpHeaders());
                 HttpUtil.setKeepAlive(r, false);
                 ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
@@ -242,7 +266,7 @@ final class NettyTransport implements AutoCloseable {
             }
             answered = true;
             boolean head = request.method().equals(HttpMethod.HEAD);
-            FullHttpResponse r = response(ctx, HttpResponseStatus.valueOf(status), body, head ? 0 : length, contentType,
+            FullHttpResponse r = response(ctx.alloc(), HttpResponseStatus.valueOf(status), body, head ? 0 : length, contentType,
                     answerHeaders);
             if (head) {
                 r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, length);

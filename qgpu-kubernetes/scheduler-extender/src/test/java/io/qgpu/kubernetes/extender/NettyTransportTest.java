@@ -180,4 +180,95 @@ class NettyTransportTest {
         });
         assertThrows(IllegalStateException.class, server::port);
     }
+
+    /**
+     * {@code Expect: 100-continue}: a body within the limit is asked for with {@code 100 Continue} and answered;
+     * a declared body over the limit is refused at once with the extender's 413 and its JSON (the client sends
+     * no body), and the connection serves on.
+     */
+    @Test
+    void expectContinueIsAnsweredAndAnOversizeDeclarationRefusedBeforeTheBody() throws Exception {
+        ExtenderServer server = ExtenderServer.builder(extender()).port(0).maxBodyBytes(4096).threads(0).build().start();
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5000);
+            s.setSoTimeout(10_000);
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n"
+                    + "Expect: 100-continue\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            Answer refused = read(in);
+            assertEquals(413, refused.status(), refused.body());
+            assertTrue(TestSupport.tree(refused.body()).get("Error").asText()
+                    .contains("request body of 100000 bytes is over the limit of 4096 bytes"), refused.body());
+            byte[] filter = TestSupport.payload("filter-names-infer.json");
+            out.write(("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + filter.length
+                    + "\r\nExpect: 100-continue\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertEquals("HTTP/1.1 100 Continue", line(in));
+            assertEquals("", line(in));
+            out.write(filter);
+            out.flush();
+            Answer ok = read(in);
+            assertEquals(200, ok.status(), ok.body());
+            assertTrue(TestSupport.tree(ok.body()).has("NodeNames"), ok.body());
+        } finally {
+            server.stop();
+        }
+    }
+
+    /**
+     * Another HTTP stack than the JDK's: curl (libcurl), where installed, posts the recorded kube-scheduler
+     * filter payload, asks {@code HEAD /healthz}, and sends a body over the limit, which curl announces with
+     * {@code Expect: 100-continue} past 1 MiB: 200 with the names, 200 with no body, 413 with the JSON error.
+     */
+    @Test
+    void curlIsAnsweredAsTheJdkClientIs() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(onPath("curl"), "curl is not installed");
+        ExtenderServer server = ExtenderServer.builder(extender()).port(0).urlPrefix("/qgpu").maxBodyBytes(1 << 20).threads(1)
+                .build().start();
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("qgpu-curl");
+        try {
+            java.nio.file.Path filter = dir.resolve("filter.json");
+            java.nio.file.Files.write(filter, TestSupport.payload("filter-names-infer.json"));
+            String ok = curl("-sS", "-H", "Content-Type: application/json", "--data-binary", "@" + filter,
+                    "-w", "\n%{http_code}", server.baseUrl() + "/filter");
+            assertTrue(ok.endsWith("\n200"), ok);
+            assertTrue(TestSupport.tree(ok.substring(0, ok.lastIndexOf('\n'))).has("NodeNames"), ok);
+            String head = curl("-sS", "-I", "http://127.0.0.1:" + server.port() + "/healthz");
+            assertTrue(head.startsWith("HTTP/1.1 200"), head);
+            java.nio.file.Path big = dir.resolve("big.json");
+            byte[] bytes = new byte[3 << 20];
+            java.util.Arrays.fill(bytes, (byte) ' ');
+            java.nio.file.Files.write(big, bytes);
+            String tooLarge = curl("-sS", "-H", "Content-Type: application/json", "--data-binary", "@" + big,
+                    "-w", "\n%{http_code}", server.baseUrl() + "/filter");
+            assertTrue(tooLarge.endsWith("\n413"), tooLarge);
+            assertTrue(tooLarge.contains("request body of " + bytes.length + " bytes is over the limit"), tooLarge);
+        } finally {
+            server.stop();
+            try (var files = java.nio.file.Files.walk(dir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    private static boolean onPath(String command) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (java.nio.file.Files.isExecutable(java.nio.file.Path.of(d, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String curl(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("curl", "--max-time", "20"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "curl did not end");
+        assertEquals(0, p.exitValue(), out);
+        return out;
+    }
 }
