@@ -90,4 +90,17 @@ class RestartTest extends PluginTestBase {
     static String gpuOf(List<VirtualDevice> devices, String id) {
         return devices.stream().collect(Collectors.toMap(VirtualDevice::id, VirtualDevice::gpu)).get(id);
     }
+
+    /**
+     * A plugin killed between creating its state write's temporary file and renaming it leaves that file behind
+     * (a leading dot, {@code .tmp}): the next start removes it before it writes, and leaves other files alone.
+     */
+    @Test
+    void aStartRemovesTheTemporaryFileOfAStateWriteAKillCutShort() throws Exception {
+        java.nio.file.Path left = Files.createTempFile(tmp, "." + state.getFileName(), ".tmp");
+        java.nio.file.Path other = Files.createTempFile(tmp, ".other.json", ".tmp");
+        start("t4x4");
+        assertTrue(!Files.exists(left), "the unfinished state write's temporary file is removed");
+        assertTrue(Files.exists(other), "another file's temporary file is left alone");
+    }
 }

@@ -121,4 +121,25 @@ class DurabilityTest extends DriverTestBase {
         assertEquals(List.of(), second.claims().all());
         assertFalse(Files.exists(cdi.resolve("qgpu.io-gpu_" + uid + ".json")));
     }
+
+    /**
+     * A driver killed between creating a write's temporary file and renaming it (the state file's or a CDI
+     * spec's) leaves that file behind, with a leading dot and {@code .tmp}: the next start removes them, before it
+     * writes anything, and leaves every other file alone. ({@code KillNineTest} met such a CDI temporary file
+     * after a real {@code kill -9}.)
+     */
+    @Test
+    void aStartRemovesTheTemporaryFilesOfWritesAKillCutShort() throws Exception {
+        Files.createDirectories(cdi);
+        Path specTmp = Files.createTempFile(cdi, ".qgpu.io-gpu_00000000-0000-0000-0000-000000006430.json", ".tmp");
+        Path stateTmp = Files.createTempFile(tmp, "." + state.getFileName(), ".tmp");
+        Path othersTmp = Files.createTempFile(cdi, ".nvidia.com-gpu_x.json", ".tmp");
+        start("t4x4");
+        assertFalse(Files.exists(specTmp), "the unfinished CDI spec write's temporary file is removed");
+        assertFalse(Files.exists(stateTmp), "the unfinished state write's temporary file is removed");
+        assertTrue(Files.exists(othersTmp), "another vendor's temporary file is left alone");
+        DRAPluginGrpc.DRAPluginBlockingStub stub = kubelet.v1(register());
+        String uid = Claims.allocated(client, "c1", Claims.whole("gpu-1"));
+        assertEquals("", Kubelet.prepare(stub, Kubelet.claim(Claims.NS, "c1", uid)).getClaimsOrThrow(uid).getError());
+    }
 }

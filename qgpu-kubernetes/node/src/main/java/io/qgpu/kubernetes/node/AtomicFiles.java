@@ -31,7 +31,10 @@ import java.util.Set;
  * <p>Thread safety: stateless; two concurrent writes of one file leave one of the two contents whole.
  */
 public final class AtomicFiles {
-    /** Suffix of the temporary files; a crash between creating and renaming one may leave it behind. */
+    /**
+     * Suffix of the temporary files; a crash between creating and renaming one may leave it behind
+     * ({@link #removeLeftovers} removes them at the next start).
+     */
     public static final String TEMP_SUFFIX = ".tmp";
 
     /** How a file or directory is forced to disk; tests record the calls. */
@@ -102,5 +105,34 @@ public final class AtomicFiles {
             throw new IOException("directory " + dir + " cannot be forced to disk after writing " + target.getFileName()
                     + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Removes the temporary files that writes of files whose names start with {@code namePrefix}, in {@code dir},
+     * left behind when they did not finish (a {@code kill -9} or a crash between creating a temporary file and
+     * renaming it): the files named {@code .<namePrefix>...}{@value #TEMP_SUFFIX}. Other files, and the
+     * temporary files of other names, are left alone. Call it where no such write can be under way, at a start
+     * before the first write: it would remove an unfinished write's file, and that write would then fail.
+     *
+     * @return the files removed; empty when {@code dir} does not exist
+     * @throws IOException naming the directory when it cannot be listed or a file in it cannot be removed
+     */
+    public static java.util.List<Path> removeLeftovers(Path dir, String namePrefix) throws IOException {
+        Objects.requireNonNull(dir, "dir");
+        String start = "." + Objects.requireNonNull(namePrefix, "namePrefix");
+        java.util.List<Path> removed = new java.util.ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(dir,
+                f -> f.getFileName().toString().startsWith(start) && f.getFileName().toString().endsWith(TEMP_SUFFIX))) {
+            for (Path f : files) {
+                if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.deleteIfExists(f)) {
+                    removed.add(f);
+                }
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            return java.util.List.of();
+        } catch (IOException e) {
+            throw new IOException("cannot remove the unfinished writes' temporary files in " + dir + ": " + e.getMessage(), e);
+        }
+        return removed;
     }
 }

@@ -163,6 +163,22 @@ public final class CdiSpecs {
     }
 
     /**
+     * Removes the temporary files of spec writes that did not finish (a driver killed between writing one and
+     * renaming it; {@link AtomicFiles#removeLeftovers}), this kind's only. Call it at a start, before the first
+     * write.
+     *
+     * @return the files removed
+     * @throws UncheckedIOException naming the root when they cannot be removed
+     */
+    public List<Path> removeLeftovers() {
+        try {
+            return AtomicFiles.removeLeftovers(root, KIND.replace('/', '-') + "_");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+    }
+
+    /**
      * Removes the owner's spec.
      *
      * @return whether there was one

@@ -64,4 +64,31 @@ class AtomicFilesTest {
         }));
         assertTrue(e.getMessage().contains("directory " + tmp + " cannot be forced"), e.getMessage());
     }
+
+    /**
+     * A write cut short between creating its temporary file and renaming it leaves the file behind; the next
+     * start removes those of its own names, and nothing else: not the target, not another name's temporary
+     * file, not a file that only looks alike without the leading dot.
+     */
+    @Test
+    void theTemporaryFilesOfUnfinishedWritesOfOneNameAreRemovedAndNothingElse() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("cdi"));
+        Path target = dir.resolve("qgpu.io-gpu_a.json");
+        AtomicFiles.write(target, "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Path leftA = Files.createTempFile(dir, ".qgpu.io-gpu_a.json", AtomicFiles.TEMP_SUFFIX);
+        Path leftB = Files.createTempFile(dir, ".qgpu.io-gpu_b.json", AtomicFiles.TEMP_SUFFIX);
+        Path other = Files.createTempFile(dir, ".nvidia.com-gpu_x.json", AtomicFiles.TEMP_SUFFIX);
+        Path noDot = Files.createFile(dir.resolve("qgpu.io-gpu_c.json1.tmp"));
+        Path notTemp = Files.createFile(dir.resolve(".qgpu.io-gpu_d.json"));
+        assertEquals(java.util.Set.of(leftA, leftB), java.util.Set.copyOf(AtomicFiles.removeLeftovers(dir, "qgpu.io-gpu_")));
+        try (var left = Files.list(dir)) {
+            assertEquals(java.util.Set.of(target, other, noDot, notTemp), java.util.Set.copyOf(left.toList()));
+        }
+        assertEquals(java.util.List.of(), AtomicFiles.removeLeftovers(dir, "qgpu.io-gpu_"), "nothing left to remove");
+        assertEquals(java.util.List.of(), AtomicFiles.removeLeftovers(dir.resolve("missing"), "x"), "a missing directory has none");
+        // CdiSpecs removes its own kind's
+        Path again = Files.createTempFile(dir, ".qgpu.io-gpu_e.json", AtomicFiles.TEMP_SUFFIX);
+        assertEquals(java.util.List.of(again), new CdiSpecs(dir).removeLeftovers());
+        assertTrue(Files.exists(other));
+    }
 }
