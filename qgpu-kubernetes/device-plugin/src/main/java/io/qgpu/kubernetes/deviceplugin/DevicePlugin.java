@@ -143,11 +143,7 @@ public final class DevicePlugin implements AutoCloseable {
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
             PlacementEngine engine = PlacementEngine.builder(ledger)
                     .policies(PlacementPolicy.BINPACK, PlacementPolicy.SPREAD).build();
-            Path state = c.stateFile().toAbsolutePath();
-            // the temporary file of a state write a kill -9 or a crash cut short (AtomicFiles): removed before the first write
-            for (Path f : io.qgpu.kubernetes.node.AtomicFiles.removeLeftovers(state.getParent(), state.getFileName().toString())) {
-                LOG.info("removed {}, the temporary file of a write that did not finish before the last stop", f);
-            }
+            AgentStartup.removeUnfinishedWrites(c.stateFile(), Optional.empty());   // before the first write
             VirtualDevicePool pool = new VirtualDevicePool(inv.node(), ledger, engine, c.decisions(),
                     stores.apply(c.stateFile()), c.slotMemoryBytes());
             pool.restore();

@@ -3,7 +3,6 @@ package io.qgpu.kubernetes.dra;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qgpu.core.ledger.Ledger;
 import io.qgpu.kubernetes.node.AgentStartup;
-import io.qgpu.kubernetes.node.AtomicFiles;
 import io.qgpu.kubernetes.node.CdiSpecs;
 import io.qgpu.kubernetes.node.GpuHealth;
 import io.qgpu.kubernetes.node.PlacementEdits;
@@ -22,7 +21,6 @@ import io.qgpu.nvml.Nvml;
 import io.qgpu.nvml.discovery.NvmlDiscovery;
 import io.qgpu.nvml.discovery.NvmlInventory;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -98,19 +96,6 @@ public final class DraDriver implements AutoCloseable {
         return start(c, client, store -> store);
     }
 
-    /**
-     * Removes the temporary files of the state file's and the CDI specs' writes that a {@code kill -9} or a crash
-     * cut short ({@link AtomicFiles#removeLeftovers}): at the start, before this driver writes either.
-     */
-    static void removeUnfinishedWrites(Path stateFile, CdiSpecs cdi) throws IOException {
-        Path state = stateFile.toAbsolutePath();
-        List<Path> removed = new ArrayList<>(AtomicFiles.removeLeftovers(state.getParent(), state.getFileName().toString()));
-        removed.addAll(cdi.removeLeftovers());
-        for (Path f : removed) {
-            LOG.info("removed {}, the temporary file of a write that did not finish before the last stop", f);
-        }
-    }
-
     /** As {@link #start(DriverConfig, KubernetesClient)}, with the claim store wrapped (tests stop a driver between saving and answering). */
     static DraDriver start(DriverConfig c, KubernetesClient client, Function<ClaimStore, ClaimStore> wrap) throws IOException {
         NodeSharing sharing = c.sharing().open();
@@ -121,7 +106,7 @@ public final class DraDriver implements AutoCloseable {
             NodeGpus gpus = new NodeGpus(inv);
             Ledger ledger = Ledger.create(c.rules(), List.of(inv.node()));
             CdiSpecs cdi = new CdiSpecs(c.cdiRoot());
-            removeUnfinishedWrites(c.stateFile(), cdi);
+            AgentStartup.removeUnfinishedWrites(c.stateFile(), Optional.of(cdi));   // before the first write
             PreparedClaims claims = new PreparedClaims(ledger, wrap.apply(new DriverStateFile(c.stateFile(), c.nodeName(), c.bootId())),
                     cdi, new PlacementEdits(gpus.minors(), sharing),
                     sharing.backend() == SharingBackend.HAMI_CORE ? Optional.of(c.sharing().hamiCoreCacheRoot()) : Optional.empty());

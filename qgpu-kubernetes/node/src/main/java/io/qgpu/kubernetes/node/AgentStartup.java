@@ -86,4 +86,21 @@ public final class AgentStartup {
         }
         return timer;
     }
+
+    /**
+     * Removes the temporary files that a {@code kill -9} or a crash left of writes of the agent's state file
+     * and, when given, of its CDI specs ({@link AtomicFiles#removeLeftovers}, {@link CdiSpecs#removeLeftovers}),
+     * logging each. Called at an agent's start, before it writes either.
+     *
+     * @throws java.io.IOException naming the directory when one cannot be listed or a file removed
+     */
+    public static void removeUnfinishedWrites(Path stateFile, Optional<CdiSpecs> cdi) throws java.io.IOException {
+        Path state = stateFile.toAbsolutePath();
+        java.util.List<Path> removed = new java.util.ArrayList<>(AtomicFiles.removeLeftovers(state.getParent(),
+                state.getFileName().toString()));
+        cdi.ifPresent(c -> removed.addAll(c.removeLeftovers()));
+        for (Path f : removed) {
+            LOG.info("removed {}, the temporary file of a write that did not finish before the last stop", f);
+        }
+    }
 }

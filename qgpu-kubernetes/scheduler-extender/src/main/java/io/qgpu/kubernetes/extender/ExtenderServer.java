@@ -136,11 +136,8 @@ public final class ExtenderServer implements AutoCloseable {
         /** The first value of a request header, or {@code null}. */
         @Nullable String header(String name);
 
-        /**
-         * The request body: at most {@code maxBodyBytes} (413 with {@link BadRequestException} past
-         * that, after what the transport does to let the client read the answer).
-         */
-        byte[] body(int maxBodyBytes) throws IOException;
+        /** The request body, within the server's limit (the transport answers 413 to a larger one before this call). */
+        byte[] body();
 
         /** Sets a header of the answer (before {@link #reply}). */
         void header(String name, String value);
@@ -200,7 +197,7 @@ public final class ExtenderServer implements AutoCloseable {
         if (type != null && !type.isBlank() && !type.toLowerCase(Locale.ROOT).contains("json")) {
             throw new BadRequestException(415, "Content-Type " + type + " is not supported; send application/json");
         }
-        byte[] body = ex.body(maxBodyBytes);
+        byte[] body = ex.body();
         Object answer = switch (verb) {
             case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
             case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));

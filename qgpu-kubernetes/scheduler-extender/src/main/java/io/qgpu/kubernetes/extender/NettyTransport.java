@@ -19,7 +19,6 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
@@ -249,7 +248,7 @@ final class NettyTransport implements AutoCloseable {
         }
 
         @Override
-        public byte[] body(int maxBodyBytes) {
+        public byte[] body() {
             ByteBuf content = request.content();   // the aggregator kept it within the limit
             return ByteBufUtil.getBytes(content, content.readerIndex(), content.readableBytes(), false);
         }
@@ -272,10 +271,7 @@ final class NettyTransport implements AutoCloseable {
                 r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, length);
             }
             boolean keep = HttpUtil.isKeepAlive(request);
-            HttpUtil.setKeepAlive(r, keep);
-            if (!keep) {
-                r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            }
+            HttpUtil.setKeepAlive(r, keep);   // HTTP/1.1: "Connection: close" when not kept
             var written = ctx.writeAndFlush(r);
             if (!keep) {
                 written.addListener(ChannelFutureListener.CLOSE);
