@@ -18,10 +18,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A load generator for the extender, on loopback only: it starts the extender in this JVM on
@@ -120,11 +120,14 @@ public final class LoadGenerator {
      * part of it the extender's server threads used (its event loops: {@code qgpu-extender-*}), the
      * extender's own work with its sockets, without the
      * generator, the collector and the compiler ({@code NaN} where the JVM does not tell);
-     * {@code serverKernelSeconds}: the part of that spent in the kernel (system time: the sockets).
+     * {@code serverKernelSeconds}: the part of that spent in the kernel (system time: the sockets);
+     * {@code generatorCpuSeconds}: the part the generator's own threads used (the scheduling cycle or
+     * the pods' drivers, and the binders: {@code qgpu-load*}), which on one machine the extender
+     * shares its CPUs with ({@code NaN} where the JVM does not tell).
      */
     public record Report(int bound, int unschedulable, int bindErrors, int httpFailures, double seconds,
                          Map<String, Latency> latency, long memoHits, long memoMisses, double cpuSeconds,
-                         double serverCpuSeconds, double serverKernelSeconds) {
+                         double serverCpuSeconds, double serverKernelSeconds, double generatorCpuSeconds) {
         /** Bound pods per second of wall time. */
         public double podsPerSecond() {
             return bound / seconds;
@@ -185,6 +188,8 @@ public final class LoadGenerator {
         out.printf(Locale.ROOT, "CPU of the extender's server threads in the run: %.2f s, %.0f us per bound pod (%.0f us of it in the kernel)%n",
                 r.serverCpuSeconds(), 1e6 * r.serverCpuSeconds() / Math.max(1, r.bound()),
                 1e6 * r.serverKernelSeconds() / Math.max(1, r.bound()));
+        out.printf(Locale.ROOT, "CPU of the generator's threads in the run: %.2f s, %.0f us per bound pod%n",
+                r.generatorCpuSeconds(), 1e6 * r.generatorCpuSeconds() / Math.max(1, r.bound()));
         r.latency().forEach((verb, l) -> out.printf(Locale.ROOT, "%-10s %7d calls  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms%n",
                 verb, l.calls(), l.p50(), l.p99(), l.max()));
     }
@@ -227,7 +232,7 @@ public final class LoadGenerator {
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.maxSeconds());
         try {
             int drivers = o.pattern() == Pattern.PODS ? o.concurrency() : 1;
-            ExecutorService pool = daemons(drivers, "qgpu-load");
+            ExecutorService pool = daemons(drivers, "qgpu-load", run.generatorCpu);
             for (int i = 0; i < drivers; i++) {
                 pool.execute(o.pattern() == Pattern.PODS ? () -> run.drive(deadline) : () -> run.cycle(deadline));
             }
@@ -252,7 +257,8 @@ public final class LoadGenerator {
         }
         long[] memo = extender.checkCounts();
         return new Report(run.bound.get(), run.unschedulable.get(), run.bindErrors.get(), run.httpFailures.get(), seconds, latency,
-                memo[0], memo[1], cpuSeconds, serverCpuSeconds, serverKernelSeconds);
+                memo[0], memo[1], cpuSeconds, serverCpuSeconds, serverKernelSeconds,
+                currentThreadCpuNanos() < 0 ? Double.NaN : run.generatorCpu.sum() / 1e9);
     }
 
     /** The CPU time this JVM has used, in nanoseconds, or -1 where the JVM does not tell. */
@@ -283,12 +289,36 @@ public final class LoadGenerator {
         return total;
     }
 
-    private static ExecutorService daemons(int n, String name) {
-        return Executors.newFixedThreadPool(n, r -> {
-            Thread t = new Thread(r, name);
+    /** {@code n} daemon threads made by {@link #measured}. */
+    private static ExecutorService daemons(int n, String name, LongAdder cpu) {
+        return Executors.newFixedThreadPool(n, measured(name, cpu));
+    }
+
+    /**
+     * Daemon threads named {@code name}, each of which adds the CPU time it used to {@code cpu} when it
+     * ends (nothing where the JVM does not tell a thread's CPU time).
+     */
+    private static ThreadFactory measured(String name, LongAdder cpu) {
+        return r -> {
+            Thread t = new Thread(() -> {
+                long c0 = currentThreadCpuNanos();
+                try {
+                    r.run();
+                } finally {
+                    long c1 = currentThreadCpuNanos();
+                    if (c0 >= 0 && c1 >= 0) {
+                        cpu.add(c1 - c0);
+                    }
+                }
+            }, name);
             t.setDaemon(true);
             return t;
-        });
+        };
+    }
+
+    private static long currentThreadCpuNanos() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        return threads.isCurrentThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled() ? threads.getCurrentThreadCpuTime() : -1;
     }
 
     /** One run's shared state: the next pod, the counters and the latencies. */
@@ -303,12 +333,26 @@ public final class LoadGenerator {
         final AtomicInteger httpFailures = new AtomicInteger();
         final long[][] nanos;
         final AtomicInteger[] count = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
+        /** The CPU time the generator's threads used, added by each as it ends. */
+        final LongAdder generatorCpu = new LongAdder();
+
+        /** Each verb's request line and headers up to the length's value. */
+        final byte[][] heads = new byte[VERBS.length][];
+        /** Each pod's JSON, made before the clock starts (kube-scheduler has its pods in memory). */
+        final byte[][] pods;
 
         Run(Options o, InetSocketAddress address, LoadRequests requests) {
             this.o = o;
             this.address = address;
             this.requests = requests;
             this.nanos = new long[][] {new long[o.pods()], new long[o.pods()], new long[o.pods()]};
+            for (int v = 0; v < VERBS.length; v++) {
+                heads[v] = LoopbackClient.headPrefix("127.0.0.1:" + address.getPort(), "/qgpu/" + VERBS[v]);
+            }
+            this.pods = new byte[o.pods()][];
+            for (int i = 0; i < pods.length; i++) {
+                pods[i] = LoadRequests.pod(i);
+            }
         }
 
         void drive(long deadline) {
@@ -322,43 +366,47 @@ public final class LoadGenerator {
 
         /**
          * The {@link Pattern#SCHEDULER} pattern: filter and prioritize for one pod at a time on this
-         * thread, each bind handed to one of {@code concurrency} binders (each with its own
-         * connection); waits for a free binder when all are busy, and for every bind at the end.
+         * thread, each bind written on one of {@code concurrency} binders' connections and its answer
+         * read by the binders' one reader thread ({@link LoopbackBinds}); waits for a free binder when
+         * all are busy, and for every bind at the end.
          */
         void cycle(long deadline) {
-            Semaphore free = new Semaphore(o.concurrency());
-            List<LoopbackClient> connections = new CopyOnWriteArrayList<>();
-            ThreadLocal<LoopbackClient> own = ThreadLocal.withInitial(() -> {
-                LoopbackClient c = new LoopbackClient(address, 30_000);
-                connections.add(c);
-                return c;
-            });
-            ExecutorService binders = daemons(o.concurrency(), "qgpu-load-bind");
             int i;
-            try (LoopbackClient client = new LoopbackClient(address, 30_000)) {
+            try (LoopbackClient client = new LoopbackClient(address, 30_000);
+                 LoopbackBinds binders = new LoopbackBinds(address, o.concurrency(), measured("qgpu-load-bind", generatorCpu))) {
                 while ((i = next.getAndIncrement()) < o.pods() && System.nanoTime() < deadline) {
-                    int pod = i;
                     String best = scheduleCycle(client, i);
-                    if (best == null) {
-                        continue;
+                    if (best != null) {
+                        binders.post(heads[2], LoadRequests.binding(i, best), this::bound);   // waits while every binder is busy
                     }
-                    free.acquireUninterruptibly();
-                    binders.execute(() -> {
-                        try {
-                            bindTo(own.get(), pod, best);
-                        } finally {
-                            free.release();
-                        }
-                    });
                 }
-            } finally {
-                binders.shutdown();
-                try {
-                    binders.awaitTermination(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                if (!binders.awaitIdle(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("binds still unanswered 60 s after the last was sent");
                 }
-                connections.forEach(LoopbackClient::close);
+            } catch (IOException e) {
+                httpFailures.incrementAndGet();   // the binders' connections could not be opened
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** A bind's answer, on the binders' reader thread: its latency recorded, the pod counted. */
+        private void bound(LoopbackBinds.Answer a) {
+            if (a.status() < 0) {
+                httpFailures.incrementAndGet();
+                return;
+            }
+            nanos[2][count[2].getAndIncrement()] = System.nanoTime() - a.sentNanos();
+            try {
+                if (a.status() != 200) {
+                    httpFailures.incrementAndGet();
+                } else if (LoadRequests.bindError(a.body()).isEmpty()) {
+                    bound.incrementAndGet();
+                } else {
+                    bindErrors.incrementAndGet();
+                }
+            } catch (IOException | RuntimeException e) {
+                httpFailures.incrementAndGet();
             }
         }
 
@@ -373,8 +421,8 @@ public final class LoadGenerator {
         /** Filter and prioritize for pod {@code i}: the best node, or null (counted) when none. */
         private String scheduleCycle(LoopbackClient client, int i) {
             try {
-                byte[] pod = LoadRequests.pod(i);
-                byte[] filtered = call(client, 0, requests.filter(i, pod));
+                byte[] pod = pods[i];
+                byte[] filtered = call(client, 0, requests.filterParts(i, pod));
                 if (filtered == null) {
                     return null;
                 }
@@ -383,7 +431,7 @@ public final class LoadGenerator {
                     unschedulable.incrementAndGet();
                     return null;
                 }
-                byte[] scores = call(client, 1, LoadRequests.args(pod, fit));
+                byte[] scores = call(client, 1, LoadRequests.argsParts(pod, fit));
                 return scores == null ? null : LoadRequests.best(scores);
             } catch (IOException | RuntimeException e) {
                 httpFailures.incrementAndGet();
@@ -395,7 +443,7 @@ public final class LoadGenerator {
         /** Bind of pod {@code i} to {@code node}; a failure is counted, never thrown. */
         private void bindTo(LoopbackClient client, int i, String node) {
             try {
-                byte[] b = call(client, 2, LoadRequests.binding(i, node));
+                byte[] b = call(client, 2, LoadRequests.binding(i, node));   // one part
                 if (b == null) {
                     return;
                 }
@@ -410,11 +458,10 @@ public final class LoadGenerator {
             }
         }
 
-        /** One POST; records its latency; null (and a failure counted) unless it answered 200. */
-        private byte[] call(LoopbackClient client, int verb, byte[] body) throws IOException {
-            byte[] head = LoopbackClient.head("127.0.0.1:" + address.getPort(), "/qgpu/" + VERBS[verb], body.length);
+        /** One POST of the body made of {@code body} in order; records its latency; null (and a failure counted) unless it answered 200. */
+        private byte[] call(LoopbackClient client, int verb, byte[]... body) throws IOException {
             long t0 = System.nanoTime();
-            LoopbackClient.Answer r = client.post(head, body);
+            LoopbackClient.Answer r = client.post(heads[verb], body);
             long took = System.nanoTime() - t0;
             nanos[verb][count[verb].getAndIncrement()] = took;
             if (r.status() != 200) {

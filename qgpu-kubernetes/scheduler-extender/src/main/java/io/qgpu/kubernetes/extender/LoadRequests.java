@@ -62,14 +62,32 @@ final class LoadRequests {
 
     /** {@code ExtenderArgs} for filter: the pod and its window of candidate names. */
     byte[] filter(int i, byte[] pod) {
-        return args(pod, windows[start(i)]);
+        return join(filterParts(i, pod));
+    }
+
+    /** {@link #filter}'s body as the parts that make it, in order (nothing copied). */
+    byte[][] filterParts(int i, byte[] pod) {
+        return argsParts(pod, windows[start(i)]);
     }
 
     /** {@code ExtenderArgs} with the given names array (the filter's answer, as JSON). */
     static byte[] args(byte[] pod, byte[] namesArray) {
-        byte[] out = new byte[POD_KEY.length + pod.length + NAMES_KEY.length + namesArray.length + END.length];
+        return join(argsParts(pod, namesArray));
+    }
+
+    /** {@link #args}'s body as the parts that make it, in order (nothing copied). */
+    static byte[][] argsParts(byte[] pod, byte[] namesArray) {
+        return new byte[][] {POD_KEY, pod, NAMES_KEY, namesArray, END};
+    }
+
+    private static byte[] join(byte[][] parts) {
+        int length = 0;
+        for (byte[] part : parts) {
+            length += part.length;
+        }
+        byte[] out = new byte[length];
         int at = 0;
-        for (byte[] part : new byte[][] {POD_KEY, pod, NAMES_KEY, namesArray, END}) {
+        for (byte[] part : parts) {
             System.arraycopy(part, 0, out, at, part.length);
             at += part.length;
         }

@@ -1,9 +1,9 @@
 package io.qgpu.kubernetes.extender;
 
 import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -14,16 +14,29 @@ import java.util.Locale;
  * {@code POST} with a {@code Content-Length} body, answers read by their {@code Content-Length}. It
  * does only what the generator needs, so that the generator, which shares the machine with the
  * extender it measures, costs little CPU (the JDK's {@code HttpClient} hands every exchange between
- * threads). A connection the server closed is opened again for the next request.
+ * threads): the request's head and body parts go through one buffer (one write per request when they
+ * fit its 64 KiB) without being joined into a new array first, and each answer's body is read into an
+ * array of its own length, once. A connection the server closed is opened again for the next request.
+ *
+ * <pre>{@code
+ * byte[] head = LoopbackClient.headPrefix("127.0.0.1:8888", "/qgpu/filter");
+ * try (LoopbackClient c = new LoopbackClient(address, 30_000)) {
+ *     LoopbackClient.Answer a = c.post(head, podKey, pod, namesKey, names, end);   // the body is the parts in order
+ * }
+ * }</pre>
  *
  * <p>Thread safety: not thread-safe; one per driver thread.
  */
 final class LoopbackClient implements AutoCloseable {
+    private static final byte[] HEAD_END = "\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
     private final InetSocketAddress address;
     private final int timeoutMillis;
+    private final StringBuilder line = new StringBuilder(64);
+    private final byte[] digits = new byte[10];
     private Socket socket;
     private InputStream in;
-    private OutputStream out;
+    private BufferedOutputStream out;
 
     /** An answer: the status and the body. */
     record Answer(int status, byte[] body) {
@@ -34,27 +47,30 @@ final class LoopbackClient implements AutoCloseable {
         this.timeoutMillis = timeoutMillis;
     }
 
-    /** {@code POST path} with a JSON body; the answer, or an IOException when there was none. */
-    Answer post(byte[] head, byte[] body) throws IOException {
+    /**
+     * {@code POST} with a JSON body made of {@code parts} in order; {@code headPrefix} is
+     * {@link #headPrefix}'s for the path. The answer, or an IOException when there was none.
+     */
+    Answer post(byte[] headPrefix, byte[]... parts) throws IOException {
         boolean fresh = socket == null;
         try {
-            return exchange(head, body);
+            return exchange(headPrefix, parts);
         } catch (IOException e) {
             close();
             if (fresh) {
                 throw e;
             }
-            return exchange(head, body);   // the server had closed the kept-alive connection: once more on a new one
+            return exchange(headPrefix, parts);   // the server had closed the kept-alive connection: once more on a new one
         }
     }
 
-    /** The request line and headers of a POST to {@code path} with a body of {@code length} bytes. */
-    static byte[] head(String host, String path, int length) {
-        return ("POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nContent-Length: "
-                + length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    /** The request line and headers of a POST to {@code path}, up to the value of {@code Content-Length}. */
+    static byte[] headPrefix(String host, String path) {
+        return ("POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nContent-Length: ")
+                .getBytes(StandardCharsets.US_ASCII);
     }
 
-    private Answer exchange(byte[] head, byte[] body) throws IOException {
+    private Answer exchange(byte[] headPrefix, byte[][] parts) throws IOException {
         if (socket == null) {
             Socket s = new Socket();
             s.setTcpNoDelay(true);
@@ -62,36 +78,43 @@ final class LoopbackClient implements AutoCloseable {
             s.connect(address, timeoutMillis);
             socket = s;
             in = new BufferedInputStream(s.getInputStream(), 65536);
-            out = s.getOutputStream();
+            out = new BufferedOutputStream(s.getOutputStream(), 65536);
         }
-        byte[] request = new byte[head.length + body.length];
-        System.arraycopy(head, 0, request, 0, head.length);
-        System.arraycopy(body, 0, request, head.length, body.length);
-        out.write(request);
+        int length = 0;
+        for (byte[] part : parts) {
+            length += part.length;
+        }
+        out.write(headPrefix);
+        writeDecimal(length);
+        out.write(HEAD_END);
+        for (byte[] part : parts) {
+            out.write(part);
+        }
         out.flush();
         String status = line();
         if (!status.startsWith("HTTP/1.1 ") || status.length() < 12) {
             throw new IOException("not an HTTP/1.1 status line: " + status);
         }
         int code = Integer.parseInt(status.substring(9, 12));
-        int length = -1;
+        int answerLength = -1;
         boolean close = false;
         for (String h = line(); !h.isEmpty(); h = line()) {
             String lower = h.toLowerCase(Locale.ROOT);
             if (lower.startsWith("content-length:")) {
-                length = Integer.parseInt(h.substring(15).trim());
+                answerLength = Integer.parseInt(h.substring(15).trim());
             } else if (lower.startsWith("connection:") && lower.contains("close")) {
                 close = true;
             } else if (lower.startsWith("transfer-encoding:")) {
                 throw new IOException("chunked answers are not read by this client: " + h);
             }
         }
-        if (length < 0) {
+        if (answerLength < 0) {
             throw new IOException("answer without Content-Length");
         }
-        byte[] answer = in.readNBytes(length);
-        if (answer.length < length) {
-            throw new IOException("answer cut short: " + answer.length + " of " + length + " bytes");
+        byte[] answer = new byte[answerLength];
+        int read = in.readNBytes(answer, 0, answerLength);
+        if (read < answerLength) {
+            throw new IOException("answer cut short: " + read + " of " + answerLength + " bytes");
         }
         if (close) {
             close();
@@ -99,8 +122,19 @@ final class LoopbackClient implements AutoCloseable {
         return new Answer(code, answer);
     }
 
+    /** {@code value} (at least 0) in ASCII decimal digits, into the request. */
+    private void writeDecimal(int value) throws IOException {
+        int n = digits.length;
+        do {
+            digits[--n] = (byte) ('0' + value % 10);
+            value /= 10;
+        } while (value > 0);
+        out.write(digits, n, digits.length - n);
+    }
+
     private String line() throws IOException {
-        StringBuilder b = new StringBuilder(64);
+        StringBuilder b = line;
+        b.setLength(0);
         int c;
         while ((c = in.read()) >= 0) {
             if (c == '\n') {

@@ -59,10 +59,14 @@ class LoadGeneratorTest {
         // the server's threads did the extender's work: some CPU, and part of the JVM's
         assertTrue(r.serverCpuSeconds() > 0 && r.serverCpuSeconds() <= r.cpuSeconds(), r.toString());
         assertTrue(r.serverKernelSeconds() >= 0 && r.serverKernelSeconds() <= r.serverCpuSeconds(), r.toString());
+        // the generator's threads (the cycle, the binders' reader) did the rest of the requests' work
+        assertTrue(r.generatorCpuSeconds() > 0 && r.generatorCpuSeconds() + r.serverCpuSeconds() <= r.cpuSeconds(), r.toString());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         LoadGenerator.print(r, o, new PrintStream(out, true, StandardCharsets.UTF_8));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("us per bound pod"), out.toString(StandardCharsets.UTF_8));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("CPU of the extender's server threads in the run"),
+                out.toString(StandardCharsets.UTF_8));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("CPU of the generator's threads in the run"),
                 out.toString(StandardCharsets.UTF_8));
     }
 
