@@ -34,6 +34,8 @@ import org.slf4j.LoggerFactory;
  * connection by one of them, which reads the request, runs the verb and writes the answer without
  * handing it to another thread), or with {@code threads(0)} by one thread that also accepts the
  * connections (the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
+ * {@code bind}, whose API calls wait on the API server, is handed to one of {@code workerThreads}
+ * workers, so that a slow API server never holds up filter and prioritize on the event loops.
  */
 public final class ExtenderServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
@@ -54,6 +56,7 @@ public final class ExtenderServer implements AutoCloseable {
     private final String prefix;
     private final int maxBodyBytes;
     private final int threads;
+    private final int workerThreads;
     private final java.util.function.Supplier<String> ledgerView;
     // --- leader election: readiness (GET /readyz) ---
     private final java.util.function.BooleanSupplier readiness;
@@ -68,6 +71,7 @@ public final class ExtenderServer implements AutoCloseable {
         this.prefix = b.urlPrefix;
         this.maxBodyBytes = b.maxBodyBytes;
         this.threads = b.threads;
+        this.workerThreads = b.workerThreads;
         this.ledgerView = b.ledgerView;
         this.readiness = b.readiness;
     }
@@ -81,7 +85,8 @@ public final class ExtenderServer implements AutoCloseable {
         if (netty != null) {
             throw new IllegalStateException("already started");
         }
-        netty = NettyTransport.start(host, requestedPort, threads, maxBodyBytes, this::handle);
+        netty = NettyTransport.start(host, requestedPort, threads, workerThreads, maxBodyBytes, p -> "bind".equals(verbOf(p)),
+                this::handle);
         LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
         return this;
     }
@@ -265,7 +270,7 @@ public final class ExtenderServer implements AutoCloseable {
         ex.reply(status, body, body.length, contentType);
     }
 
-    /** Fail-fast builder. Defaults: host 127.0.0.1 (this machine only; 0.0.0.0 for every interface), port 8888, prefix empty, 4 MiB bodies, 8 threads. */
+    /** Fail-fast builder. Defaults: host 127.0.0.1 (this machine only; 0.0.0.0 for every interface), port 8888, prefix empty, 4 MiB bodies, 8 threads, 16 workers. */
     public static final class Builder {
         private final Extender extender;
         private String host = "127.0.0.1";
@@ -273,6 +278,7 @@ public final class ExtenderServer implements AutoCloseable {
         private String urlPrefix = "";
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private int threads = 8;
+        private int workerThreads = 16;
         private java.util.function.Supplier<String> ledgerView;
         private java.util.function.BooleanSupplier readiness = () -> true;
 
@@ -306,6 +312,12 @@ public final class ExtenderServer implements AutoCloseable {
          * its requests one at a time; 0: one thread accepts and serves every connection.
          */
         public Builder threads(int n) { this.threads = Validate.between("server.threads", n, 0, 1024); return this; }
+
+        /**
+         * Worker threads (default 16) for {@code bind}, whose API calls wait on the API server: so many
+         * binds wait at once without holding up the event loops' filter and prioritize.
+         */
+        public Builder workerThreads(int n) { this.workerThreads = Validate.between("server.workerThreads", n, 1, 1024); return this; }
 
         /** Serves {@code GET {urlPrefix}/ledger} with this JSON (for example the ledger's snapshot); off by default. */
         public Builder ledgerView(java.util.function.Supplier<String> view) { this.ledgerView = view; return this; }

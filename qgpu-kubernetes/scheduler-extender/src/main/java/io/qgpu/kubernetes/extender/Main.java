@@ -38,6 +38,7 @@ import java.util.concurrent.CountDownLatch;
  *   --url-prefix PATH      path before the verbs (default /qgpu): POST PATH/filter, PATH/prioritize, PATH/bind, PATH/preempt
  *   --max-body-bytes N     largest request body (default 4194304); larger ones get 413
  *   --threads N            server threads, each serving its connections (default 8; 0: one thread accepts and serves them all)
+ *   --worker-threads N     threads for bind, which waits on the API server (default 16)
  *   --node-policy P        binpack (default) or spread, at node level
  *   --gpu-policy P         spread (default) or binpack, at GPU level
  *   --sync-timeout D       how long to wait for the informers at start-up (default 60s; a number and a unit)
@@ -255,6 +256,7 @@ public final class Main {
                 .urlPrefix(opts.getOrDefault("url-prefix", "/qgpu"))
                 .maxBodyBytes(Integer.parseInt(opts.getOrDefault("max-body-bytes", String.valueOf(ExtenderServer.DEFAULT_MAX_BODY_BYTES))))
                 .threads(Integer.parseInt(opts.getOrDefault("threads", "8")))
+                .workerThreads(Integer.parseInt(opts.getOrDefault("worker-threads", "16")))
                 .ledgerView(() -> QgpuJson.writeSnapshot(ledger.snapshot()))
                 .readiness(ready)
                 .build();
@@ -263,7 +265,7 @@ public final class Main {
     private static final List<String> FLAGS = List.of("demo", "help",
             "leader-elect");
     private static final List<String> VALUED = List.of("kubeconfig", "inventory", "rules", "host", "port", "url-prefix",
-            "max-body-bytes", "threads", "node-policy", "gpu-policy", "sync-timeout", "api-timeout",
+            "max-body-bytes", "threads", "worker-threads", "node-policy", "gpu-policy", "sync-timeout", "api-timeout",
             "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period");
 
     static Map<String, String> parse(String[] argv) {
@@ -363,7 +365,8 @@ public final class Main {
     static final Map<String, long[]> RANGES = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Map.of(
             "port", new long[] {0, 65535},
             "max-body-bytes", new long[] {1024, Integer.MAX_VALUE - 16384},
-            "threads", new long[] {0, 1024})));
+            "threads", new long[] {0, 1024},
+            "worker-threads", new long[] {1, 1024})));
 
     static String usage() {
         return String.join("\n",
@@ -379,6 +382,7 @@ public final class Main {
                 "  --url-prefix PATH     path before the verbs (default /qgpu)",
                 "  --max-body-bytes N    largest request body (default 4194304)",
                 "  --threads N           server threads, each serving its connections (default 8; 0: one thread accepts and serves them all)",
+                "  --worker-threads N    threads for bind, which waits on the API server (default 16)",
                 "  --node-policy P       binpack (default) or spread",
                 "  --gpu-policy P        spread (default) or binpack",
                 "  --sync-timeout D      informer sync timeout at start-up: a number and a unit (ns, us, ms, s, m),",

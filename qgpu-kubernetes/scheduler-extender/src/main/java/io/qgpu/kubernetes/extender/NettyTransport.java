@@ -32,10 +32,15 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,33 +51,43 @@ import org.slf4j.LoggerFactory;
  * writes the answer, with no hand-off between threads and no change of the socket's blocking mode or
  * selector registration per request (what the JDK's {@code HttpServer} does for every exchange).
  *
+ * <p>Requests that wait on other machines (the extender's {@code bind}: its API calls) are handed to a
+ * pool of worker threads instead, so that they never hold up the other connections of their event
+ * loop; the worker writes the answer. Meanwhile their connection reads no further request (HTTP/1.1
+ * answers in order): a request that arrives on it all the same (pipelined behind) waits and is served
+ * after the answer. One exception: a pipelined request whose body is over the limit is answered 413 by
+ * the aggregator when it arrives, which may be before the answer of the request ahead of it.
+ *
  * <p>Bodies are collected by Netty's aggregator up to the limit; a larger one is answered 413 with the
  * extender's JSON error, and the rest of it is read and dropped on a kept-alive connection (so a client
  * still sending gets to read the answer) or the connection is closed after the answer.
  *
  * <p>Thread safety: {@link #start} and {@link #stop} from one thread; the handler runs on the event
- * loops, as many at once as there are loops.
+ * loops and the workers, as many at once as there are loops and workers together.
  */
 final class NettyTransport implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NettyTransport.class);
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
+    private final ExecutorService offLoop;
     private final Channel listener;
 
-    private NettyTransport(EventLoopGroup boss, EventLoopGroup workers, Channel listener) {
+    private NettyTransport(EventLoopGroup boss, EventLoopGroup workers, ExecutorService offLoop, Channel listener) {
         this.boss = boss;
         this.workers = workers;
+        this.offLoop = offLoop;
         this.listener = listener;
     }
 
     /**
      * Binds {@code host:port} and serves. {@code loops} event loops serve the connections (0: one loop,
      * which also accepts: everything on one thread, named {@code qgpu-extender-listener}); their threads
-     * are named {@code qgpu-extender-N}.
+     * are named {@code qgpu-extender-N}. Requests whose path {@code waits} says wait on other machines
+     * are served by {@code offLoopThreads} workers ({@code qgpu-extender-worker-N}).
      */
-    static NettyTransport start(String host, int port, int loops, int maxBodyBytes, Consumer<ExtenderServer.Call> handler)
-            throws IOException {
+    static NettyTransport start(String host, int port, int loops, int offLoopThreads, int maxBodyBytes,
+                                Predicate<String> waits, Consumer<ExtenderServer.Call> handler) throws IOException {
         AtomicInteger n = new AtomicInteger();
         ThreadFactory named = r -> {
             Thread t = new Thread(r, loops == 0 ? "qgpu-extender-listener" : "qgpu-extender-" + n.incrementAndGet());
@@ -85,6 +100,12 @@ final class NettyTransport implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        AtomicInteger w = new AtomicInteger();
+        ExecutorService offLoop = Executors.newFixedThreadPool(offLoopThreads, r -> {
+            Thread t = new Thread(r, "qgpu-extender-worker-" + w.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         try {
             Channel ch = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
                     .option(ChannelOption.SO_BACKLOG, 128)
@@ -92,13 +113,13 @@ final class NettyTransport implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel c) {
-                            c.pipeline().addLast(new HttpServerCodec(), new Aggregator(maxBodyBytes), new Handler(handler));
+                            c.pipeline().addLast(new HttpServerCodec(), new Aggregator(maxBodyBytes), new Handler(handler, waits, offLoop));
                         }
                     })
                     .bind(host, port).syncUninterruptibly().channel();
-            return new NettyTransport(boss, workers, ch);
+            return new NettyTransport(boss, workers, offLoop, ch);
         } catch (RuntimeException e) {
-            shutdown(boss, workers);
+            shutdown(boss, workers, offLoop);
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
@@ -111,10 +132,13 @@ final class NettyTransport implements AutoCloseable {
         return (InetSocketAddress) listener.localAddress();
     }
 
-    /** Closes the listener and every connection; waits up to five seconds for the loops to end. */
+    /**
+     * Closes the listener and every connection; waits up to five seconds for the workers' requests
+     * under way and for the loops to end.
+     */
     void stop() {
         listener.close().syncUninterruptibly();
-        shutdown(boss, workers);
+        shutdown(boss, workers, offLoop);
     }
 
     @Override
@@ -122,7 +146,13 @@ final class NettyTransport implements AutoCloseable {
         stop();
     }
 
-    private static void shutdown(EventLoopGroup boss, EventLoopGroup workers) {
+    private static void shutdown(EventLoopGroup boss, EventLoopGroup workers, ExecutorService offLoop) {
+        offLoop.shutdown();
+        try {
+            offLoop.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(6, TimeUnit.SECONDS);
         if (boss != workers) {
             boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(6, TimeUnit.SECONDS);
@@ -191,16 +221,35 @@ final class NettyTransport implements AutoCloseable {
         return r;
     }
 
-    /** Hands each whole request to the extender on this event loop's thread. */
+    /**
+     * Hands each whole request to the extender: on this event loop's thread, or on a worker for a path
+     * that waits on other machines. One per connection; its fields are the event loop's.
+     */
     private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
         private final Consumer<ExtenderServer.Call> handler;
+        private final Predicate<String> waits;
+        private final ExecutorService offLoop;
+        /** A request of this connection is with a worker: the next ones wait (answers go in order). */
+        private boolean busy;
+        private final ArrayDeque<FullHttpRequest> waiting = new ArrayDeque<>();
 
-        Handler(Consumer<ExtenderServer.Call> handler) {
+        Handler(Consumer<ExtenderServer.Call> handler, Predicate<String> waits, ExecutorService offLoop) {
             this.handler = handler;
+            this.waits = waits;
+            this.offLoop = offLoop;
         }
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (busy) {
+                waiting.add(request.retain());
+                ctx.channel().config().setAutoRead(false);   // read no more until the answers are out
+                return;
+            }
+            serve(ctx, request);
+        }
+
+        private void serve(ChannelHandlerContext ctx, FullHttpRequest request) {
             if (!request.decoderResult().isSuccess()) {
                 byte[] body = ExtenderRequests.write(new ExtenderProtocol.ErrorBody("malformed HTTP request: "
                         + request.decoderResult().cause()));
@@ -210,7 +259,56 @@ final class NettyTransport implements AutoCloseable {
                 ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
                 return;
             }
-            handler.accept(new NettyCall(ctx, request));
+            NettyCall call = new NettyCall(ctx, request);
+            if (!waits.test(call.path())) {
+                handler.accept(call);
+                return;
+            }
+            busy = true;
+            request.retain();
+            try {
+                offLoop.execute(() -> {
+                    try {
+                        handler.accept(call);
+                    } finally {
+                        request.release();
+                        try {
+                            ctx.channel().eventLoop().execute(() -> resume(ctx));   // after the answer's write, queued first
+                        } catch (RejectedExecutionException stopped) {
+                            // the loop has ended with the server: nothing waits on this connection any more
+                        }
+                    }
+                });
+            } catch (RejectedExecutionException stopping) {
+                busy = false;
+                request.release();
+                handler.accept(call);   // the server is stopping: answered here
+            }
+        }
+
+        /** On the event loop, once a worker's answer is written: the waiting requests, in order, then reading again. */
+        private void resume(ChannelHandlerContext ctx) {
+            busy = false;
+            FullHttpRequest next;
+            while (!busy && (next = waiting.poll()) != null) {
+                try {
+                    serve(ctx, next);
+                } finally {
+                    next.release();
+                }
+            }
+            if (!busy) {
+                ctx.channel().config().setAutoRead(true);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            FullHttpRequest r;
+            while ((r = waiting.poll()) != null) {
+                r.release();
+            }
+            super.channelInactive(ctx);
         }
 
         @Override

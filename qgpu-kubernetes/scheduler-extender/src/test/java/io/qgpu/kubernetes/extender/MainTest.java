@@ -101,6 +101,7 @@ class MainTest {
             {"--threads", "-1", "--threads -1: must be a whole number between 0 and 1024"},
             {"--threads", "99999999999", "--threads 99999999999: must be a whole number between 0 and 1024"},
             {"--threads", "1.6e1", "--threads 1.6e1: must be a whole number between 0 and 1024"},
+            {"--worker-threads", "0", "--worker-threads 0: must be a whole number between 1 and 1024"},
         };
         for (String[] c : cases) {
             Run r = run("--demo", "--inventory", inv.toString(), c[0], c[1]);
@@ -136,7 +137,8 @@ class MainTest {
                     throw new UnsupportedOperationException(method.getName());
                 });
         ExtenderServer.Builder b = ExtenderServer.builder(none);
-        Map<String, java.util.function.IntConsumer> setters = Map.of("port", b::port, "max-body-bytes", b::maxBodyBytes, "threads", b::threads);
+        Map<String, java.util.function.IntConsumer> setters = Map.of("port", b::port, "max-body-bytes", b::maxBodyBytes, "threads", b::threads,
+                "worker-threads", b::workerThreads);
         for (Map.Entry<String, long[]> r : Main.RANGES.entrySet()) {
             java.util.function.IntConsumer set = setters.get(r.getKey());
             set.accept((int) r.getValue()[0]);

@@ -116,6 +116,105 @@ class NettyTransportTest {
         }
     }
 
+    /**
+     * An extender whose bind waits (as on a slow API server) until {@code release} opens or
+     * {@code waitMillis} pass, and whose filter answers at once; each call is logged in order.
+     */
+    private static final class SlowBind implements Extender {
+        final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch bindStarted = new java.util.concurrent.CountDownLatch(1);
+        final List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final long waitMillis;
+
+        SlowBind(long waitMillis) {
+            this.waitMillis = waitMillis;
+        }
+
+        @Override
+        public ExtenderProtocol.FilterResult filter(ExtenderRequests.Args args) {
+            log.add("filter");
+            release.countDown();   // a filter served while the bind waits lets the bind go on at once
+            return ExtenderProtocol.FilterResult.ofNames(args.nodeNames(), Map.of(), Map.of());
+        }
+
+        @Override
+        public List<ExtenderProtocol.HostPriority> prioritize(ExtenderRequests.Args args) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
+            log.add("bind " + Thread.currentThread().getName());
+            bindStarted.countDown();
+            try {
+                release.await(waitMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            log.add("bound");
+            return ExtenderProtocol.BindingResult.ok();
+        }
+    }
+
+    private static final byte[] BINDING = "{\"PodName\":\"p\",\"PodNamespace\":\"ns\",\"PodUID\":\"u\",\"Node\":\"n1\"}"
+            .getBytes(StandardCharsets.UTF_8);
+
+    @Test
+    void aBindWaitingOnTheApiServerDoesNotHoldUpFilterOnTheSameEventLoop() throws Exception {
+        // one event loop for every connection: a bind run on it would keep the filter waiting until the
+        // bind's wait ran out (30 s, past the filter's 10 s read timeout)
+        SlowBind ext = new SlowBind(30_000);
+        ExtenderServer server = ExtenderServer.builder(ext).port(0).urlPrefix("/qgpu").threads(0).build().start();
+        try (Socket binder = new Socket(); Socket scheduler = new Socket()) {
+            binder.connect(server.address(), 5000);
+            binder.setSoTimeout(10_000);
+            scheduler.connect(server.address(), 5000);
+            scheduler.setSoTimeout(10_000);
+            post(binder.getOutputStream(), "/qgpu/bind", BINDING, "");
+            assertTrue(ext.bindStarted.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            post(scheduler.getOutputStream(), "/qgpu/filter", TestSupport.payload("filter-names-infer.json"), "");
+            Answer filtered = read(new BufferedInputStream(scheduler.getInputStream()));   // while the bind waits
+            assertEquals(200, filtered.status(), filtered.body());
+            Answer bound = read(new BufferedInputStream(binder.getInputStream()));
+            assertEquals(200, bound.status(), bound.body());
+            assertEquals("bind qgpu-extender-worker-1", ext.log.get(0), ext.log.toString());
+            assertEquals(List.of("filter", "bound"), ext.log.subList(1, 3), "the filter was served while the bind waited");
+        } finally {
+            server.stop();
+        }
+    }
+
+    @Test
+    void aRequestPipelinedBehindABindIsServedAndAnsweredAfterIt() throws Exception {
+        // the bind waits 500 ms unless the filter behind it is served meanwhile (which would answer the
+        // filter first: out of order on the connection)
+        SlowBind ext = new SlowBind(500);
+        ExtenderServer server = ExtenderServer.builder(ext).port(0).urlPrefix("/qgpu").threads(0).build().start();
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5000);
+            s.setSoTimeout(10_000);
+            byte[] filter = TestSupport.payload("filter-names-infer.json");
+            java.io.ByteArrayOutputStream both = new java.io.ByteArrayOutputStream();
+            post(both, "/qgpu/bind", BINDING, "");
+            post(both, "/qgpu/filter", filter, "");
+            post(both, "/qgpu/bind", BINDING, "");
+            s.getOutputStream().write(both.toByteArray());   // three requests in one write
+            s.getOutputStream().flush();
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            Answer first = read(in);
+            Answer second = read(in);
+            Answer third = read(in);
+            assertEquals("{\"Error\":\"\"}", first.body(), "the bind's answer first");
+            assertTrue(TestSupport.tree(second.body()).has("NodeNames"), second.body());
+            assertEquals("{\"Error\":\"\"}", third.body());
+            assertEquals(List.of("bound", "filter"), ext.log.subList(1, 3), ext.log.toString());
+            post(s.getOutputStream(), "/qgpu/filter", filter, "");   // and the connection reads again
+            assertEquals(200, read(in).status());
+        } finally {
+            server.stop();
+        }
+    }
+
     @Test
     void connectionCloseIsHonouredAndGarbageIsRefusedWith400() throws Exception {
         ExtenderServer server = ExtenderServer.builder(extender()).port(0).threads(0).build().start();
