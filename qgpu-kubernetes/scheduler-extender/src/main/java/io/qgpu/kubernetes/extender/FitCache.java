@@ -105,6 +105,28 @@ final class FitCache implements NodeChecks {
         }
     }
 
+    /**
+     * One thread's working arrays for {@link #check} (positions, versions, the indices the memo
+     * missed), kept between calls instead of made for each request's 500 names; grown as needed.
+     */
+    private static final class Scratch {
+        int[] position = new int[0];
+        long[] version = new long[0];
+        int[] missAt = new int[0];
+
+        Scratch ensure(int size) {
+            if (position.length < size) {
+                int n = Math.max(size, 2 * position.length);
+                position = new int[n];
+                version = new long[n];
+                missAt = new int[n];
+            }
+            return this;
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
     @Override
     public Checked check(Claim claim, List<String> nodeNames) {
         Validate.notNull("claim", claim);
@@ -118,8 +140,9 @@ final class FitCache implements NodeChecks {
         double[] totals = new double[size];
         Reason[] reasons = new Reason[size];
         boolean[] resolvable = new boolean[size];
-        int[] position = new int[size];
-        long[] version = new long[size];
+        Scratch scratch = SCRATCH.get().ensure(size);   // the engine does not call back into the memo on this thread
+        int[] position = scratch.position;
+        long[] version = scratch.version;
         // the request reader's names come with their positions in the table they were read against:
         // taken as they are when that is this structure's table, else looked up
         CandidateNames read = nodeNames instanceof CandidateNames c && c.table() == n.positions ? c : null;
@@ -129,7 +152,7 @@ final class FitCache implements NodeChecks {
             position[j] = p;
             version[j] = p < 0 ? 0 : n.versions.version(p);   // read before the engine looks at the node
         }
-        int[] missAt = new int[size];
+        int[] missAt = scratch.missAt;
         int m = 0;
         synchronized (shape) {
             for (int j = 0; j < size; j++) {
