@@ -421,12 +421,17 @@ final class NodePass {
         if (hit != null) {
             return hit.choice();
         }
-        int[] cand = new int[Long.bitCount(mask)];
-        int n = 0;
-        for (long b = mask; b != 0; b &= b - 1) {
-            cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
+        SetSearch.Choice choice;
+        if (c.k == 1) {
+            choice = search(s, c).bestOne(mask);   // SetSearch#best's single-GPU path, without the array
+        } else {
+            int[] cand = new int[Long.bitCount(mask)];
+            int n = 0;
+            for (long b = mask; b != 0; b &= b - 1) {
+                cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
+            }
+            choice = search(s, c).best(cand, n, NONE, 0);
         }
-        SetSearch.Choice choice = search(s, c).best(cand, n, NONE, 0);
         m.put(s, mask, shape, choice);
         return choice;
     }
@@ -435,6 +440,9 @@ final class NodePass {
     SetSearch.@Nullable Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
         if (c.hostOnly) {
             return new SetSearch.Choice(NONE, hostOnlyTerm(s, c));   // no GPU: the node score (and fragmentation) decides
+        }
+        if (c.k == 1 && !c.mustInclude && s.size <= 64) {
+            return search.bestOne(verdicts.candidateMask(s, c));   // SetSearch#best's single-GPU path, without the array
         }
         int[] cand = new int[s.size];
         int m = candidates(s, c, cand);

@@ -35,10 +35,13 @@ final class NodeVerdicts {
     private static final ReasonCode[] CODES = ReasonCode.values();
     /** One reason per code without words or target, for callers that only need the code. */
     private static final Reason[] BARE = new Reason[CODES.length];
+    /** Each code's name in the words of a reason (lower case, spaces): made once, not per refused node. */
+    private static final String[] WORDS_OF = new String[CODES.length];
 
     static {
         for (ReasonCode code : CODES) {
             BARE[code.ordinal()] = Reason.of(code, "", "");
+            WORDS_OF[code.ordinal()] = code.name().toLowerCase(Locale.ROOT).replace('_', ' ');
         }
     }
 
@@ -137,7 +140,7 @@ final class NodeVerdicts {
         String sep = " ";
         for (int i = 0; i < counts.length; i++) {
             if (counts[i] > 0) {
-                sb.append(sep).append(counts[i]).append(' ').append(CODES[i].name().toLowerCase(Locale.ROOT).replace('_', ' '));
+                sb.append(sep).append(counts[i]).append(' ').append(WORDS_OF[i]);
                 sep = ", ";
             }
         }
