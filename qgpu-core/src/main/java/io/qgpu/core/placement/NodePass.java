@@ -366,11 +366,25 @@ final class NodePass {
             return new NodeFit.Refused(name, why != null ? why : Reason.of(ReasonCode.AFFINITY, name, "the "
                     + group.positions().length + " GPU(s) of affinity label " + c.affinity + " cannot take the claim"));
         }
-        Reason why = verdicts.reason(s, c);
-        if (why != null) {
-            return new NodeFit.Refused(name, why);
+        SetSearch.Choice best;
+        if (c.k == 1 && !c.mustInclude && s.size <= 64) {
+            // one visit of the GPUs: the admissible ones' mask counts them for the verdict and is the set search's input
+            Reason why = verdicts.reasonBeforeGpus(s, c);
+            long mask = why == null ? verdicts.candidateMask(s, c) : 0L;
+            if (why == null) {
+                why = verdicts.reasonFromGpus(s, c, Long.bitCount(mask));
+            }
+            if (why != null) {
+                return new NodeFit.Refused(name, why);
+            }
+            best = search(s, c).bestOne(mask);
+        } else {
+            Reason why = verdicts.reason(s, c);
+            if (why != null) {
+                return new NodeFit.Refused(name, why);
+            }
+            best = bestSet(s, c, search(s, c));
         }
-        SetSearch.Choice best = bestSet(s, c, search(s, c));
         if (best == null) {
             return new NodeFit.Refused(name, Reason.of(ReasonCode.CONFLICT, name, "feasible when re-checked; filters are not stable"));
         }

@@ -14,6 +14,7 @@ import io.qgpu.api.Node;
 import io.qgpu.api.Placement;
 import io.qgpu.api.PlacementPolicy;
 import io.qgpu.api.PriorityClass;
+import io.qgpu.api.Reason;
 import io.qgpu.api.Selectors;
 import io.qgpu.api.Slice;
 import io.qgpu.api.TopologyLevel;
@@ -36,7 +37,8 @@ import org.junit.jupiter.api.Test;
  * ({@code Double.doubleToRawLongBits}), leaves the same {@code maxLeft} behind (every admissible GPU's
  * {@link SetSearch#scoreOf}, explain's view, is the same bits), and the summary's table of single-GPU
  * {@code left} and connectivity is bit for bit what {@link NodeSummary#leftAfter} and
- * {@link NodeSummary#connectivityAfter} give. Over random nodes of mixed topologies (8 x H100 on
+ * {@link NodeSummary#connectivityAfter} give; the engine's check of the node ({@link NodePass#fit})
+ * answers with the general verdict's reason or the general search's GPU and total. Over random nodes of mixed topologies (8 x H100 on
  * NVSwitch, DGX-1V hybrid cube mesh, PCIe-only with NUMA nodes, 16 GPUs on NVSwitch and PCIe, the
  * random nodes of {@link Gen}), random loads (some nodes with every GPU at the same load, where only the
  * tie-breaks decide), every granularity preset, engine configurations (the defaults, no look-ahead, a
@@ -184,11 +186,20 @@ class SingleGpuSearchTest {
         int m = pass.verdicts.candidates(s, c, cand);
         SetSearch.Choice b = general.enumerated(cand, m, new int[0], 0);
         if (a == null || b == null) {
-            return a == b ? null : "one path found no GPU: " + describe(a) + " against " + describe(b);
+            if (a != b) {
+                return "one path found no GPU: " + describe(a) + " against " + describe(b);
+            }
+            return variant == ENGINE ? fitDifference(pass, s, c, null) : null;
         }
         if (!Arrays.equals(a.positions(), b.positions())
                 || Double.doubleToRawLongBits(a.score()) != Double.doubleToRawLongBits(b.score())) {
             return describe(a) + " against the general " + describe(b);
+        }
+        if (variant == ENGINE) {
+            String f = fitDifference(pass, s, c, b);
+            if (f != null) {
+                return f;
+            }
         }
         for (int i = 0; i < m; i++) {
             int[] one = {cand[i]};
@@ -198,6 +209,28 @@ class SingleGpuSearchTest {
             }
         }
         return null;
+    }
+
+    /**
+     * Null when the engine's check of the node ({@link NodePass#fit}, which visits the GPUs once for the
+     * verdict and the set) answers as the verdict of {@link NodeVerdicts#reason} and the general search's
+     * {@code general} choice: the same reason, or the same GPUs and the same total to the last bit.
+     */
+    private static @Nullable String fitDifference(NodePass pass, NodeSummary s, ClaimShape c,
+                                                  SetSearch.@Nullable Choice general) {
+        NodeFit fit = pass.fit(c, s, null);
+        Reason why = pass.verdicts.reason(s, c);
+        if (why != null) {
+            return fit instanceof NodeFit.Refused r && r.reason().equals(why) ? null
+                    : "check answers " + fit + ", the verdict is " + why;
+        }
+        if (general == null) {
+            return "the verdict lets the node through, the general search finds no GPU";
+        }
+        double total = pass.nodeScore(s, c) + general.score();
+        return fit instanceof NodeFit.Fits f && Arrays.equals(f.gpus().positions(), general.positions())
+                && Double.doubleToRawLongBits(f.total()) == Double.doubleToRawLongBits(total) ? null
+                : "check answers " + fit + ", the general search " + describe(general) + " for a total of " + total;
     }
 
     /** Null when the summary's single-GPU table is what leftAfter and connectivityAfter give, bit for bit. */
