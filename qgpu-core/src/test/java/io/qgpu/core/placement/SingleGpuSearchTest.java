@@ -102,7 +102,7 @@ class SingleGpuSearchTest {
 
     @Test
     void theSingleGpuPathChoosesAsTheGeneralSearchToTheLastBit() {
-        int[] compared = new int[2];
+        int[] compared = new int[4];
         for (int i = 0; i < SEEDS; i++) {
             long seed = SEED + i;
             String failure = firstDisagreement(seed, ENGINE, compared);
@@ -111,6 +111,8 @@ class SingleGpuSearchTest {
         // 40 seeds x 3 presets x 5 configurations x 10 nodes x 6 claims; at least a third a choice among 2+ GPUs
         assertEquals(SEEDS * 900, compared[0], "choices compared");
         assertTrue(compared[1] > compared[0] / 3, "too few choices among two or more GPUs: " + compared[1]);
+        assertTrue(compared[2] > 1_000, "too few choices on nodes of more than " + NodeTopo.MEMO_GPUS + " GPUs: " + compared[2]);
+        assertTrue(compared[3] > 1_000, "too few choices among more GPUs than the set limit: " + compared[3]);
     }
 
     @Test
@@ -127,7 +129,7 @@ class SingleGpuSearchTest {
 
     private static @Nullable String anyDisagreement(SingleGpu variant) {
         for (int i = 0; i < SEEDS; i++) {
-            String failure = firstDisagreement(SEED + i, variant, new int[2]);
+            String failure = firstDisagreement(SEED + i, variant, new int[4]);
             if (failure != null) {
                 return failure;
             }
@@ -138,7 +140,9 @@ class SingleGpuSearchTest {
     /**
      * The first (node, claim, configuration) of the seeded run where {@code variant} differs from the
      * general search, in words, or null; {@code compared[0]} counts the choices compared, {@code compared[1]}
-     * those among two or more admissible GPUs.
+     * those among two or more admissible GPUs, {@code compared[2]} those on nodes larger than
+     * {@link NodeTopo#left}'s memo, {@code compared[3]} those among more GPUs than the set limit (the
+     * general search is then the greedy one).
      */
     private static @Nullable String firstDisagreement(long seed, SingleGpu variant, int[] compared) {
         SplittableRandom rnd = new SplittableRandom(seed);
@@ -148,7 +152,7 @@ class SingleGpuSearchTest {
                 nodes.add(node(rnd, "n" + n));
             }
             Ledger ledger = Ledger.create(rules, nodes);
-            fill(ledger, nodes, rnd);
+            fill(ledger, nodes, rnd, new int[1]);
             List<Claim> claims = new ArrayList<>();
             for (int j = 0; j < CLAIMS_PER_NODE; j++) {
                 claims.add(claim(rnd, "c" + j, nodes));
@@ -165,7 +169,10 @@ class SingleGpuSearchTest {
                         ClaimShape c = new ClaimShape(claim, config, rules);
                         String d = difference(pass, s, c, variant);
                         compared[0]++;
-                        compared[1] += Long.bitCount(pass.verdicts.candidateMask(s, c)) >= 2 ? 1 : 0;
+                        int admissible = Long.bitCount(pass.verdicts.candidateMask(s, c));
+                        compared[1] += admissible >= 2 ? 1 : 0;
+                        compared[2] += s.size > NodeTopo.MEMO_GPUS && admissible >= 2 ? 1 : 0;
+                        compared[3] += admissible > config.exhaustiveSetLimit() ? 1 : 0;
                         if (d != null) {
                             return rules + ", " + config + ", node " + node.name() + " " + node.topology()
                                     + ", claim " + claim + ": " + d;
@@ -351,14 +358,12 @@ class SingleGpuSearchTest {
         return b.build();
     }
 
-    private static int tenants;
-
     /**
      * Random loads: a third of the nodes have every GPU at one load (empty, or the same tenants on each),
      * where only the tie-breaks decide; the others 0..3 tenants of random sizes per GPU, or a GPU held
      * whole. Reservations the rules refuse are left out.
      */
-    private static void fill(Ledger ledger, List<Node> nodes, SplittableRandom rnd) {
+    private static void fill(Ledger ledger, List<Node> nodes, SplittableRandom rnd, int[] tenants) {
         for (Node n : nodes) {
             boolean uniform = rnd.nextInt(3) == 0;
             int same = rnd.nextInt(3);
@@ -368,27 +373,27 @@ class SingleGpuSearchTest {
             for (GpuDevice g : n.gpus()) {
                 if (uniform) {
                     for (int i = 0; i < same; i++) {
-                        reserve(ledger, n, g, sameGib, sameReq, sameClass);
+                        reserve(ledger, n, g, sameGib, sameReq, sameClass, tenants);
                     }
                     continue;
                 }
                 int r = rnd.nextInt(10);
                 if (r == 0) {
-                    Claim c = Claim.builder("fill-" + tenants++).exclusive().build();
+                    Claim c = Claim.builder("fill-" + tenants[0]++).exclusive().build();
                     ledger.reserve(new Placement(c, n.name(), List.of(new Slice(g.uuid(), g.memoryBytes(), 100, 100))));
                     continue;
                 }
                 int count = r < 4 ? 0 : 1 + rnd.nextInt(3);
                 for (int i = 0; i < count; i++) {
                     reserve(ledger, n, g, 1 + rnd.nextInt(16), 5 * rnd.nextInt(10),
-                            rnd.nextBoolean() ? PriorityClass.ONLINE : PriorityClass.OFFLINE);
+                            rnd.nextBoolean() ? PriorityClass.ONLINE : PriorityClass.OFFLINE, tenants);
                 }
             }
         }
     }
 
-    private static void reserve(Ledger ledger, Node n, GpuDevice g, long gib, int req, PriorityClass p) {
-        Claim c = Claim.builder("fill-" + tenants++).memoryGiB(gib).compute(req, 100).priority(p).build();
+    private static void reserve(Ledger ledger, Node n, GpuDevice g, long gib, int req, PriorityClass p, int[] tenants) {
+        Claim c = Claim.builder("fill-" + tenants[0]++).memoryGiB(gib).compute(req, 100).priority(p).build();
         ledger.reserve(new Placement(c, n.name(), List.of(new Slice(g.uuid(), gib * GpuDevice.GIB, req, 100))));
     }
 
@@ -412,18 +417,5 @@ class SingleGpuSearchTest {
             b.selectors(Selectors.builder().excludeUuid(n.gpus().get(rnd.nextInt(n.gpus().size())).uuid()).build());
         }
         return b.build();
-    }
-
-    @Test
-    void theRandomNodesIncludeEveryTopologyKind() {
-        SplittableRandom rnd = new SplittableRandom(SEED);
-        int[] kinds = new int[5];
-        for (int i = 0; i < 200; i++) {
-            kinds[rnd.nextInt(5)]++;
-        }
-        for (int k : kinds) {
-            assertTrue(k > 0);
-        }
-        assertEquals(16, sixteen(new SplittableRandom(1), "x").gpus().size());
     }
 }
