@@ -12,9 +12,12 @@ public enum PriorityClass {
     /** Throughput work (training, preprocessing): uses what online work leaves idle. */
     OFFLINE;
 
+    /** {@link #wireName()}, made once (reasons name the class for every refused node). */
+    private final String wire = name().toLowerCase(Locale.ROOT);
+
     /** Lower-case wire name, {@code online} or {@code offline}. */
     public String wireName() {
-        return name().toLowerCase(Locale.ROOT);
+        return wire;
     }
 
     /** Parses {@code online}/{@code offline} in any case. */

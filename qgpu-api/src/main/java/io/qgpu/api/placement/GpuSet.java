@@ -43,14 +43,28 @@ public final class GpuSet {
             throw new InvalidValueException("gpuSet.positions", "[]", "a GPU set has at least one GPU");
         }
         int[] copy = positions.clone();
-        Arrays.sort(copy);
+        if (!ascending(copy)) {
+            Arrays.sort(copy);   // most callers (the engine's searches) pass ascending positions
+        }
         for (int i = 0; i < copy.length; i++) {
-            Validate.atLeast("gpuSet.positions[" + i + "]", copy[i], 0);
+            if (copy[i] < 0) {
+                Validate.atLeast("gpuSet.positions[" + i + "]", copy[i], 0);   // the field's name made only to refuse
+            }
             if (i > 0 && copy[i] == copy[i - 1]) {
                 throw new InvalidValueException("gpuSet.positions", copy[i], "is repeated");
             }
         }
         return new GpuSet(copy);
+    }
+
+    /** Whether {@code a} is in non-descending order (sorting it would change nothing). */
+    private static boolean ascending(int[] a) {
+        for (int i = 1; i < a.length; i++) {
+            if (a[i] < a[i - 1]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Number of GPUs. */

@@ -366,11 +366,25 @@ final class NodePass {
             return new NodeFit.Refused(name, why != null ? why : Reason.of(ReasonCode.AFFINITY, name, "the "
                     + group.positions().length + " GPU(s) of affinity label " + c.affinity + " cannot take the claim"));
         }
-        Reason why = verdicts.reason(s, c);
-        if (why != null) {
-            return new NodeFit.Refused(name, why);
+        SetSearch.Choice best;
+        if (c.k == 1 && !c.mustInclude && s.size <= 64) {
+            // one visit of the GPUs: the admissible ones' mask counts them for the verdict and is the set search's input
+            Reason why = verdicts.reasonBeforeGpus(s, c);
+            long mask = why == null ? verdicts.candidateMask(s, c) : 0L;
+            if (why == null) {
+                why = verdicts.reasonFromGpus(s, c, Long.bitCount(mask));
+            }
+            if (why != null) {
+                return new NodeFit.Refused(name, why);
+            }
+            best = search(s, c).bestOne(mask);
+        } else {
+            Reason why = verdicts.reason(s, c);
+            if (why != null) {
+                return new NodeFit.Refused(name, why);
+            }
+            best = bestSet(s, c, search(s, c));
         }
-        SetSearch.Choice best = bestSet(s, c, search(s, c));
         if (best == null) {
             return new NodeFit.Refused(name, Reason.of(ReasonCode.CONFLICT, name, "feasible when re-checked; filters are not stable"));
         }
@@ -421,12 +435,17 @@ final class NodePass {
         if (hit != null) {
             return hit.choice();
         }
-        int[] cand = new int[Long.bitCount(mask)];
-        int n = 0;
-        for (long b = mask; b != 0; b &= b - 1) {
-            cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
+        SetSearch.Choice choice;
+        if (c.k == 1) {
+            choice = search(s, c).bestOne(mask);   // SetSearch#best's single-GPU path, without the array
+        } else {
+            int[] cand = new int[Long.bitCount(mask)];
+            int n = 0;
+            for (long b = mask; b != 0; b &= b - 1) {
+                cand[n++] = Long.numberOfTrailingZeros(b);   // ascending, as candidates() writes them
+            }
+            choice = search(s, c).best(cand, n, NONE, 0);
         }
-        SetSearch.Choice choice = search(s, c).best(cand, n, NONE, 0);
         m.put(s, mask, shape, choice);
         return choice;
     }
@@ -435,6 +454,9 @@ final class NodePass {
     SetSearch.@Nullable Choice bestSet(NodeSummary s, ClaimShape c, SetSearch search) {
         if (c.hostOnly) {
             return new SetSearch.Choice(NONE, hostOnlyTerm(s, c));   // no GPU: the node score (and fragmentation) decides
+        }
+        if (c.k == 1 && !c.mustInclude && s.size <= 64) {
+            return search.bestOne(verdicts.candidateMask(s, c));   // SetSearch#best's single-GPU path, without the array
         }
         int[] cand = new int[s.size];
         int m = candidates(s, c, cand);

@@ -35,8 +35,10 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #admits} is exactly {@code AdmissionRules.checkGpu(...).isEmpty()} without building reasons;
  * a test checks the two agree on random states and claims.
  *
- * <p>Thread safety: immutable (all fields final, arrays never written after construction), so
- * instances are safely shared between threads.
+ * <p>Thread safety: immutable (all fields final, arrays never written after construction) but for
+ * the table of {@link #singleGpuLefts}, made on first use from the final fields and published whole
+ * through a volatile field (threads that race make equal tables), so instances are safely shared
+ * between threads.
  */
 final class NodeSummary {
     static final byte RES_ONLINE = 1;
@@ -106,6 +108,11 @@ final class NodeSummary {
     /** Free CPU (millicores) and host memory (bytes) of the node; {@code Long.MAX_VALUE} when not tracked. */
     final long cpuFree;
     final long hostMemFree;
+    /**
+     * {@link #singleGpuLefts}, made on first use (null until then): the one field written after
+     * construction, once per racing caller, always with the same values.
+     */
+    private volatile double @Nullable [] singleGpuLefts;
     /** {@link NodeIndex} keys of this state for each class. */
     private final long keyOnline;
     private final long keyOffline;
@@ -332,6 +339,27 @@ final class NodeSummary {
             mask &= ~(1L << set[i]);
         }
         return topo.left(mask);
+    }
+
+    /**
+     * For each GPU {@code g}: at {@code 2g} {@link #leftAfter} of the set {@code {g}}, at {@code 2g + 1}
+     * {@link #connectivityAfter} of it, computed by those methods. Neither depends on a claim, so a
+     * single-GPU set search reads them here instead of asking {@link NodeTopo#left} for every GPU of
+     * every search. Made on the first call and kept; the caller must not write the array.
+     */
+    double[] singleGpuLefts() {
+        double[] v = singleGpuLefts;
+        if (v == null) {
+            v = new double[2 * size];
+            int[] one = new int[1];
+            for (int g = 0; g < size; g++) {
+                one[0] = g;
+                v[2 * g] = leftAfter(one, 1);
+                v[2 * g + 1] = connectivityAfter(one, 1);
+            }
+            singleGpuLefts = v;   // a volatile write after the array's: a reader sees it whole or not at all
+        }
+        return v;
     }
 
     /** The {@link NodeIndex} key of this state for the class. */

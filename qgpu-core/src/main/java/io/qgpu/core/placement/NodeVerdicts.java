@@ -35,10 +35,13 @@ final class NodeVerdicts {
     private static final ReasonCode[] CODES = ReasonCode.values();
     /** One reason per code without words or target, for callers that only need the code. */
     private static final Reason[] BARE = new Reason[CODES.length];
+    /** Each code's name in the words of a reason (lower case, spaces): made once, not per refused node. */
+    private static final String[] WORDS_OF = new String[CODES.length];
 
     static {
         for (ReasonCode code : CODES) {
             BARE[code.ordinal()] = Reason.of(code, "", "");
+            WORDS_OF[code.ordinal()] = code.name().toLowerCase(Locale.ROOT).replace('_', ' ');
         }
     }
 
@@ -74,13 +77,9 @@ final class NodeVerdicts {
     }
 
     private @Nullable Reason verdict(NodeSummary s, ClaimShape c, int detail) {
-        boolean words = detail == WORDS;
-        ReasonCode code = s.precheckCause(c);
-        if (code != null) {
-            return words ? precheckReason(s, code, c) : BARE[code.ordinal()];
-        }
-        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
-            return words ? AdmissionRules.checkNode(s.state.node(), c.claim).get(0) : BARE[ReasonCode.NODE_LABELS_MISMATCH.ordinal()];
+        Reason before = beforeGpus(s, c, detail == WORDS);
+        if (before != null) {
+            return before;
         }
         int count = 0;
         for (int g = 0; g < s.size && count < c.k; g++) {
@@ -88,6 +87,42 @@ final class NodeVerdicts {
                 count++;
             }
         }
+        return fromGpus(s, c, detail, count);
+    }
+
+    /**
+     * {@link #reason} in two steps around a visit of the GPUs that the caller makes itself (the check of
+     * one node for a single-GPU claim takes the admissible GPUs' mask, {@link #candidateMask}, for its set
+     * search too): this first, then, when it finds nothing, {@link #reasonFromGpus} with how many GPUs
+     * admit the claim. Null when the node passes these checks, else the reason.
+     */
+    @Nullable Reason reasonBeforeGpus(NodeSummary s, ClaimShape c) {
+        return beforeGpus(s, c, true);
+    }
+
+    /** {@link #reason} after {@link #reasonBeforeGpus} found nothing, {@code admissible} GPUs admitting the claim. */
+    @Nullable Reason reasonFromGpus(NodeSummary s, ClaimShape c, int admissible) {
+        return fromGpus(s, c, WORDS, admissible);
+    }
+
+    /** The checks before the GPUs: the summary's aggregates, then the node selector. */
+    private @Nullable Reason beforeGpus(NodeSummary s, ClaimShape c, boolean words) {
+        ReasonCode code = s.precheckCause(c);
+        if (code != null) {
+            return words ? precheckReason(s, code, c) : BARE[code.ordinal()];
+        }
+        if (c.nodeSelectors && !c.claim.selectors().matchesNode(s.state.node())) {
+            return words ? AdmissionRules.checkNode(s.state.node(), c.claim).get(0) : BARE[ReasonCode.NODE_LABELS_MISMATCH.ordinal()];
+        }
+        return null;
+    }
+
+    /**
+     * The checks from the GPUs on, {@code count} GPUs admitting the claim (counted up to {@code k} or
+     * beyond): too few of them, then the set constraints, then the registered node filters.
+     */
+    private @Nullable Reason fromGpus(NodeSummary s, ClaimShape c, int detail, int count) {
+        boolean words = detail == WORDS;
         if (count < c.k) {
             return detail == WHETHER ? BARE[ReasonCode.NOT_ENOUGH_GPUS.ordinal()] : gpuShortfall(s, c, words);
         }
@@ -137,7 +172,7 @@ final class NodeVerdicts {
         String sep = " ";
         for (int i = 0; i < counts.length; i++) {
             if (counts[i] > 0) {
-                sb.append(sep).append(counts[i]).append(' ').append(CODES[i].name().toLowerCase(Locale.ROOT).replace('_', ' '));
+                sb.append(sep).append(counts[i]).append(' ').append(WORDS_OF[i]);
                 sep = ", ";
             }
         }

@@ -34,7 +34,11 @@ import org.jspecify.annotations.Nullable;
  * (so {@code maxLeft} is known at the end), then ranked with the look-ahead, and the first best is kept. Beyond, a bounded greedy search without the look-ahead: from each of the {@code greedySeeds} GPUs with the best policy term (or from the
  * must-include GPUs alone), add the GPU that raises the built-in score without the look-ahead most
  * until {@code k} are chosen, then swap one non-fixed member for one non-member while the full score
- * improves (at most {@code 4k} passes); the best result wins.
+ * improves (at most {@code 4k} passes); the best result wins. A claim of one GPU without must-include
+ * GPUs (most claims) takes {@link #bestOne}: every GPU is a set, so the enumeration is a loop over the
+ * admissible GPUs with the same additions in the same order, without its per-search arrays, and the
+ * claim-independent terms of each GPU ({@code left} and connectivity) come from the node summary
+ * ({@link NodeSummary#singleGpuLefts}); {@link #enumerated} is the general search it agrees with.
  *
  * <p>Thread safety: one instance per search; not shared.
  */
@@ -79,6 +83,21 @@ final class SetSearch {
      * satisfies the claim's constraints.
      */
     @Nullable Choice best(int[] cand, int m, int[] fixed, int f) {
+        if (c.k == 1 && f == 0 && s.size <= 64) {
+            long mask = 0;
+            for (int i = 0; i < m; i++) {
+                mask |= 1L << cand[i];
+            }
+            return bestOne(mask);
+        }
+        return enumerated(cand, m, fixed, f);
+    }
+
+    /**
+     * {@link #best} by the general search for every {@code k} (the exhaustive enumeration or the greedy
+     * search), without the single-GPU path: the reference {@link #bestOne} is held to.
+     */
+    @Nullable Choice enumerated(int[] cand, int m, int[] fixed, int f) {
         int k = c.k;
         int[] free = cand;
         int fm = m;
@@ -99,6 +118,66 @@ final class SetSearch {
             return exhaustive(free, fm, fixed, f, k);
         }
         return greedy(free, fm, fixed, f, k);
+    }
+
+    /**
+     * {@link #best} for a claim of one GPU without must-include GPUs on a node of at most 64 GPUs, the
+     * admissible GPUs given as a mask (bit {@code g}: GPU {@code g}): the same GPU and the same score, to
+     * the last bit, as {@link #enumerated}, whose sets of one GPU are the GPUs in ascending order. The
+     * same two passes without the enumeration's arrays: first {@code maxLeft} over the GPUs, then each
+     * GPU's ranked score ({@link #one}, the look-ahead added by {@link #lookAheadTerm}), the first best
+     * kept; the terms of each GPU's set that do not depend on the claim ({@code left} and connectivity)
+     * come from the summary's table ({@link NodeSummary#singleGpuLefts}). Null when the mask is empty.
+     * More GPUs than {@code exhaustiveSetLimit} (a limit below the node's size): {@link #enumerated}
+     * itself, which searches greedily then.
+     */
+    @Nullable Choice bestOne(long cand) {
+        if (cand == 0) {
+            return null;
+        }
+        int m = Long.bitCount(cand);
+        if (m > cfg.exhaustiveSetLimit()) {
+            // more sets than the limit: the general search is the greedy one
+            int[] positions = new int[m];
+            int n = 0;
+            for (long b = cand; b != 0; b &= b - 1) {
+                positions[n++] = Long.numberOfTrailingZeros(b);
+            }
+            return enumerated(positions, m, NO_COUNTS, 0);
+        }
+        boolean look = cfg.leftoverWeight() > 0;
+        double[] lefts = s.singleGpuLefts();
+        long idle = s.freeMask;
+        if (look) {
+            for (long b = cand; b != 0; b &= b - 1) {
+                int g = Long.numberOfTrailingZeros(b);
+                int j = (int) (idle >>> g & 1L);   // taken({g})
+                maxLeft[j] = Math.max(maxLeft[j], lefts[2 * g]);
+            }
+        }
+        int best = -1;
+        double bestScore = Double.NEGATIVE_INFINITY;
+        int[] set = scorers.length > 0 ? new int[1] : NO_COUNTS;
+        for (long b = cand; b != 0; b &= b - 1) {
+            int g = Long.numberOfTrailingZeros(b);
+            double v = one(g, true, true, lefts[2 * g + 1]);
+            if (scorers.length > 0) {
+                set[0] = g;
+                v = withScorers(v, set, 1);
+            }
+            if (look) {
+                v += lookAheadTerm((int) (idle >>> g & 1L), lefts[2 * g]);
+            }
+            if (v > bestScore) {
+                bestScore = v;
+                best = g;
+            }
+        }
+        if (best < 0) {
+            return null;   // no score above -infinity: a NaN score, as in the enumeration
+        }
+        int[] chosen = {best};
+        return new Choice(chosen, total(chosen, 1) + lookAhead(chosen, 1));
     }
 
     /** The score of exactly this set, its look-ahead counted against itself (the only set evaluated). */
@@ -136,7 +215,12 @@ final class SetSearch {
         if (cfg.leftoverWeight() == 0) {
             return 0.0;
         }
-        return cfg.leftoverWeight() * (1.0 - (maxLeft[taken(set, len)] - s.leftAfter(set, len)));
+        return lookAheadTerm(taken(set, len), s.leftAfter(set, len));
+    }
+
+    /** {@code leftoverWeight * (1 - (maxLeft[j] - left))}: the look-ahead of a set taking {@code j} idle GPUs that leaves {@code left}. */
+    private double lookAheadTerm(int j, double left) {
+        return cfg.leftoverWeight() * (1.0 - (maxLeft[j] - left));
     }
 
     /**
@@ -205,11 +289,10 @@ final class SetSearch {
             }
         }
         if (look) {
-            double lw = cfg.leftoverWeight();
             for (int i = 0; i < n; i++) {
                 double v = scores[i];
                 if (v != Double.NEGATIVE_INFINITY) {
-                    v += lw * (1.0 - (maxLeft[takens[i]] - lefts[i]));
+                    v += lookAheadTerm(takens[i], lefts[i]);
                     if (v > bestScore) {
                         bestScore = v;
                         bestN = i;
@@ -401,46 +484,65 @@ final class SetSearch {
         if (c.numaRequired && len > 1 && !s.sameKnownNuma(set, len)) {
             return Double.NEGATIVE_INFINITY;
         }
+        if (len == 1) {
+            double v = one(set[0], full, ranked,
+                    ranked && full && cfg.leftoverWeight() > 0 ? s.connectivityAfter(set, len) : 0.0);
+            return full ? withScorers(v, set, len) : v;
+        }
         double loadSum = 0;
         for (int i = 0; i < len; i++) {
             loadSum += s.load[set[i]];
         }
         double v = cfg.loadWeight() * policy(loadSum / len);
-        if (len > 1) {
-            NodeTopo t = s.topo;
-            int n = t.size;
-            double link = 0;
-            double pcie = 0;
-            int sameNuma = 0;
-            boolean all = true;
-            for (int a = 0; a < len; a++) {
-                int row = set[a] * n;
-                int na = s.numa[set[a]];
-                for (int b = a + 1; b < len; b++) {
-                    link += t.link[row + set[b]];
-                    pcie += t.pcie[row + set[b]];
-                    all &= t.nv[row + set[b]];
-                    sameNuma += na == s.numa[set[b]] ? 1 : 0;
-                }
-            }
-            double pairs = len * (len - 1) / 2.0;   // the product is even: the same value as the int division
-            double x = (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs;
-            v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs)
-                    : x + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
-        } else {
-            double x = cfg.cliqueWeight() + cfg.linkWeight();
-            v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(1.0, 1.0, 1) : x + cfg.pcieWeight() + cfg.numaWeight();
-            if (ranked && full && cfg.leftoverWeight() > 0) {
-                v += PlacementScores.CONNECTIVITY_TIE_BREAK * cfg.leftoverWeight() * s.connectivityAfter(set, len);
+        NodeTopo t = s.topo;
+        int n = t.size;
+        double link = 0;
+        double pcie = 0;
+        int sameNuma = 0;
+        boolean all = true;
+        for (int a = 0; a < len; a++) {
+            int row = set[a] * n;
+            int na = s.numa[set[a]];
+            for (int b = a + 1; b < len; b++) {
+                link += t.link[row + set[b]];
+                pcie += t.pcie[row + set[b]];
+                all &= t.nv[row + set[b]];
+                sameNuma += na == s.numa[set[b]] ? 1 : 0;
             }
         }
-        if (full) {
-            if (scorers.length > 0) {
-                GpuSet g = GpuSet.of(Arrays.copyOf(set, len));
-                for (int i = 0; i < scorers.length; i++) {
-                    v += weights[i] * Score.check(scorers[i].name() + ".score",
-                            scorers[i].score(c.claim, s.state, g, view));
-                }
+        double pairs = len * (len - 1) / 2.0;   // the product is even: the same value as the int division
+        double x = (all ? cfg.cliqueWeight() : 0.0) + cfg.linkWeight() * link / pairs;
+        v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(sameNuma / pairs, pcie / pairs, pairs)
+                : x + cfg.pcieWeight() * pcie / pairs + cfg.numaWeight() * sameNuma / pairs;
+        return full ? withScorers(v, set, len) : v;
+    }
+
+    /**
+     * The built-in score of the set {@code {g}} without the look-ahead and the registered scorers, as
+     * {@link #score(int[], int, boolean, boolean)} gives it: the policy term of the GPU's load (the mean
+     * over one GPU: {@code (0 + load) / 1} is {@code load} to the last bit, a load never being -0), the clique and link terms at their full values, then the NUMA and PCIe terms (as tie-breaks
+     * when {@code ranked}) and, when {@code ranked} and {@code full} with a look-ahead weight, the
+     * connectivity tie-break of {@code connectivity} ({@link NodeSummary#connectivityAfter} of the set;
+     * not read otherwise). The one place these terms of a single GPU are added, for
+     * {@link #enumerated} and {@link #bestOne} alike.
+     */
+    private double one(int g, boolean full, boolean ranked, double connectivity) {
+        double v = cfg.loadWeight() * policy(s.load[g]);
+        double x = cfg.cliqueWeight() + cfg.linkWeight();
+        v += ranked ? x + PlacementScores.TIE_BREAK * withinNode(1.0, 1.0, 1) : x + cfg.pcieWeight() + cfg.numaWeight();
+        if (ranked && full && cfg.leftoverWeight() > 0) {
+            v += PlacementScores.CONNECTIVITY_TIE_BREAK * cfg.leftoverWeight() * connectivity;
+        }
+        return v;
+    }
+
+    /** {@code v} plus each registered set scorer's {@code weight * score} of {@code set[0..len)}, in order. */
+    private double withScorers(double v, int[] set, int len) {
+        if (scorers.length > 0) {
+            GpuSet g = GpuSet.of(Arrays.copyOf(set, len));
+            for (int i = 0; i < scorers.length; i++) {
+                v += weights[i] * Score.check(scorers[i].name() + ".score",
+                        scorers[i].score(c.claim, s.state, g, view));
             }
         }
         return v;
