@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,8 @@ import java.util.Set;
  * {@code NodeNames} array of distinct, non-blank names.
  *
  * <p>It walks the body's top-level object itself, byte by byte, and hands each value to the right
- * reader: the pod to Jackson's tree reader (over the pod's bytes only), a value of a key this version
+ * reader: the pod straight to fabric8's model (over the pod's bytes only, one pass: no tree, then no
+ * conversion of the tree; see below), a value of a key this version
  * does not know to Jackson's parser (checked to be one well-formed value, then left), and the names to
  * a scan of the bytes that finds each name in the given {@link NodeNameTable} by its bytes
  * ({@link NodeNameTable#indexOfPlain}): no token, no character decoding and no string per name; the
@@ -27,6 +29,15 @@ import java.util.Set;
  * ({@link CandidateNames}), and repeats among those are found by position. Names that need escaping
  * or are not ASCII (never a Kubernetes node name) are read by Jackson's parser instead. On a
  * 500-name request the Jackson parser took about twice as long just to tokenise the body.
+ *
+ * <p>The pod is read from its bytes into fabric8's {@code Pod} by {@link ExtenderRequests#podReader}
+ * (whose parser refuses a key given twice, as the strict tree reader does), and the read must end
+ * where the pod's bytes end. Any problem there (a repeated key, a mistyped field, malformed JSON) is
+ * not judged by that read: the pod's bytes are read into a tree as the general path reads them, so that
+ * the error, if any, is the general path's word for word. So are pods with a number that a tree gives
+ * other text for than the body has (a fraction or exponent, such as {@code 1.10} for {@code 1.1}, or
+ * {@code -0}): a field that takes a number as a string would read differently from a tree. Kubernetes
+ * sends no such number in a pod.
  *
  * <p>Anything else (malformed JSON, trailing bytes, a key given twice in any spelling, a key with an
  * escape or outside ASCII, a missing or mistyped field, a blank or repeated name, a {@code Nodes}
@@ -49,13 +60,15 @@ final class NamesArgsReader {
     /**
      * A request read on the fast path.
      *
-     * @param pod       the {@code Pod} in fabric8's model when its bytes were read before ({@link RecentPods}), else null
+     * @param pod       the {@code Pod} in fabric8's model: the one read before from the same bytes ({@link RecentPods})
+     *                  or read now from them; null when they were read as a tree ({@code podTree})
+     * @param recent    whether {@code pod} was read before ({@link RecentPods}): checked and filed then
      * @param podTree   the {@code Pod} object as sent, when {@code pod} is null
      * @param podStart  where the pod's bytes start in the body
      * @param podLength how many bytes the pod takes
      * @param names     the candidate names, in request order (a {@link CandidateNames})
      */
-    record Read(Pod pod, JsonNode podTree, int podStart, int podLength, List<String> names) {
+    record Read(Pod pod, boolean recent, JsonNode podTree, int podStart, int podLength, List<String> names) {
     }
 
     /** Not this reader's to judge: the general path reads the body. */
@@ -109,6 +122,8 @@ final class NamesArgsReader {
         private final NodeNameTable known;
         private final RecentPods pods;
         private int at;
+        /** Whether {@link #skipValue} passed a number a tree would give other text for (a fraction, an exponent, -0). */
+        private boolean numberText;
 
         Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
             this.b = body;
@@ -122,6 +137,7 @@ final class NamesArgsReader {
             space();
             expect('{');
             Pod pod = null;
+            boolean recent = false;
             JsonNode podTree = null;
             int podStart = 0;
             int podLength = 0;
@@ -145,10 +161,15 @@ final class NamesArgsReader {
                                 throw NotFast.INSTANCE;
                             }
                             podStart = at;
+                            numberText = false;
                             skipValue();
                             podLength = at - podStart;
                             // bytes read before are the same pod: they were found to be one well-formed value then
                             pod = pods == null ? null : pods.find(b, podStart, podLength);
+                            recent = pod != null;
+                            if (pod == null && !numberText) {
+                                pod = pod(podStart, podLength);
+                            }
                             if (pod == null) {
                                 podTree = strict.readTree(b, podStart, podLength);   // refuses trailing tokens and repeated keys
                             }
@@ -181,7 +202,21 @@ final class NamesArgsReader {
             if (at != b.length || (pod == null && podTree == null) || names == null) {
                 throw NotFast.INSTANCE;
             }
-            return new Read(pod, podTree, podStart, podLength, names);
+            return new Read(pod, recent, podTree, podStart, podLength, names);
+        }
+
+        /**
+         * The pod in {@code b[start, start + length)} read straight into fabric8's model, or null when
+         * the read finds any problem (the caller reads the bytes as a tree then, which gives the error).
+         */
+        private Pod pod(int start, int length) {
+            ObjectReader reader = ExtenderRequests.podReader();
+            try (JsonParser p = reader.createParser(b, start, length)) {
+                Pod pod = reader.readValue(p);
+                return p.nextToken() == null ? pod : null;   // nothing after the pod's object
+            } catch (IOException | RuntimeException e) {
+                return null;
+            }
         }
 
         /** A key of plain ASCII (no escape), the walk after its closing quote. */
@@ -293,6 +328,7 @@ final class NamesArgsReader {
                 // parser's limit of nesting with the envelope is left to the general path, which refuses it
                 int limit = strict.getFactory().streamReadConstraints().getMaxNestingDepth() - 1;
                 int depth = 0;
+                byte before = 0;
                 do {
                     c = byteAt(at++);
                     if (c == '"') {
@@ -303,7 +339,11 @@ final class NamesArgsReader {
                         }
                     } else if (c == '}' || c == ']') {
                         depth--;
+                    } else if (c == '.' || ((c == 'e' || c == 'E') && before >= '0' && before <= '9')
+                            || (c == '-' && at < b.length && b[at] == '0')) {
+                        numberText = true;   // outside strings: a fraction, an exponent, or -0
                     }
+                    before = c;
                 } while (depth > 0);
             } else if (c == '"') {
                 at++;
