@@ -244,7 +244,7 @@ final class NamesArgsReader {
          */
         private List<String> names() throws NotFast, IOException {
             int start = at;
-            Collected out = new Collected(known, b.length);
+            Collected out = new Collected(known, b.length - start);   // the array and what follows it
             at++;
             space();
             if (peek() == ']') {
@@ -433,11 +433,12 @@ final class NamesArgsReader {
      * The names of one array as they are read, each with its position in the table (-1 for the
      * others), into arrays sized from the bytes they came in (no list grown name by name, no copy
      * afterwards); a repeated or blank name is refused. Repeats among the table's names are found by
-     * position.
+     * position. The array of names is made only for a name the table does not hold (the table's own
+     * string stands for the others).
      */
     private static final class Collected {
         private final NodeNameTable table;
-        private String[] names;
+        private String[] names;      // null until a name the table does not hold
         private int[] positions;
         private int size;
         private long[] seenKnown;    // positions in the table already named
@@ -446,9 +447,7 @@ final class NamesArgsReader {
         /** @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as a rule */
         Collected(NodeNameTable table, int bytes) {
             this.table = table;
-            int capacity = Math.max(16, Math.min(bytes / 12 + 16, 1 << 16));
-            this.names = new String[capacity];
-            this.positions = new int[capacity];
+            this.positions = new int[Math.max(16, Math.min(bytes / 12 + 16, 1 << 16))];
         }
 
         /** Adds the table's name at {@code position}; false if it was named before. */
@@ -475,15 +474,20 @@ final class NamesArgsReader {
                 return false;
             }
             room();
+            if (names == null) {
+                names = new String[positions.length];
+            }
             positions[size] = -1;
             names[size++] = name;
             return true;
         }
 
         private void room() {
-            if (size == names.length) {
-                names = Arrays.copyOf(names, size * 2);
+            if (size == positions.length) {
                 positions = Arrays.copyOf(positions, size * 2);
+                if (names != null) {
+                    names = Arrays.copyOf(names, size * 2);
+                }
             }
         }
 
