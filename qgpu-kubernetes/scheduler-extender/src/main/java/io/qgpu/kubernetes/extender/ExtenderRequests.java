@@ -265,7 +265,16 @@ public final class ExtenderRequests {
      * were read before ({@code pods} may be null).
      */
     static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods) {
-        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods);
+        return parseArgs(body, known, pods, null);
+    }
+
+    /**
+     * As {@link #parseArgs(byte[], NodeNameTable, RecentPods)}, taking the names from {@code filtered}
+     * when the request lists, byte for byte, the names a filter passed for the same pod bytes
+     * ({@code prioritize} after {@code filter}); {@code filtered} may be null.
+     */
+    static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods, filtered);
         if (fast != null) {
             Pod pod = fast.pod();
             if (!fast.recent()) {

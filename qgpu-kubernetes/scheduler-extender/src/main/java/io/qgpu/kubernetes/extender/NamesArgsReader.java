@@ -46,6 +46,10 @@ import java.util.Set;
  * {@code NamesArgsReaderTest} checks that both paths give the same answer, or the same error, on
  * seeded bodies.
  *
+ * <p>For {@code prioritize} after {@code filter}, a names array that is byte for byte the one the
+ * filter's reply listed for the same pod ({@link FilteredNames}) is not read again: the filter's names
+ * stand for it (the same names at the same positions).
+ *
  * <pre>{@code
  * NamesArgsReader.Read r = NamesArgsReader.read(body, strictMapper, table);
  * if (r == null) {
@@ -105,11 +109,20 @@ final class NamesArgsReader {
      * bytes were read before; {@code pods} may be null.
      */
     static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
+        return read(body, strict, known, pods, null);
+    }
+
+    /**
+     * As {@link #read(byte[], ObjectMapper, NodeNameTable, RecentPods)}, taking the names from
+     * {@code filtered} when the array is, byte for byte, the one filed there for the pod taken from
+     * {@code pods} with the table {@code known}; {@code filtered} may be null.
+     */
+    static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
         if (body == null || body.length == 0) {
             return null;
         }
         try {
-            return new Walk(body, strict, known, pods).envelope();
+            return new Walk(body, strict, known, pods, filtered).envelope();
         } catch (NotFast | IOException | RuntimeException e) {
             return null;   // the general path reads it again and says what is wrong
         }
@@ -121,15 +134,17 @@ final class NamesArgsReader {
         private final ObjectMapper strict;
         private final NodeNameTable known;
         private final RecentPods pods;
+        private final FilteredNames filtered;
         private int at;
         /** Whether {@link #skipValue} passed a number a tree would give other text for (a fraction, an exponent, -0). */
         private boolean numberText;
 
-        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
+        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
             this.b = body;
             this.strict = strict;
             this.known = known;
             this.pods = pods;
+            this.filtered = filtered;
         }
 
         /** {@code {"Pod": {...}, "NodeNames": [...]}} with keys in any case and order, and nothing after it. */
@@ -178,7 +193,14 @@ final class NamesArgsReader {
                             if (!lower.add(k) || peek() != '[') {
                                 throw NotFast.INSTANCE;
                             }
-                            names = names();
+                            // the pod read before (prioritize after filter): the names its filter passed, if these are their bytes
+                            FilteredNames.Filed same = recent && filtered != null ? filtered.find(pod, known, b, at) : null;
+                            if (same != null) {
+                                at += same.array().length;
+                                names = same.names();
+                            } else {
+                                names = names();
+                            }
                         }
                         case "nodes" -> {
                             if (!lower.add(k)) {
