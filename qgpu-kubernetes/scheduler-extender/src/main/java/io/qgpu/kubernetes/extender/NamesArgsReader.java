@@ -466,10 +466,13 @@ final class NamesArgsReader {
         private long[] seenKnown;    // positions in the table already named
         private Set<String> seen;    // the other names
 
-        /** @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as a rule */
+        /**
+         * @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as
+         *              a rule, and the array is sized for names of 8 ({@code "node-7",}) so as not to grow
+         */
         Collected(NodeNameTable table, int bytes) {
             this.table = table;
-            this.positions = new int[Math.max(16, Math.min(bytes / 12 + 16, 1 << 16))];
+            this.positions = new int[Math.max(16, Math.min(bytes / 8 + 16, 1 << 16))];
         }
 
         /** Adds the table's name at {@code position}; false if it was named before. */
