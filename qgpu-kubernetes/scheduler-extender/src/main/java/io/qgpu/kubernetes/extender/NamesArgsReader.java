@@ -20,9 +20,9 @@ import java.util.Set;
  * {@code NodeNames} array of distinct, non-blank names.
  *
  * <p>It walks the body's top-level object itself, byte by byte, and hands each value to the right
- * reader: the pod straight to fabric8's model (over the pod's bytes only, one pass: no tree, then no
- * conversion of the tree; see below), a value of a key this version
- * does not know to Jackson's parser (checked to be one well-formed value, then left), and the names to
+ * reader: the pod straight to fabric8's model (over the pod's bytes only, in one pass: no tree to
+ * convert; see below), a value of a key this version does not know to Jackson's parser (checked to be
+ * one well-formed value, then left), and the names to
  * a scan of the bytes that finds each name in the given {@link NodeNameTable} by its bytes
  * ({@link NodeNameTable#indexOfPlain}): no token, no character decoding and no string per name; the
  * table's own string stands for it (equal, so the answer is the same), with its position
@@ -35,9 +35,9 @@ import java.util.Set;
  * where the pod's bytes end. Any problem there (a repeated key, a mistyped field, malformed JSON) is
  * not judged by that read: the pod's bytes are read into a tree as the general path reads them, so that
  * the error, if any, is the general path's word for word. So are pods with a number that a tree gives
- * other text for than the body has (a fraction or exponent, such as {@code 1.10} for {@code 1.1}, or
- * {@code -0}): a field that takes a number as a string would read differently from a tree. Kubernetes
- * sends no such number in a pod.
+ * other text for than the body has (a fraction, an exponent or {@code -0}: a tree writes {@code 1.10}
+ * as {@code 1.1} and {@code -0} as {@code 0}): a field that takes a number as a string would read
+ * differently from a tree. Kubernetes sends no such number in a pod.
  *
  * <p>Anything else (malformed JSON, trailing bytes, a key given twice in any spelling, a key with an
  * escape or outside ASCII, a missing or mistyped field, a blank or repeated name, a {@code Nodes}
