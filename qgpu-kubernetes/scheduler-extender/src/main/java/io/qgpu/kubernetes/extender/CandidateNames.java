@@ -30,13 +30,14 @@ final class CandidateNames extends AbstractList<String> implements RandomAccess 
 
     /**
      * @param names     the names, in order (the first {@code size} are used); where a position is given,
-     *                  the table's name stands for the entry, which need not be filled
+     *                  the table's name stands for the entry, which need not be filled; null when every
+     *                  position is given
      * @param positions each name's position in {@code table}, or -1
      * @param size      how many names
      * @param table     the table the positions refer to
      */
     CandidateNames(String[] names, int[] positions, int size, NodeNameTable table) {
-        if (size < 0 || size > names.length || size > positions.length) {
+        if (size < 0 || (names != null && size > names.length) || size > positions.length) {
             throw new IllegalArgumentException("size " + size + " out of the arrays' range");
         }
         this.names = names;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -54,6 +55,12 @@ public final class ExtenderRequests {
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
+    /**
+     * Reader of a request's {@code Pod} straight from its bytes into fabric8's model: {@link #KUBE}'s
+     * settings, with a parser that refuses a key given twice in one object (as {@link #STRICT}'s does).
+     */
+    private static final ObjectReader POD = KUBE.readerFor(Pod.class).with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
     /** Writer of replies: compact, keys as the records declare them. */
     private static final ObjectMapper WRITER = JsonMapper.builder()
             .disable(SerializationFeature.INDENT_OUTPUT)
@@ -65,6 +72,15 @@ public final class ExtenderRequests {
     /** The strict reader of request envelopes (for {@link NamesArgsReader} and its tests). */
     static ObjectMapper strict() {
         return STRICT;
+    }
+
+    /**
+     * The reader of a pod from its bytes into fabric8's model, refusing a key given twice in one object
+     * (for {@link NamesArgsReader}, which reads a request's pod with it and falls back to the tree on
+     * any problem).
+     */
+    static ObjectReader podReader() {
+        return POD;
     }
 
     /**
@@ -222,7 +238,11 @@ public final class ExtenderRequests {
             throw BadRequestException.badValue(what + ".Pod", podJson.getNodeType().toString().toLowerCase(Locale.ROOT),
                     "must be a Pod object");
         }
-        Pod pod = convert(podJson, Pod.class, what + ".Pod");
+        return named(convert(podJson, Pod.class, what + ".Pod"));
+    }
+
+    /** {@code pod}, checked to have a name and namespace; a 400 if not. */
+    private static Pod named(Pod pod) {
         PodClaims.tenantOf(pod);
         return pod;
     }
@@ -245,11 +265,20 @@ public final class ExtenderRequests {
      * were read before ({@code pods} may be null).
      */
     static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods) {
-        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods);
+        return parseArgs(body, known, pods, null);
+    }
+
+    /**
+     * As {@link #parseArgs(byte[], NodeNameTable, RecentPods)}, taking the names from {@code filtered}
+     * when the request lists, byte for byte, the names a filter passed for the same pod bytes
+     * ({@code prioritize} after {@code filter}); {@code filtered} may be null.
+     */
+    static Args parseArgs(byte[] body, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
+        NamesArgsReader.Read fast = NamesArgsReader.read(body, STRICT, known, pods, filtered);
         if (fast != null) {
             Pod pod = fast.pod();
-            if (pod == null) {
-                pod = podOf(fast.podTree(), "ExtenderArgs");
+            if (!fast.recent()) {
+                pod = pod != null ? named(pod) : podOf(fast.podTree(), "ExtenderArgs");
                 if (pods != null) {
                     pods.file(body, fast.podStart(), fast.podLength(), pod);   // only a pod read without a problem
                 }

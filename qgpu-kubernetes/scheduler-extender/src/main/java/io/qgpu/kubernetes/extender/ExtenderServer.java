@@ -62,6 +62,8 @@ public final class ExtenderServer implements AutoCloseable {
     private final java.util.function.BooleanSupplier readiness;
     /** The pods of the last requests (prioritize gets the pod filter read for it). */
     private final RecentPods recentPods = new RecentPods();
+    /** The names the last filters passed, by pod (prioritize takes them when it lists the very same). */
+    private final FilteredNames filteredNames = new FilteredNames();
     private NettyTransport netty;
 
     private ExtenderServer(Builder b) {
@@ -204,8 +206,15 @@ public final class ExtenderServer implements AutoCloseable {
         }
         byte[] body = ex.body();
         Object answer = switch (verb) {
-            case "filter" -> extender.filter(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
-            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods));
+            case "filter" -> {
+                ExtenderRequests.Args args = ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods);
+                ExtenderProtocol.FilterResult passed = extender.filter(args);
+                if (passed != null) {
+                    filteredNames.file(args.pod(), passed.nodeNames());
+                }
+                yield passed;
+            }
+            case "prioritize" -> extender.prioritize(ExtenderRequests.parseArgs(body, extender.nodeNames(), recentPods, filteredNames));
             case "bind" -> extender.bind(ExtenderRequests.parseBinding(body));
             case "preempt" -> extender.preempt(ExtenderRequests.parsePreemption(body));
             default -> throw new IllegalStateException(verb);

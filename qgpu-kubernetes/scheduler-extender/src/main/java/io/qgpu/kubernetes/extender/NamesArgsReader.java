@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +20,9 @@ import java.util.Set;
  * {@code NodeNames} array of distinct, non-blank names.
  *
  * <p>It walks the body's top-level object itself, byte by byte, and hands each value to the right
- * reader: the pod to Jackson's tree reader (over the pod's bytes only), a value of a key this version
- * does not know to Jackson's parser (checked to be one well-formed value, then left), and the names to
+ * reader: the pod straight to fabric8's model (over the pod's bytes only, in one pass: no tree to
+ * convert; see below), a value of a key this version does not know to Jackson's parser (checked to be
+ * one well-formed value, then left), and the names to
  * a scan of the bytes that finds each name in the given {@link NodeNameTable} by its bytes
  * ({@link NodeNameTable#indexOfPlain}): no token, no character decoding and no string per name; the
  * table's own string stands for it (equal, so the answer is the same), with its position
@@ -28,12 +30,25 @@ import java.util.Set;
  * or are not ASCII (never a Kubernetes node name) are read by Jackson's parser instead. On a
  * 500-name request the Jackson parser took about twice as long just to tokenise the body.
  *
+ * <p>The pod is read from its bytes into fabric8's {@code Pod} by {@link ExtenderRequests#podReader}
+ * (whose parser refuses a key given twice, as the strict tree reader does), and the read must end
+ * where the pod's bytes end. Any problem there (a repeated key, a mistyped field, malformed JSON) is
+ * not judged by that read: the pod's bytes are read into a tree as the general path reads them, so that
+ * the error, if any, is the general path's word for word. So are pods with a number that a tree gives
+ * other text for than the body has (a fraction, an exponent or {@code -0}: a tree writes {@code 1.10}
+ * as {@code 1.1} and {@code -0} as {@code 0}): a field that takes a number as a string would read
+ * differently from a tree. Kubernetes sends no such number in a pod.
+ *
  * <p>Anything else (malformed JSON, trailing bytes, a key given twice in any spelling, a key with an
  * escape or outside ASCII, a missing or mistyped field, a blank or repeated name, a {@code Nodes}
  * request) is not judged here: {@link #read} answers {@code null} and the general path reads the body
  * again and reports the problem, so every error message stays the general path's.
  * {@code NamesArgsReaderTest} checks that both paths give the same answer, or the same error, on
  * seeded bodies.
+ *
+ * <p>For {@code prioritize} after {@code filter}, a names array that is byte for byte the one the
+ * filter's reply listed for the same pod ({@link FilteredNames}) is not read again: the filter's names
+ * stand for it (the same names at the same positions).
  *
  * <pre>{@code
  * NamesArgsReader.Read r = NamesArgsReader.read(body, strictMapper, table);
@@ -49,13 +64,15 @@ final class NamesArgsReader {
     /**
      * A request read on the fast path.
      *
-     * @param pod       the {@code Pod} in fabric8's model when its bytes were read before ({@link RecentPods}), else null
+     * @param pod       the {@code Pod} in fabric8's model: the one read before from the same bytes ({@link RecentPods})
+     *                  or read now from them; null when they were read as a tree ({@code podTree})
+     * @param recent    whether {@code pod} was read before ({@link RecentPods}): checked and filed then
      * @param podTree   the {@code Pod} object as sent, when {@code pod} is null
      * @param podStart  where the pod's bytes start in the body
      * @param podLength how many bytes the pod takes
      * @param names     the candidate names, in request order (a {@link CandidateNames})
      */
-    record Read(Pod pod, JsonNode podTree, int podStart, int podLength, List<String> names) {
+    record Read(Pod pod, boolean recent, JsonNode podTree, int podStart, int podLength, List<String> names) {
     }
 
     /** Not this reader's to judge: the general path reads the body. */
@@ -92,11 +109,20 @@ final class NamesArgsReader {
      * bytes were read before; {@code pods} may be null.
      */
     static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
+        return read(body, strict, known, pods, null);
+    }
+
+    /**
+     * As {@link #read(byte[], ObjectMapper, NodeNameTable, RecentPods)}, taking the names from
+     * {@code filtered} when the array is, byte for byte, the one filed there for the pod taken from
+     * {@code pods} with the table {@code known}; {@code filtered} may be null.
+     */
+    static Read read(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
         if (body == null || body.length == 0) {
             return null;
         }
         try {
-            return new Walk(body, strict, known, pods).envelope();
+            return new Walk(body, strict, known, pods, filtered).envelope();
         } catch (NotFast | IOException | RuntimeException e) {
             return null;   // the general path reads it again and says what is wrong
         }
@@ -108,13 +134,17 @@ final class NamesArgsReader {
         private final ObjectMapper strict;
         private final NodeNameTable known;
         private final RecentPods pods;
+        private final FilteredNames filtered;
         private int at;
+        /** Whether {@link #skipValue} passed a number a tree would give other text for (a fraction, an exponent, -0). */
+        private boolean numberText;
 
-        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods) {
+        Walk(byte[] body, ObjectMapper strict, NodeNameTable known, RecentPods pods, FilteredNames filtered) {
             this.b = body;
             this.strict = strict;
             this.known = known;
             this.pods = pods;
+            this.filtered = filtered;
         }
 
         /** {@code {"Pod": {...}, "NodeNames": [...]}} with keys in any case and order, and nothing after it. */
@@ -122,6 +152,7 @@ final class NamesArgsReader {
             space();
             expect('{');
             Pod pod = null;
+            boolean recent = false;
             JsonNode podTree = null;
             int podStart = 0;
             int podLength = 0;
@@ -145,10 +176,15 @@ final class NamesArgsReader {
                                 throw NotFast.INSTANCE;
                             }
                             podStart = at;
+                            numberText = false;
                             skipValue();
                             podLength = at - podStart;
                             // bytes read before are the same pod: they were found to be one well-formed value then
                             pod = pods == null ? null : pods.find(b, podStart, podLength);
+                            recent = pod != null;
+                            if (pod == null && !numberText) {
+                                pod = pod(podStart, podLength);
+                            }
                             if (pod == null) {
                                 podTree = strict.readTree(b, podStart, podLength);   // refuses trailing tokens and repeated keys
                             }
@@ -157,7 +193,14 @@ final class NamesArgsReader {
                             if (!lower.add(k) || peek() != '[') {
                                 throw NotFast.INSTANCE;
                             }
-                            names = names();
+                            // the pod read before (prioritize after filter): the names its filter passed, if these are their bytes
+                            FilteredNames.Filed same = recent && filtered != null ? filtered.find(pod, known, b, at) : null;
+                            if (same != null) {
+                                at += same.array().length;
+                                names = same.names();
+                            } else {
+                                names = names();
+                            }
                         }
                         case "nodes" -> {
                             if (!lower.add(k)) {
@@ -181,7 +224,21 @@ final class NamesArgsReader {
             if (at != b.length || (pod == null && podTree == null) || names == null) {
                 throw NotFast.INSTANCE;
             }
-            return new Read(pod, podTree, podStart, podLength, names);
+            return new Read(pod, recent, podTree, podStart, podLength, names);
+        }
+
+        /**
+         * The pod in {@code b[start, start + length)} read straight into fabric8's model, or null when
+         * the read finds any problem (the caller reads the bytes as a tree then, which gives the error).
+         */
+        private Pod pod(int start, int length) {
+            ObjectReader reader = ExtenderRequests.podReader();
+            try (JsonParser p = reader.createParser(b, start, length)) {
+                Pod pod = reader.readValue(p);
+                return p.nextToken() == null ? pod : null;   // nothing after the pod's object
+            } catch (IOException | RuntimeException e) {
+                return null;
+            }
         }
 
         /** A key of plain ASCII (no escape), the walk after its closing quote. */
@@ -209,7 +266,7 @@ final class NamesArgsReader {
          */
         private List<String> names() throws NotFast, IOException {
             int start = at;
-            Collected out = new Collected(known, b.length);
+            Collected out = new Collected(known, b.length - start);   // the array and what follows it
             at++;
             space();
             if (peek() == ']') {
@@ -293,6 +350,7 @@ final class NamesArgsReader {
                 // parser's limit of nesting with the envelope is left to the general path, which refuses it
                 int limit = strict.getFactory().streamReadConstraints().getMaxNestingDepth() - 1;
                 int depth = 0;
+                byte before = 0;
                 do {
                     c = byteAt(at++);
                     if (c == '"') {
@@ -303,7 +361,11 @@ final class NamesArgsReader {
                         }
                     } else if (c == '}' || c == ']') {
                         depth--;
+                    } else if (c == '.' || ((c == 'e' || c == 'E') && before >= '0' && before <= '9')
+                            || (c == '-' && at < b.length && b[at] == '0')) {
+                        numberText = true;   // outside strings: a fraction, an exponent, or -0
                     }
+                    before = c;
                 } while (depth > 0);
             } else if (c == '"') {
                 at++;
@@ -393,22 +455,24 @@ final class NamesArgsReader {
      * The names of one array as they are read, each with its position in the table (-1 for the
      * others), into arrays sized from the bytes they came in (no list grown name by name, no copy
      * afterwards); a repeated or blank name is refused. Repeats among the table's names are found by
-     * position.
+     * position. The array of names is made only for a name the table does not hold (the table's own
+     * string stands for the others).
      */
     private static final class Collected {
         private final NodeNameTable table;
-        private String[] names;
+        private String[] names;      // null until a name the table does not hold
         private int[] positions;
         private int size;
         private long[] seenKnown;    // positions in the table already named
         private Set<String> seen;    // the other names
 
-        /** @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as a rule */
+        /**
+         * @param bytes how many bytes the names came in: a node name and its quotes and comma take 10-20 as
+         *              a rule, and the array is sized for names of 8 ({@code "node-7",}) so as not to grow
+         */
         Collected(NodeNameTable table, int bytes) {
             this.table = table;
-            int capacity = Math.max(16, Math.min(bytes / 12 + 16, 1 << 16));
-            this.names = new String[capacity];
-            this.positions = new int[capacity];
+            this.positions = new int[Math.max(16, Math.min(bytes / 8 + 16, 1 << 16))];
         }
 
         /** Adds the table's name at {@code position}; false if it was named before. */
@@ -435,15 +499,20 @@ final class NamesArgsReader {
                 return false;
             }
             room();
+            if (names == null) {
+                names = new String[positions.length];
+            }
             positions[size] = -1;
             names[size++] = name;
             return true;
         }
 
         private void room() {
-            if (size == names.length) {
-                names = Arrays.copyOf(names, size * 2);
+            if (size == positions.length) {
                 positions = Arrays.copyOf(positions, size * 2);
+                if (names != null) {
+                    names = Arrays.copyOf(names, size * 2);
+                }
             }
         }
 

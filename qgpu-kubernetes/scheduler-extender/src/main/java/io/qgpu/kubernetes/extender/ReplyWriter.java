@@ -143,6 +143,42 @@ final class ReplyWriter {
         g.writeEndObject();
     }
 
+    /**
+     * The bytes of the {@code NodeNames} array of a filter reply that lists {@code names}
+     * ({@code ["node-a","node-b"]}, brackets included), when each name is its table's and has plain
+     * bytes there; else null. They are the bytes {@link #write} writes for that array with the
+     * extender's compact writer (the generator writes a plain name's bytes as they are, between quotes,
+     * and a comma between values); {@code ReplyWriterTest} compares them with written replies.
+     */
+    static byte[] plainNamesArray(CandidateNames names) {
+        NodeNameTable table = names.table();
+        int n = names.size();
+        int length = n == 0 ? 2 : n + 1;   // the brackets and the commas
+        for (int j = 0; j < n; j++) {
+            int l = plainLength(names, j);
+            if (l < 0) {
+                return null;
+            }
+            length += l + 2;
+        }
+        byte[] out = new byte[length];
+        byte[] pool = table.plainBytes();
+        int at = 0;
+        out[at++] = '[';
+        for (int j = 0; j < n; j++) {
+            if (j > 0) {
+                out[at++] = ',';
+            }
+            int l = plainLength(names, j);
+            out[at++] = '"';
+            System.arraycopy(pool, table.plainOffset(names.position(j)), out, at, l);
+            at += l;
+            out[at++] = '"';
+        }
+        out[at] = ']';
+        return out;
+    }
+
     /** How many bytes the name at {@code j} takes in its table's plain bytes, or -1 (not plain, not in the table, no table). */
     private static int plainLength(CandidateNames names, int j) {
         if (names == null) {
