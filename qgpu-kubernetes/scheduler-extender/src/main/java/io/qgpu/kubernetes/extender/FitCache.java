@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
  * workload share a shape: most nodes of a request have not changed since the last pod of that shape
  * asked about them. With a refusal the memo also keeps what the check it stands for said about it
  * ({@link Checked#resolvable}: whether the node could take the shape empty), so that filter does not
- * check a refused node GPU by GPU again while it is unchanged.
+ * check a refused node GPU by GPU again while it is unchanged, and the reason's message, written once
+ * (filter sends it for every refused node it is asked about).
  *
  * <p>Names that come with their positions in this memo's own name table ({@link CandidateNames}, as
  * the request reader makes them) are not looked up again.
@@ -47,7 +48,10 @@ import java.util.concurrent.atomic.LongAdder;
  * guarded by its own lock, held only to find a shape.
  */
 final class FitCache implements NodeChecks {
-    /** Default bound on the entries of all shapes together (each shape has one per node): about 20 bytes each. */
+    /**
+     * Default bound on the entries of all shapes together (each shape has one per node): about 30 bytes
+     * each, plus the message of a refused node's reason (about 100 bytes) where there is one.
+     */
     static final int DEFAULT_MAX_ENTRIES = 1 << 21;
     private static final String KEY_TENANT = "-";
 
@@ -96,11 +100,14 @@ final class FitCache implements NodeChecks {
          */
         final long[] entry;
         final Reason[] reason;
+        /** The reason's {@link Reason#message()}, written once per answer (filter sends it for every refused node). */
+        final String[] message;
         final boolean[] resolvable;
 
         Shape(int size) {
             this.entry = new long[2 * size];
             this.reason = new Reason[size];
+            this.message = new String[size];
             this.resolvable = new boolean[size];
         }
     }
@@ -139,6 +146,7 @@ final class FitCache implements NodeChecks {
         int size = nodeNames.size();
         double[] totals = new double[size];
         Reason[] reasons = new Reason[size];
+        String[] messages = new String[size];
         boolean[] resolvable = new boolean[size];
         Scratch scratch = SCRATCH.get().ensure(size);   // the engine does not call back into the memo on this thread
         int[] position = scratch.position;
@@ -162,6 +170,7 @@ final class FitCache implements NodeChecks {
                     totals[j] = total;
                     if (Double.isNaN(total)) {
                         reasons[j] = shape.reason[p];
+                        messages[j] = shape.message[p];
                         resolvable[j] = shape.resolvable[p];
                     }
                 } else {
@@ -182,18 +191,20 @@ final class FitCache implements NodeChecks {
                     int j = missAt[k];
                     totals[j] = fresh.total(k);
                     reasons[j] = fresh.reason(k);
+                    messages[j] = reasons[j] == null ? null : fresh.message(k);
                     resolvable[j] = fresh.resolvable(k);
                     int p = position[j];
                     if (p >= 0 && version[j] >= shape.entry[2 * p]) {   // never over an answer for a newer state
                         shape.entry[2 * p] = version[j];
                         shape.entry[2 * p + 1] = Double.doubleToRawLongBits(totals[j]);
                         shape.reason[p] = reasons[j];
+                        shape.message[p] = messages[j];
                         shape.resolvable[p] = resolvable[j];
                     }
                 }
             }
         }
-        return new Checked(nodeNames, totals, reasons, resolvable);
+        return new Checked(nodeNames, totals, reasons, resolvable, messages);
     }
 
     /** The names of the ledger's current structure, by position. */

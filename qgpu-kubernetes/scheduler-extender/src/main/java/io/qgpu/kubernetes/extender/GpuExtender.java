@@ -161,7 +161,7 @@ public final class GpuExtender implements Extender {
                 if (never.isPresent()) {
                     unresolvable.put(name, never.get());
                 } else {
-                    failed.put(name, why.message());
+                    failed.put(name, checked.message(j));
                 }
             }
             fit = passed.list();

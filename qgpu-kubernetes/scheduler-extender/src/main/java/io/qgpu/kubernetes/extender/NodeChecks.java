@@ -35,11 +35,28 @@ interface NodeChecks {
      * @param resolvable for a refused node, true when it is known that the node could take the claim if
      *                   it were empty (preemption could help: filter's {@code FailedNodes}); false when
      *                   that is not known or not so (filter finds out: {@code GpuExtender.refusal})
+     * @param messages   for a refused node, its reason's {@link Reason#message()} where already written
+     *                   (a memo keeps it with the reason); null entries are written when asked
      */
-    record Checked(List<String> names, double[] totals, Reason[] reasons, boolean[] resolvable) {
+    record Checked(List<String> names, double[] totals, Reason[] reasons, boolean[] resolvable, String[] messages) {
+        /** Answers without messages written yet. */
+        Checked(List<String> names, double[] totals, Reason[] reasons, boolean[] resolvable) {
+            this(names, totals, reasons, resolvable, new String[totals.length]);
+        }
+
         /** Answers that say nothing of whether a refused node could take the claim empty. */
         Checked(List<String> names, double[] totals, Reason[] reasons) {
             this(names, totals, reasons, new boolean[totals.length]);
+        }
+
+        /** The refused node's reason as one line ({@link Reason#message()}), written once. */
+        String message(int j) {
+            String m = messages[j];
+            if (m == null) {
+                m = reasons[j].message();
+                messages[j] = m;
+            }
+            return m;
         }
 
         static Checked of(List<String> names, List<NodeFit> fits) {

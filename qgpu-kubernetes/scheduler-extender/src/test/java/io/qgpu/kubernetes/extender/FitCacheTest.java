@@ -235,6 +235,22 @@ class FitCacheTest {
     }
 
     @Test
+    void aRefusedNodesMessageIsWrittenOnceAndGivenAgainWithItsAnswer() {
+        Ledger ledger = ledger(2);
+        PlacementEngine engine = PlacementEngine.builder(ledger).config(PlacementConfig.defaults()).build();
+        FitCache memo = new FitCache(ledger, PlacementConfig.defaults(), NodeChecks.of(engine), FitCache.DEFAULT_MAX_ENTRIES);
+        List<String> both = List.of("n0", "n1");
+        Claim big = Claim.builder("big").gpus(9).exclusive().build();   // more GPUs than a node has: refused on both
+        NodeChecks.Checked first = memo.check(big, both);
+        NodeChecks.Checked again = memo.check(big, both);
+        assertArrayEquals(new long[] {2, 2}, memo.counts(), "the second check came from the memo");
+        for (int j = 0; j < 2; j++) {
+            assertEquals(first.reason(j).message(), first.message(j));
+            org.junit.jupiter.api.Assertions.assertSame(first.message(j), again.message(j), "the memo's own string, not written again");
+        }
+    }
+
+    @Test
     void atMostTheBoundOfShapesIsKeptTheLeastRecentlyAskedDroppedFirst() {
         Ledger ledger = ledger(4);
         PlacementEngine engine = PlacementEngine.builder(ledger).config(PlacementConfig.defaults()).build();
