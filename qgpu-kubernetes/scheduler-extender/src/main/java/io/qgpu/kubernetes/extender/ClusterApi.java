@@ -23,6 +23,15 @@ public interface ClusterApi {
     Optional<Pod> pod(String namespace, String name);
 
     /**
+     * Whether {@link #pod} and {@link #bind} wait on another machine (the API server): then the
+     * extender's server runs bind on a worker thread, never on an event loop that also serves filter and
+     * prioritize. True unless an implementation answers from memory.
+     */
+    default boolean waitsOnNetwork() {
+        return true;
+    }
+
+    /**
      * Writes {@code annotations} on the pod, then binds it to {@code node}. Either both happen or the
      * call throws; an exception after the annotations were written leaves them on an unbound pod,
      * which is harmless (only bound pods are read back).

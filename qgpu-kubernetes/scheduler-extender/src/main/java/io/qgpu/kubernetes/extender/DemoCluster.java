@@ -49,6 +49,12 @@ public final class DemoCluster implements ClusterApi {
         }
     });
 
+    /** False: the pods are in memory, and bind writes nothing anywhere. */
+    @Override
+    public boolean waitsOnNetwork() {
+        return false;
+    }
+
     /** Remembers a pod the scheduler showed, so that a later bind finds it. */
     public void remember(Pod pod) {
         pods.put(PodClaims.tenantOf(pod), new Entry(pod, null, Map.of()));

@@ -37,6 +37,14 @@ public interface Extender {
     ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args);
 
     /**
+     * Whether {@link #bind} waits on another machine (the API server): then the server runs it on a
+     * worker thread instead of the event loop that read it. True by default.
+     */
+    default boolean bindWaitsOnNetwork() {
+        return true;
+    }
+
+    /**
      * The {@code preempt} verb: of the scheduler's candidate nodes and victims, the nodes where the
      * victims make room, each with the victims actually needed. By default not served (answered 404).
      */

@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * handing it to another thread), or with {@code threads(0)} by one thread that also accepts the
  * connections (the lowest latency for one scheduler's sequential scheduling cycle, at most one core).
  * {@code bind}, whose API calls wait on the API server, is handed to one of {@code workerThreads}
- * workers, so that a slow API server never holds up filter and prioritize on the event loops.
+ * workers, so that a slow API server never holds up filter and prioritize on the event loops (unless
+ * {@link Extender#bindWaitsOnNetwork} says it waits on nothing, as in the demo mode: then it runs on
+ * the event loop like the other verbs).
  */
 public final class ExtenderServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExtenderServer.class);
@@ -87,7 +89,7 @@ public final class ExtenderServer implements AutoCloseable {
         if (netty != null) {
             throw new IllegalStateException("already started");
         }
-        netty = NettyTransport.start(host, requestedPort, threads, workerThreads, maxBodyBytes, p -> "bind".equals(verbOf(p)),
+        netty = NettyTransport.start(host, requestedPort, threads, workerThreads, maxBodyBytes, p -> "bind".equals(verbOf(p)) && extender.bindWaitsOnNetwork(),
                 this::handle);
         LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
         return this;

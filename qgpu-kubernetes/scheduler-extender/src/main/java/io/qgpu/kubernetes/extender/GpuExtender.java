@@ -315,6 +315,12 @@ public final class GpuExtender implements Extender {
 
     // ------------------------------------------------------------------ bind
 
+    /** Whether bind's cluster calls wait on the API server ({@link ClusterApi#waitsOnNetwork}). */
+    @Override
+    public boolean bindWaitsOnNetwork() {
+        return cluster.waitsOnNetwork();
+    }
+
     @Override
     public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
         String tenant = PodClaims.tenantOf(args.podNamespace(), args.podName());

@@ -49,6 +49,11 @@ public final class LeaderOnlyExtender implements Extender {
     }
 
     @Override
+    public boolean bindWaitsOnNetwork() {
+        return delegate.bindWaitsOnNetwork();
+    }
+
+    @Override
     public ExtenderProtocol.PreemptionResult preempt(ExtenderRequests.PreemptionArgs args) {
         requireLeader();
         return delegate.preempt(args);
