@@ -275,7 +275,7 @@ class SingleGpuSearchTest {
     private static Node node(SplittableRandom rnd, String name) {
         return switch (rnd.nextInt(5)) {
             case 0 -> nvswitch(name, 8);
-            case 1 -> dgx1(name);
+            case 1 -> Nodes.dgx1(name);   // DGX-1V: the hybrid cube mesh, two NUMA nodes
             case 2 -> pcieOnly(rnd, name);
             case 3 -> sixteen(rnd, name);
             default -> Gen.node(rnd, name);
@@ -294,19 +294,6 @@ class SingleGpuSearchTest {
         return b.build();
     }
 
-    /** DGX-1V: the hybrid cube mesh of eight V100s, one or two lanes a link, two NUMA nodes. */
-    private static Node dgx1(String name) {
-        Node.Builder b = Node.builder(name).defaultLink(new GpuLink.Pcie(TopologyLevel.SYSTEM));
-        for (int i = 0; i < 8; i++) {
-            b.gpu(GpuDevice.builder(name + "-g" + i).index(i).model("Tesla V100-SXM2-32GB").memoryGiB(32).numaNode(i / 4).build());
-        }
-        int[][] nv = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2}, {2, 3, 2}, {2, 6, 1},
-                {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
-        for (int[] l : nv) {
-            b.link(l[0], l[1], new GpuLink.NvLink(l[2]));
-        }
-        return b.build();
-    }
 
     /** PCIe only: 2..8 GPUs in switch groups of random sizes, two NUMA nodes (or unknown), one GPU unhealthy at times. */
     private static Node pcieOnly(SplittableRandom rnd, String name) {
