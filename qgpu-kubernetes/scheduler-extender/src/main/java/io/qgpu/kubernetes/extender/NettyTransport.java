@@ -60,7 +60,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bodies are collected by Netty's aggregator up to the limit; a larger one is answered 413 with the
  * extender's JSON error, and the rest of it is read and dropped on a kept-alive connection (so a client
- * still sending gets to read the answer) or the connection is closed after the answer.
+ * still sending gets to read the answer); where the connection cannot be kept (a body without a declared
+ * length), the answer is followed by the end of this side's output, and the connection is closed once the
+ * client closes it or after five seconds of reading and dropping what it still sends.
  *
  * <p>Thread safety: {@link #start} and {@link #stop} from one thread; the handler runs on the event
  * loops and the workers, as many at once as there are loops and workers together.
@@ -161,6 +163,9 @@ final class NettyTransport implements AutoCloseable {
 
     /** Netty's aggregator, with the extender's 413 (its JSON error body) for a body over the limit. */
     private static final class Aggregator extends HttpObjectAggregator {
+        /** How long a connection ended after a 413 keeps reading what its client still sends. */
+        static final int DRAIN_SECONDS = 5;
+
         private final int maxBodyBytes;
 
         Aggregator(int maxBodyBytes) {
@@ -194,8 +199,31 @@ final class NettyTransport implements AutoCloseable {
             HttpUtil.setKeepAlive(r, keep);
             var written = ctx.writeAndFlush(r);
             if (!keep) {
-                written.addListener(ChannelFutureListener.CLOSE);
+                written.addListener(f -> closeAfterDraining(ctx));
             }
+        }
+
+        /**
+         * Ends a connection whose client may still be sending the rest of a body: the answer is followed
+         * by the end of this side's output (so the client reads it whole), what still arrives is read and
+         * dropped (the aggregator drops an oversized body's rest), and the connection is closed when the
+         * client closes it or after {@link #DRAIN_SECONDS}. Closing at once while the client's bytes are
+         * still arriving makes the kernel answer them with a reset, which can discard the answer before the
+         * client reads it ({@code BadRequestTest}'s chunked 413 met this under load).
+         */
+        private static void closeAfterDraining(ChannelHandlerContext ctx) {
+            if (!(ctx.channel() instanceof SocketChannel socket) || !socket.isActive()) {
+                ctx.close();
+                return;
+            }
+            socket.shutdownOutput().addListener(f -> {
+                if (!f.isSuccess()) {
+                    ctx.close();
+                    return;
+                }
+                ctx.channel().config().setAutoRead(true);
+                ctx.executor().schedule(() -> ctx.close(), DRAIN_SECONDS, TimeUnit.SECONDS);
+            });
         }
     }
 
