@@ -38,7 +38,8 @@ public interface Extender {
 
     /**
      * Whether {@link #bind} waits on another machine (the API server): then the server runs it on a
-     * worker thread instead of the event loop that read it. True by default.
+     * worker thread instead of the event loop that read it. True by default; the server asks once, when
+     * it is built.
      */
     default boolean bindWaitsOnNetwork() {
         return true;

@@ -67,6 +67,10 @@ public final class ExtenderServer implements AutoCloseable {
     /** The names the last filters passed, by pod (prioritize takes them when it lists the very same). */
     private final FilteredNames filteredNames = new FilteredNames();
     private NettyTransport netty;
+    /** {@code {urlPrefix}/verb} for each of {@link #VERBS}, made once (every request is routed by it). */
+    private final String[] verbPaths;
+    /** Whether bind waits on the API server ({@link Extender#bindWaitsOnNetwork}): then it runs on a worker. */
+    private final boolean bindWaits;
 
     private ExtenderServer(Builder b) {
         this.extender = b.extender;
@@ -78,6 +82,11 @@ public final class ExtenderServer implements AutoCloseable {
         this.workerThreads = b.workerThreads;
         this.ledgerView = b.ledgerView;
         this.readiness = b.readiness;
+        this.verbPaths = new String[VERBS.length];
+        for (int v = 0; v < VERBS.length; v++) {
+            verbPaths[v] = prefix + "/" + VERBS[v];
+        }
+        this.bindWaits = extender.bindWaitsOnNetwork();
     }
 
     public static Builder builder(Extender extender) {
@@ -89,7 +98,7 @@ public final class ExtenderServer implements AutoCloseable {
         if (netty != null) {
             throw new IllegalStateException("already started");
         }
-        netty = NettyTransport.start(host, requestedPort, threads, workerThreads, maxBodyBytes, p -> "bind".equals(verbOf(p)) && extender.bindWaitsOnNetwork(),
+        netty = NettyTransport.start(host, requestedPort, threads, workerThreads, maxBodyBytes, p -> bindWaits && "bind".equals(verbOf(p)),
                 this::handle);
         LOG.info("extender listening on {}:{} under {} (filter, prioritize, bind, preempt)", host, port(), prefix.isEmpty() ? "/" : prefix);
         return this;
@@ -233,11 +242,14 @@ public final class ExtenderServer implements AutoCloseable {
         }
     }
 
+    private static final String[] VERBS = {"filter", "prioritize", "bind", "preempt"};
+
+    /** The verb a path names ({@code {urlPrefix}/verb}, a trailing slash allowed), or null. */
     private String verbOf(String path) {
         String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
-        for (String verb : new String[] {"filter", "prioritize", "bind", "preempt"}) {
-            if (p.equals(prefix + "/" + verb)) {
-                return verb;
+        for (int v = 0; v < VERBS.length; v++) {
+            if (p.equals(verbPaths[v])) {
+                return VERBS[v];
             }
         }
         return null;

@@ -10,7 +10,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Locale;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -105,12 +104,7 @@ final class LoopbackBinds implements AutoCloseable {
         Conn c = free.take();
         out.clear();
         out.put(headPrefix);
-        int d = digits.length;
-        int v = body.length;
-        do {
-            digits[--d] = (byte) ('0' + v % 10);
-            v /= 10;
-        } while (v > 0);
+        int d = LoopbackClient.decimal(body.length, digits);
         out.put(digits, d, digits.length - d).put(HEAD_END).put(body).flip();
         if (!c.channel.isOpen()) {
             try {
@@ -277,27 +271,9 @@ final class LoopbackBinds implements AutoCloseable {
         if (headEnd < 0) {
             return null;
         }
-        String head = new String(a, 0, headEnd, StandardCharsets.ISO_8859_1);
-        String[] lines = head.split("\r\n");
-        if (!lines[0].startsWith("HTTP/1.1 ") || lines[0].length() < 12) {
-            throw new IOException("not an HTTP/1.1 status line: " + lines[0]);
-        }
-        int status = Integer.parseInt(lines[0].substring(9, 12));
-        int length = -1;
-        boolean close = false;
-        for (int i = 1; i < lines.length; i++) {
-            String lower = lines[i].toLowerCase(Locale.ROOT);
-            if (lower.startsWith("content-length:")) {
-                length = Integer.parseInt(lines[i].substring(15).trim());
-            } else if (lower.startsWith("connection:") && lower.contains("close")) {
-                close = true;
-            } else if (lower.startsWith("transfer-encoding:")) {
-                throw new IOException("chunked answers are not read by this client: " + lines[i]);
-            }
-        }
-        if (length < 0) {
-            throw new IOException("answer without Content-Length");
-        }
+        LoopbackClient.AnswerHead head = LoopbackClient.AnswerHead.of(
+                Arrays.asList(new String(a, 0, headEnd, StandardCharsets.ISO_8859_1).split("\r\n")));
+        int length = head.length();
         int bodyStart = headEnd + HEAD_END.length;
         if (end < bodyStart + length) {
             return null;
@@ -305,8 +281,8 @@ final class LoopbackBinds implements AutoCloseable {
         if (end > bodyStart + length) {
             throw new IOException((end - bodyStart - length) + " bytes after the answer, none asked for");
         }
-        closes = close;
-        return new Answer(status, Arrays.copyOfRange(a, bodyStart, bodyStart + length), c.sentNanos);
+        closes = head.close();
+        return new Answer(head.status(), Arrays.copyOfRange(a, bodyStart, bodyStart + length), c.sentNanos);
     }
 
     private static int indexOf(byte[] a, int end, byte[] what) {

@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -40,6 +42,37 @@ final class LoopbackClient implements AutoCloseable {
 
     /** An answer: the status and the body. */
     record Answer(int status, byte[] body) {
+    }
+
+    /** What an answer's head says: its status, its body's length and whether it closes the connection. */
+    record AnswerHead(int status, int length, boolean close) {
+        /**
+         * Reads the status line and headers ({@code lines}, the blank line after them left out); an
+         * IOException for a head this client cannot read (no HTTP/1.1 status, no {@code Content-Length},
+         * a chunked answer).
+         */
+        static AnswerHead of(List<String> lines) throws IOException {
+            String status = lines.isEmpty() ? "" : lines.get(0);
+            if (!status.startsWith("HTTP/1.1 ") || status.length() < 12) {
+                throw new IOException("not an HTTP/1.1 status line: " + status);
+            }
+            int length = -1;
+            boolean close = false;
+            for (String h : lines.subList(1, lines.size())) {
+                String lower = h.toLowerCase(Locale.ROOT);
+                if (lower.startsWith("content-length:")) {
+                    length = Integer.parseInt(h.substring(15).trim());
+                } else if (lower.startsWith("connection:") && lower.contains("close")) {
+                    close = true;
+                } else if (lower.startsWith("transfer-encoding:")) {
+                    throw new IOException("chunked answers are not read by this client: " + h);
+                }
+            }
+            if (length < 0) {
+                throw new IOException("answer without Content-Length");
+            }
+            return new AnswerHead(Integer.parseInt(status.substring(9, 12)), length, close);
+        }
     }
 
     LoopbackClient(InetSocketAddress address, int timeoutMillis) {
@@ -91,45 +124,39 @@ final class LoopbackClient implements AutoCloseable {
             out.write(part);
         }
         out.flush();
-        String status = line();
-        if (!status.startsWith("HTTP/1.1 ") || status.length() < 12) {
-            throw new IOException("not an HTTP/1.1 status line: " + status);
-        }
-        int code = Integer.parseInt(status.substring(9, 12));
-        int answerLength = -1;
-        boolean close = false;
+        List<String> lines = new ArrayList<>(8);
         for (String h = line(); !h.isEmpty(); h = line()) {
-            String lower = h.toLowerCase(Locale.ROOT);
-            if (lower.startsWith("content-length:")) {
-                answerLength = Integer.parseInt(h.substring(15).trim());
-            } else if (lower.startsWith("connection:") && lower.contains("close")) {
-                close = true;
-            } else if (lower.startsWith("transfer-encoding:")) {
-                throw new IOException("chunked answers are not read by this client: " + h);
-            }
+            lines.add(h);
         }
-        if (answerLength < 0) {
-            throw new IOException("answer without Content-Length");
+        AnswerHead head = AnswerHead.of(lines);
+        byte[] answer = new byte[head.length()];
+        int read = in.readNBytes(answer, 0, head.length());
+        if (read < head.length()) {
+            throw new IOException("answer cut short: " + read + " of " + head.length() + " bytes");
         }
-        byte[] answer = new byte[answerLength];
-        int read = in.readNBytes(answer, 0, answerLength);
-        if (read < answerLength) {
-            throw new IOException("answer cut short: " + read + " of " + answerLength + " bytes");
-        }
-        if (close) {
+        if (head.close()) {
             close();
         }
-        return new Answer(code, answer);
+        return new Answer(head.status(), answer);
     }
 
     /** {@code value} (at least 0) in ASCII decimal digits, into the request. */
     private void writeDecimal(int value) throws IOException {
+        int from = decimal(value, digits);
+        out.write(digits, from, digits.length - from);
+    }
+
+    /**
+     * Writes {@code value} (at least 0) in ASCII decimal digits at the end of {@code digits} (room for
+     * ten); the index of the first digit.
+     */
+    static int decimal(int value, byte[] digits) {
         int n = digits.length;
         do {
             digits[--n] = (byte) ('0' + value % 10);
             value /= 10;
         } while (value > 0);
-        out.write(digits, n, digits.length - n);
+        return n;
     }
 
     private String line() throws IOException {

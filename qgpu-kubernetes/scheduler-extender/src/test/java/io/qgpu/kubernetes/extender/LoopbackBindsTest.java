@@ -130,9 +130,13 @@ class LoopbackBindsTest {
         return b.toString();
     }
 
+    /** The binders' reader threads made by {@link #daemon}, to check that close ends them. */
+    private static final List<Thread> READERS = new CopyOnWriteArrayList<>();
+
     private static Thread daemon(Runnable r) {
         Thread t = new Thread(r, "test-binds");
         t.setDaemon(true);
+        READERS.add(t);
         return t;
     }
 
@@ -152,6 +156,7 @@ class LoopbackBindsTest {
             }
             assertTrue(binds.awaitIdle(30, TimeUnit.SECONDS), "every request answered");
         }
+        READERS.forEach(t -> assertTrue(!t.isAlive(), "close ended the reader thread"));
         assertEquals(0, twice.get(), "no request is answered twice");
         assertEquals(count, answers.size(), "every request is answered");
         return answers;

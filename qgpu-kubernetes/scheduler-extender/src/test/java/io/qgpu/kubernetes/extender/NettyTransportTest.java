@@ -124,6 +124,7 @@ class NettyTransportTest {
         final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         final java.util.concurrent.CountDownLatch bindStarted = new java.util.concurrent.CountDownLatch(1);
         final List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<Thread> binders = new java.util.concurrent.CopyOnWriteArrayList<>();
         final long waitMillis;
 
         SlowBind(long waitMillis) {
@@ -145,6 +146,7 @@ class NettyTransportTest {
         @Override
         public ExtenderProtocol.BindingResult bind(ExtenderProtocol.BindingArgs args) {
             log.add("bind " + Thread.currentThread().getName());
+            binders.add(Thread.currentThread());
             bindStarted.countDown();
             try {
                 release.await(waitMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -181,6 +183,10 @@ class NettyTransportTest {
             assertEquals(List.of("filter", "bound"), ext.log.subList(1, 3), "the filter was served while the bind waited");
         } finally {
             server.stop();
+        }
+        for (Thread t : ext.binders) {
+            t.join(5_000);   // the pool has terminated; its thread returns from run() right after
+            assertTrue(!t.isAlive(), "stop ended the worker " + t.getName());
         }
     }
 
